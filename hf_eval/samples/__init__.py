@@ -1,0 +1,1 @@
+"""Deterministic generators of the embedded sample workloads (never captured data)."""
