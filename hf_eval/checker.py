@@ -1,0 +1,194 @@
+"""``python -m hf_eval check``: every structural rule of the dataset, one line per problem.
+
+Rules (harness.md, "The input checker"): every file valid against its schema; every
+workload's tensors match the definition's shapes, dtypes and constant axes, satisfy its
+constraints and its family's value rules (``hf_eval/rules/<op_type>.py``), and hash to
+their content-addressed names; every workload has a receipt with provenance; task
+configs point at existing workloads and solutions; no blob file is unreferenced.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+
+from hf_eval.errors import DataError
+from hf_eval.repository import Dataset
+from hf_eval.schema import RandomInput, SafetensorsInput
+from hf_eval.store import expected_from_name
+
+
+def family_rules(op_type: str):
+    """The ``check`` function of ``hf_eval.rules.<op_type>``, or None when it has none."""
+    try:
+        module = importlib.import_module(f"hf_eval.rules.{op_type}")
+    except ModuleNotFoundError as exc:
+        if exc.name in (f"hf_eval.rules.{op_type}", "hf_eval.rules"):
+            return None
+        raise
+    return module.check
+
+
+def check_files(ds: Dataset) -> Iterator[DataError]:
+    """Rules that need no tensor data."""
+    yield from ds.problems
+    for name, located in ds.definitions.items():
+        where = ds.where(located)
+        if located.path.stem != name:
+            yield DataError(where, f"file name must be the definition name ({name}.json)")
+        if located.path.parent.name != located.value.op_type:
+            yield DataError(where, f"must live in definitions/{located.value.op_type}/")
+        if name not in ds.tasks:
+            yield DataError(where, f"no task config tasks/{name}.json")
+    for located in ds.solutions.values():
+        if located.value.definition not in ds.definitions:
+            yield DataError(ds.where(located), f"unknown definition "
+                            f"{located.value.definition!r}", field="definition")
+    for name, located in ds.tasks.items():
+        yield from _check_task(ds, name, located)
+    seen: dict[str, str] = {}
+    for name, rows in ds.workloads.items():
+        definition = ds.definitions.get(name)
+        for row in rows:
+            where = ds.where(row)
+            uuid = row.value.workload.uuid
+            if uuid in seen:
+                yield DataError(where, f"duplicate workload uuid (first in {seen[uuid]})")
+            seen[uuid] = where
+            if definition is None:
+                yield DataError(where, f"unknown definition {name!r}", field="definition")
+                continue
+            yield from _check_row_descriptors(ds, definition.value, row)
+            receipt = ds.receipts.get(uuid)
+            if receipt is None:
+                yield DataError(where, "no receipt in captures.jsonl for this workload",
+                                field="workload.uuid")
+            elif receipt.value.definition != name:
+                yield DataError(ds.where(receipt), f"receipt names definition "
+                                f"{receipt.value.definition!r}, the workload is {name!r}")
+    for uuid, receipt in ds.receipts.items():
+        if uuid not in seen:
+            yield DataError(ds.where(receipt), "receipt for a workload that does not exist",
+                            field="uuid")
+    yield from _check_unreferenced_blobs(ds)
+
+
+def _check_task(ds: Dataset, name: str, located) -> Iterator[DataError]:
+    task, where = located.value, ds.where(located)
+    if located.path.stem != name:
+        yield DataError(where, f"file name must be the definition name ({name}.json)")
+    if name not in ds.definitions:
+        yield DataError(where, f"unknown definition {name!r}", field="definition")
+        return
+    for rel in task.workloads:
+        if not (ds.root / rel).is_file():
+            yield DataError(where, f"workload file {rel} does not exist", field="workloads")
+    uuids = {r.value.workload.uuid for r in ds.workloads.get(name, [])}
+    for uuid in task.dev:
+        if uuid not in uuids:
+            yield DataError(where, f"dev UUID {uuid} is not a workload of {name}", field="dev")
+    named = {"baseline.solution": task.baseline.solution,
+             "engine_baseline": task.engine_baseline,
+             **{f"preferred.{k}.solution": p.solution for k, p in task.preferred.items()}}
+    for field, solution in named.items():
+        if solution is None:
+            continue
+        if solution not in ds.solutions:
+            yield DataError(where, f"unknown solution {solution!r}", field=field)
+        elif ds.solutions[solution].value.definition != name:
+            yield DataError(where, f"solution {solution!r} is for another definition",
+                            field=field)
+    for output in task.output_tolerances:
+        if output not in ds.definitions[name].value.outputs:
+            yield DataError(where, f"no output named {output!r}", field="output_tolerances")
+
+
+def _check_row_descriptors(ds: Dataset, definition, row) -> Iterator[DataError]:
+    where, workload = ds.where(row), row.value.workload
+    extra = set(workload.inputs) - set(definition.inputs)
+    if extra:
+        yield DataError(where, f"inputs not in the definition: {sorted(extra)}",
+                        field="workload.inputs")
+    for name, desc in workload.inputs.items():
+        if isinstance(desc, RandomInput):
+            yield DataError(where, "random descriptors are not allowed in this dataset",
+                            field=f"workload.inputs.{name}")
+        elif isinstance(desc, SafetensorsInput):
+            if not desc.path.startswith("blob/") or expected_from_name(desc.path) is None:
+                yield DataError(where, "tensor path must be blob/.../<sha256>.safetensors",
+                                field=f"workload.inputs.{name}.path")
+    missing_axes = set(definition.var_axes) - set(workload.axes)
+    if missing_axes:
+        yield DataError(where, f"missing variable axes {sorted(missing_axes)}",
+                        field="workload.axes")
+    for axis, value in workload.axes.items():
+        if axis in definition.const_axes and definition.const_axes[axis] != value:
+            yield DataError(where, f"constant axis is {definition.const_axes[axis]}, "
+                            f"workload says {value}", field=f"workload.axes.{axis}")
+        elif axis not in definition.axes:
+            yield DataError(where, "not an axis of the definition", field=f"workload.axes.{axis}")
+    if not missing_axes:
+        for text in definition.violated_constraints(workload.axes):
+            yield DataError(where, f"constraint violated: {text}", field="workload.axes")
+
+
+def _check_unreferenced_blobs(ds: Dataset) -> Iterator[DataError]:
+    referenced = set()
+    for rows in ds.workloads.values():
+        for row in rows:
+            referenced |= {d.path for d in row.value.workload.inputs.values()
+                           if isinstance(d, SafetensorsInput)}
+    for receipt in ds.receipts.values():
+        referenced |= {d.path for d in (receipt.value.expected_outputs or {}).values()}
+    blob = ds.root / "blob"
+    if blob.is_dir():
+        for path in sorted(blob.rglob("*")):
+            rel = path.relative_to(ds.root).as_posix()
+            if path.is_file() and path.name != ".gitignore" and rel not in referenced:
+                yield DataError(rel, "blob file is referenced by no workload or receipt")
+
+
+def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:
+    """Load every workload (verifying hashes) and apply shape, dtype and value rules.
+
+    With ``lazy``, tensors not present locally are counted instead of fetched; the
+    count is yielded as a plain string so the caller can report it.
+    """
+    not_local = 0
+    for name, rows in sorted(ds.workloads.items()):
+        if name not in ds.definitions:
+            continue
+        definition = ds.definitions[name].value
+        rules = family_rules(definition.op_type)
+        for row in rows:
+            if lazy and any(not (ds.root / d.path).is_file()
+                            for d in row.value.workload.inputs.values()
+                            if isinstance(d, SafetensorsInput)):
+                not_local += 1
+                continue
+            try:
+                values = ds.materialise_inputs(definition, row, "cpu")
+            except DataError as err:
+                yield err
+                continue
+            if rules is not None:
+                named = dict(zip(definition.inputs, values))
+                for problem in rules(name, named):
+                    yield DataError(ds.where(row), problem, field="value rule")
+            del values
+    if not_local:
+        yield f"{not_local} workload(s) not checked: tensors not present locally (--lazy)"
+
+
+def run_check(root: str | Path, lazy: bool = False) -> tuple[list[str], list[str]]:
+    """All problems (one line each) and notes, in a stable order."""
+    ds = Dataset.load(root)
+    problems = [str(p) for p in check_files(ds)]
+    notes = []
+    with torch.no_grad():
+        for item in check_tensors(ds, lazy=lazy):
+            (notes if isinstance(item, str) else problems).append(str(item))
+    return problems, notes

@@ -1,0 +1,176 @@
+"""The dataset on disk: every definition, workload, solution, task and receipt, indexed.
+
+Loading never stops at the first bad file: each file that fails validation is recorded
+in ``problems`` (one ``DataError`` each) and left out, so the checker can report every
+problem at once and the audit can refuse exactly the definitions a problem touches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from hf_eval.dtypes import TORCH_DTYPES
+from hf_eval.errors import DataError
+from hf_eval.schema import (
+    Definition,
+    Receipt,
+    SafetensorsInput,
+    ScalarInput,
+    Solution,
+    TaskConfig,
+    WorkloadTrace,
+    load_json,
+    parse_json_line,
+)
+from hf_eval.store import Resolver, TensorStore
+
+
+@dataclass
+class Located:
+    """A loaded object and where it came from (``line`` for JSONL rows)."""
+
+    value: object
+    path: Path
+    line: int | None = None
+
+
+@dataclass
+class Dataset:
+    root: Path
+    definitions: dict[str, Located] = field(default_factory=dict)
+    workloads: dict[str, list[Located]] = field(default_factory=dict)
+    solutions: dict[str, Located] = field(default_factory=dict)
+    tasks: dict[str, Located] = field(default_factory=dict)
+    receipts: dict[str, Located] = field(default_factory=dict)
+    problems: list[DataError] = field(default_factory=list)
+    store: TensorStore | None = None
+
+    @classmethod
+    def load(cls, root: str | Path, resolvers: list[Resolver] | None = None) -> Dataset:
+        """Read every file under ``root``; bad files go to ``problems``."""
+        root = Path(root)
+        ds = cls(root)
+        for path in sorted((root / "definitions").rglob("*.json")):
+            ds._add_unique(ds.definitions, ds._load(Definition, path), "definition")
+        for path in sorted((root / "solutions").rglob("*.json")):
+            ds._add_unique(ds.solutions, ds._load(Solution, path), "solution")
+        for path in sorted((root / "tasks").glob("*.json")):
+            located = ds._load(TaskConfig, path)
+            if located:
+                ds._add_unique(ds.tasks, located, "task", key=located.value.definition)
+        for path in sorted((root / "workloads").rglob("*.jsonl")):
+            for located in ds._load_lines(WorkloadTrace, path):
+                ds.workloads.setdefault(located.value.definition, []).append(located)
+        if (root / "captures.jsonl").is_file():
+            for located in ds._load_lines(Receipt, root / "captures.jsonl"):
+                ds._add_unique(ds.receipts, located, "receipt", key=located.value.uuid)
+        if resolvers is None:
+            from hf_eval.samples.regenerate import SampleRegenerator
+
+            resolvers = [SampleRegenerator(ds)]
+        ds.store = TensorStore(root, resolvers)
+        return ds
+
+    # ----------------------------------------------------------------- loading helpers
+    def _rel(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def _load(self, model, path: Path) -> Located | None:
+        try:
+            return Located(load_json(model, path), path)
+        except DataError as err:
+            err.file = self._rel(path)
+            self.problems.append(DataError(err.file, err.rule, line=err.line, field=err.field))
+            return None
+
+    def _load_lines(self, model, path: Path) -> list[Located]:
+        rows: list[Located] = []
+        lines = path.read_text().splitlines()
+        for number, text in enumerate(lines, start=1):
+            if not text.strip():
+                continue
+            try:
+                row = parse_json_line(model, text, self._rel(path), number)
+            except DataError as err:
+                self.problems.append(err)
+                continue
+            rows.append(Located(row, path, number))
+        return rows
+
+    def _add_unique(self, index: dict, located: Located | None, kind: str,
+                    key: str | None = None) -> None:
+        if located is None:
+            return
+        key = key or located.value.name
+        if key in index:
+            first = index[key]
+            where = self._rel(first.path) + (f":{first.line}" if first.line else "")
+            self.problems.append(DataError(self._rel(located.path), f"duplicate {kind} {key!r} "
+                                           f"(first in {where})", line=located.line))
+            return
+        index[key] = located
+
+    # ----------------------------------------------------------------- lookups
+    def definition(self, name: str) -> Definition:
+        if name not in self.definitions:
+            raise DataError("definitions/", f"unknown definition {name!r}")
+        return self.definitions[name].value
+
+    def task(self, name: str) -> TaskConfig:
+        if name not in self.tasks:
+            raise DataError(f"tasks/{name}.json", "no task config for this definition")
+        return self.tasks[name].value
+
+    def solution(self, name: str) -> Solution:
+        if name not in self.solutions:
+            raise DataError("solutions/", f"unknown solution {name!r}")
+        return self.solutions[name].value
+
+    def solutions_for(self, definition: str) -> list[Solution]:
+        return [s.value for s in self.solutions.values() if s.value.definition == definition]
+
+    def where(self, located: Located) -> str:
+        return self._rel(located.path) + (f":{located.line}" if located.line else "")
+
+    def materialise_inputs(self, definition: Definition, row: Located,
+                           device: str | torch.device = "cpu") -> list[object]:
+        """The workload's inputs in argument order, loaded, verified and shape-checked."""
+        trace: WorkloadTrace = row.value
+        where = self.where(row)
+        missing = [a for a in definition.var_axes if a not in trace.workload.axes]
+        if missing:
+            raise DataError(where, f"missing variable axes {missing}", field="workload.axes")
+        inputs: list[object] = []
+        for name, spec in definition.inputs.items():
+            desc = trace.workload.inputs.get(name)
+            if desc is None:
+                raise DataError(where, "missing input", field=f"workload.inputs.{name}")
+            if isinstance(desc, ScalarInput):
+                if spec.shape is not None:
+                    raise DataError(where, "a tensor input cannot be a scalar",
+                                    field=f"workload.inputs.{name}")
+                inputs.append(desc.value)
+                continue
+            if not isinstance(desc, SafetensorsInput):
+                raise DataError(where, "random inputs are not allowed in this dataset",
+                                field=f"workload.inputs.{name}")
+            tensor = self.store.load(desc, device)
+            expected_shape = definition.shape_of(spec, trace.workload.axes)
+            if expected_shape is None:
+                raise DataError(where, "a scalar input must be a scalar descriptor",
+                                field=f"workload.inputs.{name}")
+            if tuple(tensor.shape) != expected_shape:
+                raise DataError(desc.path, f"tensor shape {tuple(tensor.shape)} does not match "
+                                f"the definition's {expected_shape}", field=name)
+            if tensor.dtype != TORCH_DTYPES[spec.dtype]:
+                raise DataError(desc.path, f"tensor dtype {tensor.dtype} does not match "
+                                f"the definition's {spec.dtype}", field=name)
+            inputs.append(tensor)
+        return inputs
+

@@ -1,0 +1,368 @@
+"""Validated models of every file the dataset holds, and loaders whose errors name the place.
+
+The fields and rules are FlashInfer Trace's (FlashInfer-Bench 0.1.2, see
+``../shared/spec/peers.md``) plus this project's own (task configs and receipts). Models
+forbid unknown fields, so a typo in a key is an error rather than a silently ignored value.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal, TypeVar
+
+from packaging.requirements import InvalidRequirement, Requirement
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from hf_eval.errors import DataError
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+DTypeName = Literal["float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+                    "float4_e2m1", "int64", "int32", "int16", "int8", "bool"]
+
+
+class Model(BaseModel):
+    """Base of every model: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# ----------------------------------------------------------------------------- definitions
+class ConstAxis(Model):
+    type: Literal["const"]
+    value: Annotated[int, Field(ge=0)]
+    description: str | None = None
+
+
+class VarAxis(Model):
+    type: Literal["var"]
+    description: str | None = None
+
+
+class TensorSpec(Model):
+    """An input or output: a list of axis names, or ``None`` for a Python scalar."""
+
+    shape: list[NonEmpty] | None
+    dtype: DTypeName
+    description: str | None = None
+
+
+class Definition(Model):
+    name: NonEmpty
+    op_type: NonEmpty
+    description: str | None = None
+    tags: list[NonEmpty] = []
+    axes: dict[NonEmpty, Annotated[ConstAxis | VarAxis, Field(discriminator="type")]]
+    inputs: dict[NonEmpty, TensorSpec]
+    outputs: dict[NonEmpty, TensorSpec]
+    constraints: list[NonEmpty] = []
+    reference: NonEmpty
+
+    @field_validator("reference")
+    @classmethod
+    def _reference_defines_run(cls, source: str) -> str:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as exc:
+            raise ValueError(f"must be valid Python ({exc.msg}, line {exc.lineno})") from None
+        if not any(isinstance(n, ast.FunctionDef) and n.name == "run" for n in tree.body):
+            raise ValueError("must define a top-level function named 'run'")
+        return source
+
+    @field_validator("constraints")
+    @classmethod
+    def _constraints_parse(cls, constraints: list[str]) -> list[str]:
+        for text in constraints:
+            try:
+                ast.parse(text, mode="eval")
+            except SyntaxError:
+                raise ValueError(f"constraint {text!r} is not a Python expression") from None
+        return constraints
+
+    @model_validator(mode="after")
+    def _names_and_axes(self) -> Definition:
+        overlap = set(self.inputs) & set(self.outputs)
+        if overlap:
+            raise ValueError(f"input and output names overlap: {sorted(overlap)}")
+        for role, specs in (("input", self.inputs), ("output", self.outputs)):
+            for name, spec in specs.items():
+                for axis in spec.shape or []:
+                    if axis not in self.axes:
+                        raise ValueError(f"{role} {name!r} uses undeclared axis {axis!r}")
+        return self
+
+    @property
+    def const_axes(self) -> dict[str, int]:
+        return {k: a.value for k, a in self.axes.items() if isinstance(a, ConstAxis)}
+
+    @property
+    def var_axes(self) -> list[str]:
+        return [k for k, a in self.axes.items() if isinstance(a, VarAxis)]
+
+    def shape_of(self, spec: TensorSpec, axes: dict[str, int]) -> tuple[int, ...] | None:
+        """The concrete shape of ``spec`` given the workload's variable axes."""
+        if spec.shape is None:
+            return None
+        values = {**axes, **self.const_axes}
+        return tuple(values[a] for a in spec.shape)
+
+    def violated_constraints(self, axes: dict[str, int]) -> list[str]:
+        """The constraints that do not hold for these axis values (evaluated without builtins)."""
+        scope = {**axes, **self.const_axes}
+        failed = []
+        for text in self.constraints:
+            try:
+                ok = eval(text, {"__builtins__": {}, "math": math}, dict(scope))  # noqa: S307
+            except Exception as exc:  # a constraint naming an unknown axis is a failure too
+                failed.append(f"{text} ({type(exc).__name__}: {exc})")
+                continue
+            if not ok:
+                failed.append(text)
+        return failed
+
+
+# ------------------------------------------------------------------------------- workloads
+class RandomInput(Model):
+    type: Literal["random"]
+
+
+class ScalarInput(Model):
+    type: Literal["scalar"]
+    value: StrictBool | StrictInt | StrictFloat
+
+
+class SafetensorsInput(Model):
+    type: Literal["safetensors"]
+    path: NonEmpty
+    tensor_key: NonEmpty
+
+    @field_validator("path")
+    @classmethod
+    def _relative_inside(cls, path: str) -> str:
+        parts = PurePosixPath(path).parts
+        if PurePosixPath(path).is_absolute() or ".." in parts:
+            raise ValueError("must be a relative path inside the dataset (no '/' prefix, no '..')")
+        return path
+
+
+InputDescriptor = Annotated[RandomInput | ScalarInput | SafetensorsInput,
+                            Field(discriminator="type")]
+
+
+class Workload(Model):
+    uuid: NonEmpty
+    axes: dict[NonEmpty, Annotated[int, Field(ge=0)]]
+    inputs: dict[NonEmpty, InputDescriptor]
+
+
+class WorkloadTrace(Model):
+    """One line of a workload file: a workload-only FlashInfer trace."""
+
+    definition: NonEmpty
+    workload: Workload
+    solution: None = None
+    evaluation: None = None
+
+
+# ------------------------------------------------------------------------------- solutions
+class SourceFile(Model):
+    path: NonEmpty
+    content: NonEmpty
+
+    @field_validator("path")
+    @classmethod
+    def _inside_package(cls, path: str) -> str:
+        pure = PurePosixPath(path)
+        if pure.is_absolute() or ".." in pure.parts or "\\" in path:
+            raise ValueError("source path must stay inside the package (no absolute path, no '..')")
+        return path
+
+
+class BuildSpec(Model):
+    language: Literal["python", "triton", "cpp", "cuda", "tilelang"]
+    target_hardware: Annotated[list[NonEmpty], Field(min_length=1)]
+    entry_point: NonEmpty
+    dependencies: list[NonEmpty] = []
+    destination_passing_style: bool = True
+    binding: Literal["tvm-ffi", "torch"] | None = None
+
+    @field_validator("entry_point")
+    @classmethod
+    def _file_and_symbol(cls, entry: str) -> str:
+        if entry.count("::") != 1 or not all(entry.split("::")):
+            raise ValueError("must be '<file>::<function>', e.g. 'main.py::run'")
+        return entry
+
+    @field_validator("dependencies")
+    @classmethod
+    def _pinned(cls, deps: list[str]) -> list[str]:
+        for dep in deps:
+            try:
+                req = Requirement(dep)
+            except InvalidRequirement:
+                raise ValueError(f"dependency {dep!r} is not a valid requirement") from None
+            if not req.specifier:
+                raise ValueError(f"dependency {dep!r} must state a version (e.g. 'torch>=2.9')")
+        return deps
+
+
+class Solution(Model):
+    name: NonEmpty
+    definition: NonEmpty
+    author: NonEmpty
+    description: str | None = None
+    spec: BuildSpec
+    sources: Annotated[list[SourceFile], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _entry_present_no_duplicates(self) -> Solution:
+        paths = [s.path for s in self.sources]
+        if len(set(paths)) != len(paths):
+            raise ValueError("duplicate source paths")
+        entry_file = self.spec.entry_point.split("::")[0]
+        if entry_file not in paths:
+            raise ValueError(f"entry file {entry_file!r} is not among the sources")
+        if self.spec.destination_passing_style:
+            raise ValueError("destination_passing_style must be false: the harness passes "
+                             "inputs only and compares the returned outputs")
+        return self
+
+    @property
+    def entry_file(self) -> str:
+        return self.spec.entry_point.split("::")[0]
+
+    @property
+    def entry_symbol(self) -> str:
+        return self.spec.entry_point.split("::")[1]
+
+
+# ----------------------------------------------------------------------------------- tasks
+class Tolerance(Model):
+    atol: Annotated[float, Field(ge=0)]
+    rtol: Annotated[float, Field(ge=0)]
+    required_matched_ratio: Annotated[float, Field(gt=0, le=1)] | None = None
+    comparison: Literal["allclose", "absolute_or_relative"] = "allclose"
+
+
+class Timing(Model):
+    warmup: Annotated[int, Field(ge=0)] = 10
+    iters: Annotated[int, Field(ge=1)] = 50
+    trials: Annotated[int, Field(ge=1)] = 3
+
+
+class Baseline(Model):
+    solution: NonEmpty
+    timed: Literal["call", "launch"] = "call"
+
+
+class Preferred(Model):
+    solution: NonEmpty
+    evidence: NonEmpty
+
+
+class TaskConfig(Model):
+    definition: NonEmpty
+    workloads: Annotated[list[NonEmpty], Field(min_length=1)]
+    tolerance: Tolerance
+    output_tolerances: dict[NonEmpty, Tolerance] = {}
+    dev: Annotated[list[NonEmpty], Field(max_length=10)] = []
+    timing: Timing = Timing()
+    baseline: Baseline
+    engine_baseline: NonEmpty | None = None
+    preferred: dict[NonEmpty, Preferred] = {}
+    call_timeout_s: Annotated[float, Field(gt=0)] = 300.0
+
+    def tolerance_for(self, output: str) -> Tolerance:
+        return self.output_tolerances.get(output, self.tolerance)
+
+
+# -------------------------------------------------------------------------------- receipts
+class Provenance(BaseModel):
+    """Where a workload came from. Extra keys carry details (request, engine op, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: Literal["generated", "captured", "imported"]
+    generator: NonEmpty | None = None
+    seed: int | None = None
+    case: NonEmpty | None = None
+    program: NonEmpty | None = None
+    source: NonEmpty | None = None
+
+    @model_validator(mode="after")
+    def _required_per_kind(self) -> Provenance:
+        need = {"generated": ("generator", "seed"), "captured": ("program",),
+                "imported": ("source",)}[self.kind]
+        missing = [k for k in need if getattr(self, k) is None]
+        if missing:
+            raise ValueError(f"a {self.kind} workload's provenance needs {', '.join(missing)}")
+        return self
+
+
+class Receipt(Model):
+    uuid: NonEmpty
+    definition: NonEmpty
+    provenance: Provenance
+    adaptations: list[Any] = []
+    expected_outputs: dict[NonEmpty, SafetensorsInput] | None = None
+    validation: dict[str, Any] | None = None
+
+
+# --------------------------------------------------------------------------------- loaders
+M = TypeVar("M", bound=BaseModel)
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or None
+    return field, err["msg"].removeprefix("Value error, ")
+
+
+def parse(model: type[M], data: Any, file: str | Path, line: int | None = None) -> M:
+    """Validate ``data`` as ``model``; a failure becomes a one-line ``DataError``."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        field, rule = _first_error(exc)
+        raise DataError(file, rule, line=line, field=field) from None
+
+
+def load_json(model: type[M], path: str | Path) -> M:
+    """Load one JSON file as ``model``."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise DataError(path, "file not found") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
+    return parse(model, data, path)
+
+
+def parse_json_line(model: type[M], text: str, file: str | Path, line: int) -> M:
+    """Parse and validate one JSONL line; errors name the file and the line."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(file, f"malformed JSON: {exc.msg}", line=line) from None
+    return parse(model, data, file, line=line)
+
+
+def load_jsonl(model: type[M], path: str | Path) -> list[M]:
+    """Load every non-empty line of a JSONL file as ``model`` (stops at the first bad line)."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise DataError(path, "file not found") from None
+    return [parse_json_line(model, line, path, number)
+            for number, line in enumerate(text.splitlines(), start=1) if line.strip()]

@@ -1,0 +1,185 @@
+"""Content-addressed tensor store: one tensor per safetensors file named by its sha256.
+
+Reading resolves a workload's input descriptor against the dataset root, makes sure the
+file is really there (asking each :class:`Resolver` in turn when it is missing or is only
+a Git LFS pointer), verifies its sha256 before use, and loads the tensor straight onto
+the requested device. Writing content-addresses and deduplicates.
+
+Resolvers are the seam for remote storage: a resolver materialises one relative path
+under the root, and the store verifies whatever it wrote. Callers never see which
+resolver did the work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import torch
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import save_file
+
+from hf_eval.cache import cache_dir
+from hf_eval.errors import DataError
+from hf_eval.schema import SafetensorsInput
+
+LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/v1"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_HASH_CHUNK = 16 << 20
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a file must hash to (and, when a pointer says so, its size)."""
+
+    sha256: str
+    size: int | None = None
+
+
+class Resolver(Protocol):
+    """Something that can put the real bytes of ``relpath`` at ``store.root / relpath``."""
+
+    name: str
+
+    def fetch(self, store: TensorStore, relpath: str, expected: Expected | None) -> bool:
+        """Materialise the file; return False when this resolver does not know it."""
+
+
+def parse_lfs_pointer(data: bytes) -> Expected | None:
+    """The oid and size of a Git LFS pointer file, or None when ``data`` is not one."""
+    if not data.startswith(LFS_POINTER_PREFIX) or len(data) > 1024:
+        return None
+    fields = dict(line.split(" ", 1) for line in data.decode().splitlines() if " " in line)
+    oid = fields.get("oid", "").removeprefix("sha256:")
+    if not _SHA256.fullmatch(oid) or not fields.get("size", "").isdigit():
+        return None
+    return Expected(oid, int(fields["size"]))
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class VerifiedFiles:
+    """Remembers files already hashed, keyed by path, size and mtime.
+
+    A second load of a multi-GB tensor then costs a ``stat`` instead of a full rehash;
+    any change to the file (size or mtime) forces a new verification.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or cache_dir() / "verified.json"
+        try:
+            self.entries: dict[str, list] = json.loads(self.path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            self.entries = {}
+
+    def sha256(self, file: Path) -> str:
+        st = file.stat()
+        key = str(file.resolve())
+        entry = self.entries.get(key)
+        if entry and entry[0] == st.st_size and entry[1] == st.st_mtime_ns:
+            return entry[2]
+        digest = sha256_file(file)
+        self.entries[key] = [st.st_size, st.st_mtime_ns, digest]
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.entries))
+        tmp.replace(self.path)
+        return digest
+
+
+def expected_from_name(relpath: str) -> Expected | None:
+    """Content-addressed files carry their sha256 as the file name."""
+    stem = Path(relpath).name.removesuffix(".safetensors")
+    return Expected(stem) if _SHA256.fullmatch(stem) else None
+
+
+class TensorStore:
+    """Reads and writes the tensors of one dataset root."""
+
+    def __init__(self, root: str | Path, resolvers: list[Resolver] | None = None,
+                 verified: VerifiedFiles | None = None) -> None:
+        self.root = Path(root)
+        self.resolvers: list[Resolver] = list(resolvers or [])
+        self.verified = verified or VerifiedFiles()
+
+    # ------------------------------------------------------------------ reading
+    def materialise(self, relpath: str) -> Path:
+        """Return the local path of ``relpath`` with verified content, fetching it if needed."""
+        path = self.root / relpath
+        expected = expected_from_name(relpath)
+        if path.is_file():
+            with open(path, "rb") as fh:
+                head = fh.read(1025)
+            pointer = parse_lfs_pointer(head)
+            if pointer is None:
+                self._verify(path, relpath, expected)
+                return path
+            if expected and pointer.sha256 != expected.sha256:
+                raise DataError(relpath, f"LFS pointer oid {pointer.sha256} does not match the "
+                                "content-addressed file name")
+            expected = pointer
+        for resolver in self.resolvers:
+            if resolver.fetch(self, relpath, expected):
+                if not path.is_file() or parse_lfs_pointer(path.read_bytes()[:1025]):
+                    raise DataError(relpath, f"resolver {resolver.name!r} reported success "
+                                    "but left no file")
+                self._verify(path, relpath, expected)
+                return path
+        tried = ", ".join(r.name for r in self.resolvers) or "none"
+        state = "is a Git LFS pointer with no content" if path.exists() else "is missing"
+        raise DataError(relpath, f"tensor file {state} (resolvers tried: {tried})")
+
+    def _verify(self, path: Path, relpath: str, expected: Expected | None) -> None:
+        if expected is None:
+            return
+        if expected.size is not None and path.stat().st_size != expected.size:
+            raise DataError(relpath, f"size {path.stat().st_size} does not match the "
+                            f"recorded {expected.size}")
+        actual = self.verified.sha256(path)
+        if actual != expected.sha256:
+            raise DataError(relpath, f"sha256 mismatch: file hashes to {actual}, "
+                            f"expected {expected.sha256}")
+
+    def load(self, desc: SafetensorsInput, device: str | torch.device = "cpu") -> torch.Tensor:
+        """Load the tensor a descriptor names, verified, directly onto ``device``."""
+        path = self.materialise(desc.path)
+        try:
+            with safe_open(path, framework="pt", device=str(device)) as fh:
+                if desc.tensor_key not in fh.keys():
+                    raise DataError(desc.path, f"has no tensor {desc.tensor_key!r} "
+                                    f"(keys: {sorted(fh.keys())})", field="tensor_key")
+                return fh.get_tensor(desc.tensor_key)
+        except SafetensorError as exc:
+            raise DataError(desc.path, f"not a readable safetensors file ({exc})") from None
+
+    # ------------------------------------------------------------------ writing
+    def write(self, tensor: torch.Tensor, directory: str, key: str) -> SafetensorsInput:
+        """Store ``tensor`` under ``directory`` as ``<sha256>.safetensors`` (deduplicated)."""
+        target_dir = self.root / directory
+        target_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=target_dir, suffix=".tmp")
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            save_file({key: tensor.detach().contiguous().cpu()}, str(tmp))
+            digest = sha256_file(tmp)
+            final = target_dir / f"{digest}.safetensors"
+            if final.is_file() and parse_lfs_pointer(final.read_bytes()[:1025]) is None:
+                tmp.unlink()
+            else:
+                tmp.replace(final)
+        finally:
+            tmp.unlink(missing_ok=True)
+        relpath = (Path(directory) / f"{digest}.safetensors").as_posix()
+        return SafetensorsInput(type="safetensors", path=relpath, tensor_key=key)

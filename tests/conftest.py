@@ -1,0 +1,90 @@
+"""A tiny self-contained dataset root for harness tests (independent of the 21 definitions)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from hf_eval.schema import Receipt, WorkloadTrace
+from hf_eval.store import TensorStore
+
+REPO = Path(__file__).resolve().parent.parent
+
+TOY_REFERENCE = '''import torch
+
+def run(x, w, alpha):
+    """y = alpha * (x @ w.T) in FP32, cast to bf16; count = number of positive rows."""
+    y = alpha * (x.float() @ w.float().T)
+    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
+'''
+
+TOY_DEFINITION = {
+    "name": "toy_linear_n8_k16", "op_type": "toy", "description": "test-only toy operator",
+    "tags": ["status:test"],
+    "axes": {"M": {"type": "var"}, "N": {"type": "const", "value": 8},
+             "K": {"type": "const", "value": 16}, "ONE": {"type": "const", "value": 1}},
+    "inputs": {"x": {"shape": ["M", "K"], "dtype": "bfloat16"},
+               "w": {"shape": ["N", "K"], "dtype": "bfloat16"},
+               "alpha": {"shape": None, "dtype": "float32"}},
+    "outputs": {"y": {"shape": ["M", "N"], "dtype": "bfloat16"},
+                "positive_rows": {"shape": ["ONE"], "dtype": "int64"}},
+    "constraints": ["M >= 1"],
+    "reference": TOY_REFERENCE,
+}
+
+GOOD_SOLUTION = '''import torch
+
+def run(x, w, alpha):
+    y = torch.nn.functional.linear(x.float(), w.float()) * alpha
+    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
+'''
+
+
+def solution_json(name: str, content: str, definition: str = "toy_linear_n8_k16") -> dict:
+    return {"name": name, "definition": definition, "author": "tests",
+            "spec": {"language": "python", "target_hardware": ["cpu"],
+                     "entry_point": "main.py::run", "dependencies": ["torch>=2.9"],
+                     "destination_passing_style": False},
+            "sources": [{"path": "main.py", "content": content}]}
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+@pytest.fixture
+def toy_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A dataset root with one definition, task, solution, three workloads and receipts."""
+    monkeypatch.setenv("HF_EVAL_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "ds"
+    write_json(root / "definitions/toy/toy_linear_n8_k16.json", TOY_DEFINITION)
+    write_json(root / "solutions/toy/torch_toy.json", solution_json("torch_toy", GOOD_SOLUTION))
+    store = TensorStore(root)
+    gen = torch.Generator().manual_seed(0)
+    w = store.write(torch.randn(8, 16, generator=gen).bfloat16(), "blob/workloads/toy", "w")
+    rows, receipts = [], []
+    for i, m in enumerate((1, 5, 33)):
+        x = store.write(torch.randn(m, 16, generator=gen).bfloat16(), "blob/workloads/toy", "x")
+        uuid = f"00000000-0000-0000-0000-00000000000{i}"
+        rows.append(WorkloadTrace(definition="toy_linear_n8_k16", workload={
+            "uuid": uuid, "axes": {"M": m},
+            "inputs": {"x": x, "w": w, "alpha": {"type": "scalar", "value": 0.5}}}))
+        receipts.append(Receipt(uuid=uuid, definition="toy_linear_n8_k16", provenance={
+            "kind": "generated", "generator": "tests.conftest", "seed": i}))
+    (root / "workloads/toy").mkdir(parents=True)
+    (root / "workloads/toy/toy_linear_n8_k16.jsonl").write_text(
+        "".join(r.model_dump_json() + "\n" for r in rows))
+    (root / "captures.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in receipts))
+    write_json(root / "tasks/toy_linear_n8_k16.json", {
+        "definition": "toy_linear_n8_k16",
+        "workloads": ["workloads/toy/toy_linear_n8_k16.jsonl"],
+        "tolerance": {"atol": 0.005, "rtol": 0.016},
+        "dev": [rows[0].workload.uuid],
+        "timing": {"warmup": 1, "iters": 2, "trials": 2},
+        "baseline": {"solution": "torch_toy", "timed": "call"},
+        "preferred": {"cpu": {"solution": "torch_toy", "evidence": "the only solution"}}})
+    return root

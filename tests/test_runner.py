@@ -1,0 +1,88 @@
+"""The audit on the toy dataset: honest, wrong and input-mutating solutions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hf_eval.report import read_report
+from hf_eval.repository import Dataset
+from hf_eval.runner import Audit, AuditConfig
+from tests.conftest import GOOD_SOLUTION, solution_json, write_json
+
+WRONG = GOOD_SOLUTION.replace("* alpha", "* alpha * 1.1")
+# Computes the right answer, then scribbles on an input (the output alone looks fine).
+MUTATES = GOOD_SOLUTION.replace("    return y.to", "    w.zero_()\n    return y.to")
+CRASHES = "def run(x, w, alpha):\n    raise RuntimeError('boom')\n"
+NO_IMPORT = "import not_a_module_anywhere\n\ndef run(x, w, alpha):\n    pass\n"
+WRONG_DTYPE = GOOD_SOLUTION.replace("y.to(torch.bfloat16)", "y")
+
+
+def audit(root, tmp_path, solutions="all", **kwargs):
+    report = tmp_path / "report.jsonl"
+    config = AuditConfig(report=report, solutions=solutions, **kwargs)
+    code = Audit(Dataset.load(root), config).run()
+    return code, read_report(report)
+
+
+@pytest.fixture
+def root_with_candidates(toy_root):
+    for name, src in [("wrong", WRONG), ("mutates", MUTATES), ("crashes", CRASHES),
+                      ("no_import", NO_IMPORT), ("wrong_dtype", WRONG_DTYPE)]:
+        write_json(toy_root / f"solutions/toy/{name}.json", solution_json(name, src))
+    return toy_root
+
+
+def test_honest_solution_passes_with_timings(toy_root, tmp_path):
+    code, records = audit(toy_root, tmp_path, solutions="preferred")
+    assert code == 0
+    assert [r["status"] for r in records] == ["PASSED"] * 3
+    rec = records[0]
+    assert rec["timing"]["eager"]["trials"] == 3 and rec["timing"]["eager"]["median_ms"] > 0
+    assert {"definition", "task", "solution"} <= set(rec["hashes"])
+    assert rec["environment"]["torch"] and rec["outputs"][1]["name"] == "positive_rows"
+
+
+def test_each_bad_candidate_gets_its_status(root_with_candidates, tmp_path):
+    code, records = audit(root_with_candidates, tmp_path, suite="first")
+    status = {r["solution"]: r for r in records}
+    assert code == 1
+    assert status["torch_toy"]["status"] == "PASSED"
+    assert status["wrong"]["status"] == "INCORRECT_NUMERICAL"
+    assert status["mutates"]["status"] == "INCORRECT_NUMERICAL"
+    assert status["mutates"]["reason"] == "first call: input(s) modified: w"
+    assert status["crashes"]["status"] == "RUNTIME_ERROR" and "boom" in status["crashes"]["reason"]
+    assert status["no_import"]["status"] == "COMPILE_ERROR"
+    assert status["wrong_dtype"]["status"] == "INCORRECT_DTYPE"
+
+
+def test_mutation_does_not_leak_into_the_next_candidate(root_with_candidates, tmp_path):
+    """Inputs are reloaded per workload; a mutating candidate cannot poison later ones."""
+    _, records = audit(root_with_candidates, tmp_path,
+                       solutions="mutates,torch_toy", suite="first")
+    assert [r["status"] for r in records] == ["INCORRECT_NUMERICAL", "PASSED"]
+
+
+def test_reference_cache_is_used_the_second_time(toy_root, tmp_path):
+    _, first = audit(toy_root, tmp_path, solutions="preferred")
+    _, second = audit(toy_root, tmp_path, solutions="preferred")
+    assert {r["reference"]["source"] for r in first} == {"computed"}
+    assert {r["reference"]["source"] for r in second} == {"cache"}
+
+
+def test_report_is_one_json_object_per_line(toy_root, tmp_path):
+    audit(toy_root, tmp_path, solutions="preferred", validation_only=True)
+    lines = (tmp_path / "report.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line)["status"] == "PASSED" for line in lines)
+    assert "timing" not in json.loads(lines[0])
+
+
+def test_missing_tensor_is_a_data_error_for_that_case(toy_root, tmp_path):
+    ds = Dataset.load(toy_root)
+    row = ds.workloads["toy_linear_n8_k16"][1]
+    (toy_root / row.value.workload.inputs["x"].path).unlink()
+    code, records = audit(toy_root, tmp_path, solutions="preferred")
+    assert code == 1
+    assert [r["status"] for r in records] == ["PASSED", "DATA_ERROR", "PASSED"]
+    assert "missing" in records[1]["reason"]
