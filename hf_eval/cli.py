@@ -1,4 +1,4 @@
-"""Command line: ``python -m hf_eval {audit,check,samples}`` (argument parsing only)."""
+"""Command line: ``python -m hf_eval <command>`` (argument parsing only; work lives elsewhere)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ def _csv(text: str) -> list[str]:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    from hf_eval.modules import solution_from_directory
     from hf_eval.repository import Dataset
     from hf_eval.runner import Audit, AuditConfig
 
@@ -27,12 +28,34 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
     if blocking:
         return 2
+    extra = []
+    if args.candidate:
+        if not args.definitions or len(args.definitions) != 1:
+            print("error: --candidate needs exactly one --definitions name", file=sys.stderr)
+            return 2
+        extra.append(solution_from_directory(args.candidate, args.definitions[0]))
     report = args.report or Path("reports") / f"audit-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-    config = AuditConfig(report=report, definitions=args.definitions, solutions=args.solutions,
-                         suite=args.suite, uuids=args.uuid or [], device=args.device,
-                         validation_only=args.validation_only,
-                         reference_cache=not args.no_reference_cache)
+    if args.resume and not args.report:
+        print("error: --resume needs the --report to continue", file=sys.stderr)
+        return 2
+    devices = [f"cuda:{i}" for i in args.gpus] if args.gpus else [args.device]
+    config = AuditConfig(report=report, definitions=args.definitions,
+                         solutions="none" if extra and args.solutions == "preferred"
+                         else args.solutions,
+                         extra_solutions=extra, suite=args.suite, uuids=args.uuid or [],
+                         devices=devices, validation_only=args.validation_only,
+                         reference_cache=not args.no_reference_cache, resume=args.resume,
+                         cold_l2=args.cold_l2, strict_diagnostic=args.strict_diagnostic,
+                         scale_probe=args.scale_probe)
     return Audit(dataset, config).run()
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    from hf_eval.summary import summarize
+
+    summary_path, performance_path = summarize(args.reports, args.out)
+    print(f"wrote {summary_path} and {performance_path}")
+    return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -72,12 +95,27 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--validation-only", action="store_true", help="check correctness, no timing")
     a.add_argument("--no-reference-cache", action="store_true",
                    help="always recompute reference outputs")
+    a.add_argument("--candidate", type=Path,
+                   help="path/to/main.py: audit this module (and its package) for one definition")
+    a.add_argument("--gpus", type=_csv, help="e.g. 0,1: one worker per GPU of this host")
+    a.add_argument("--resume", action="store_true",
+                   help="append to --report, skipping cases it already holds")
+    a.add_argument("--cold-l2", action="store_true", help="flush the L2 cache between trials")
+    a.add_argument("--strict-diagnostic", action="store_true",
+                   help="also report each task's diagnostic_tolerance (never acceptance)")
+    a.add_argument("--scale-probe", action="store_true",
+                   help="call again with runtime *scale* scalars halved")
     a.set_defaults(func=cmd_audit)
 
     c = sub.add_parser("check", help="verify every definition, workload, tensor and receipt")
     c.add_argument("--lazy", action="store_true",
                    help="skip (and count) workloads whose tensors are not present locally")
     c.set_defaults(func=cmd_check)
+
+    m = sub.add_parser("summarize", help="reports -> summary.json and performance.md")
+    m.add_argument("reports", type=Path, nargs="+", help="audit JSONL reports")
+    m.add_argument("--out", type=Path, default=Path("reports"), help="output directory")
+    m.set_defaults(func=cmd_summarize)
 
     s = sub.add_parser("samples", help="the embedded, generated sample")
     ssub = s.add_subparsers(dest="samples_command", required=True)

@@ -99,3 +99,31 @@ def load_entry(solution: Solution) -> Entry:
                              f"{solution.entry_symbol!r}")
     prepare = getattr(module, "prepare", None)
     return Entry(run, prepare if callable(prepare) else None, module)
+
+
+def solution_from_directory(entry: Path, definition: str) -> Solution:
+    """Package ``path/main.py`` and the Python files beside it as a solution (``--candidate``).
+
+    Files are read relative to the entry's directory; a link that points outside it, or
+    any path that escapes it, is refused.
+    """
+    entry = Path(entry)
+    if not entry.is_file():
+        raise DataError(entry, "candidate entry file not found")
+    package = entry.parent.resolve()
+    sources = []
+    for path in sorted(entry.parent.rglob("*.py")):
+        resolved = path.resolve()
+        if package not in resolved.parents:
+            raise DataError(path, "candidate source escapes its package directory (a link?)")
+        sources.append({"path": path.relative_to(entry.parent).as_posix(),
+                        "content": path.read_text()})
+    data = {"name": f"candidate-{package.name}", "definition": definition, "author": "local",
+            "description": f"local candidate from {entry}",
+            "spec": {"language": "python", "target_hardware": ["local"],
+                     "entry_point": f"{entry.name}::run", "dependencies": [],
+                     "destination_passing_style": False},
+            "sources": sources}
+    from hf_eval.schema import parse
+
+    return parse(Solution, data, entry)

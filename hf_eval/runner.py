@@ -1,18 +1,19 @@
 """The audit: for each definition, workload and solution, a verdict and timings.
 
-Steps per case (harness.md): materialise inputs (verified); compute the reference or read
-it from the cache; call the candidate; compare every output under the task tolerance;
-check every input is byte-identical afterwards; time eager calls (and the prepared
-``launch`` when the module has ``prepare``); re-check the output after timing; write one
-JSON line. Candidates are executed by an executor (:class:`InProcessExecutor` here); the
-seam is :meth:`InProcessExecutor.judge`, which an isolating executor replaces.
+Per case (harness.md): materialise inputs (verified) and share them with the candidate's
+worker process; compute the reference in this process (or read it from the cache); call
+the candidate; judge every output under the task tolerance; byte-check every input; time
+eager calls, the prepared ``launch`` and CUDA-graph replays, re-judging the outputs each
+method produced; write the second input set into the same buffers and judge again; write
+one JSON line. The candidate runs in a spawned worker (:mod:`hf_eval.executor`), so a
+crash, hang or patched timer costs that case only.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
-import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,18 +23,21 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from hf_eval.acceptance import compare_outputs
 from hf_eval.errors import DataError
-from hf_eval.modules import Entry, compile_reference, load_entry, solution_hash, source_hash
+from hf_eval.executor import Isolation, WorkerFailure, gpu_lock, share
+from hf_eval.modules import compile_reference, solution_hash, source_hash
 from hf_eval.reference_cache import ReferenceCache, cache_key
-from hf_eval.report import ReportWriter, environment, print_summary
+from hf_eval.report import ReportWriter, environment, print_summary, read_report
 from hf_eval.repository import Dataset, Located
 from hf_eval.schema import Definition, Solution, TaskConfig
 from hf_eval.schema import Timing as TimingConfig
 from hf_eval.snapshot import InputSnapshot
-from hf_eval.timing import time_calls
+from hf_eval.variants import InPlace, scale_probe, second_input_set
 
 SUITES = ("sample", "first", "dev", "all")
 #: CPU timing is for orientation only: one warm-up and three single-call trials.
 CPU_TIMING = TimingConfig(warmup=1, iters=1, trials=3)
+#: A timing request may take this many times the task's per-call timeout.
+TIMING_TIMEOUT_FACTOR = 3
 
 
 @dataclass
@@ -41,11 +45,16 @@ class AuditConfig:
     report: Path
     definitions: list[str] | None = None
     solutions: str = "preferred"  # "preferred", "all", or comma-separated names
+    extra_solutions: list[Solution] = field(default_factory=list)  # e.g. --candidate
     suite: str = "sample"
     uuids: list[str] = field(default_factory=list)
-    device: str = "cpu"
+    devices: list[str] = field(default_factory=lambda: ["cpu"])
     validation_only: bool = False
     reference_cache: bool = True
+    resume: bool = False
+    cold_l2: bool = False
+    strict_diagnostic: bool = False
+    scale_probe: bool = False
 
 
 def hardware_key(device: torch.device) -> str:
@@ -75,6 +84,8 @@ def select_workloads(dataset: Dataset, task: TaskConfig, definition: str, suite:
 
 def select_solutions(dataset: Dataset, task: TaskConfig, definition: str, how: str,
                      device: torch.device) -> list[Solution]:
+    if how == "none":
+        return []
     if how == "all":
         return dataset.solutions_for(definition)
     if how == "preferred":
@@ -85,124 +96,37 @@ def select_solutions(dataset: Dataset, task: TaskConfig, definition: str, how: s
     return [dataset.solution(n) for n in names if dataset.solution(n).definition == definition]
 
 
-class InProcessExecutor:
-    """Runs candidates in the audit's own process (no isolation; the seam for it)."""
+@dataclass
+class Case:
+    """Everything the parent holds for one workload: inputs and the truth for each set."""
 
-    def __init__(self) -> None:
-        self._entries: dict[str, Entry | Exception] = {}
-
-    def entry(self, solution: Solution) -> Entry:
-        key = solution_hash(solution)
-        if key not in self._entries:
-            try:
-                self._entries[key] = load_entry(solution)
-            except Exception as exc:  # a solution that does not import is a COMPILE_ERROR
-                self._entries[key] = exc
-        found = self._entries[key]
-        if isinstance(found, Exception):
-            raise found
-        return found
-
-    def judge(self, solution: Solution, definition: Definition, task: TaskConfig,
-              inputs: list[object], reference: tuple[torch.Tensor, ...], device: torch.device,
-              timing: TimingConfig, validation_only: bool) -> dict:
-        """Call, compare, byte-check and time one candidate on one workload."""
-        try:
-            entry = self.entry(solution)
-        except Exception as exc:
-            return {"status": "COMPILE_ERROR", "reason": _one_line(exc)}
-        names = list(definition.outputs)
-        snapshot = InputSnapshot(list(definition.inputs), inputs)
-
-        def judge_outputs(produced: object, when: str) -> dict:
-            """The case result for these outputs: PASSED, or the first failure."""
-            verdicts = compare_outputs(names, produced, reference, task.tolerance_for)
-            result = {"status": "PASSED", "outputs": [v.to_json() for v in verdicts]}
-            failed = [v for v in verdicts if not v.passed]
-            changed = snapshot.changed(inputs)
-            if failed:
-                result.update(status=failed[0].status, reason=f"{when}: {failed[0].name}: "
-                              f"{failed[0].reason}")
-                if changed:
-                    result["reason"] += f"; input(s) modified: {', '.join(changed)}"
-            elif changed:
-                result.update(status="INCORRECT_NUMERICAL",
-                              reason=f"{when}: input(s) modified: {', '.join(changed)}")
-            return result
-
-        try:
-            produced = entry.run(*inputs)
-            _sync(device)
-        except Exception as exc:
-            return {"status": "RUNTIME_ERROR", "reason": _one_line(exc),
-                    "traceback": traceback.format_exc(limit=-5)}
-        result = judge_outputs(produced, "first call")
-        del produced
-        if result["status"] != "PASSED" or validation_only:
-            return result
-        timings = {}
-        try:
-            call = lambda: entry.run(*inputs)  # noqa: E731
-            timings["eager"] = _timed(call, device, timing)
-            if entry.prepare is not None:
-                launch = entry.prepare(*inputs)
-                failure = judge_outputs(launch(), "prepared launch")
-                if failure["status"] != "PASSED":
-                    return failure
-                timings["prepared"] = _timed(launch, device, timing)
-            failure = judge_outputs(call(), "after timing")
-            if failure["status"] != "PASSED":
-                return failure
-        except Exception as exc:
-            return {"status": "RUNTIME_ERROR", "reason": f"while timing: {_one_line(exc)}"}
-        result["timing"] = timings
-        return result
+    definition: Definition
+    task: TaskConfig
+    row: Located
+    inputs: list[object]
+    reference: tuple[torch.Tensor, ...]
+    second: list[object]
+    second_reference: tuple[torch.Tensor, ...]
+    probe: list[object] | None = None
+    probe_reference: tuple[torch.Tensor, ...] | None = None
+    reference_source: str = "computed"
+    reference_seconds: float = 0.0
 
 
-def _timed(fn: Callable[[], object], device: torch.device, timing: TimingConfig) -> dict:
-    return time_calls(fn, device=device, warmup=timing.warmup, iters=timing.iters,
-                      trials=timing.trials).to_json()
+class Lane:
+    """One device and its candidate worker; audits whole workloads one at a time."""
 
+    def __init__(self, audit: Audit, device: torch.device) -> None:
+        self.audit = audit
+        self.device = device
+        self.isolation = Isolation()
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-class Audit:
-    def __init__(self, dataset: Dataset, config: AuditConfig, executor=None,
-                 console: Console | None = None) -> None:
-        self.dataset = dataset
-        self.config = config
-        self.device = torch.device(config.device)
-        self.executor = executor or InProcessExecutor()
-        self.references = ReferenceCache(enabled=config.reference_cache)
-        self.console = console or Console(stderr=True)
-        self.records: list[dict] = []
-
-    def plan(self) -> list[tuple[Definition, TaskConfig, list[Solution], list[Located]]]:
-        names = self.config.definitions or sorted(self.dataset.definitions)
-        plan = []
-        for name in names:
-            definition = self.dataset.definition(name)
-            task = self.dataset.task(name)
-            solutions = select_solutions(self.dataset, task, name, self.config.solutions,
-                                         self.device)
-            rows = select_workloads(self.dataset, task, name, self.config.suite,
-                                    self.config.uuids)
-            if solutions and rows:
-                plan.append((definition, task, solutions, rows))
-        return plan
-
-    def reference_outputs(self, definition: Definition, row: Located,
-                          inputs: list[object]) -> tuple[tuple[torch.Tensor, ...], str, float]:
-        key = cache_key(definition, row.value, self.device)
-        cached = self.references.get(definition, key, self.device)
+    # ------------------------------------------------------------------ the truth
+    def reference(self, definition: Definition, row: Located, inputs: list[object],
+                  tag: str) -> tuple[tuple[torch.Tensor, ...], str, float]:
+        cache = self.audit.references
+        key = cache_key(definition, row.value, self.device) + f"-{tag}"
+        cached = cache.get(definition, key, self.device)
         if cached is not None:
             return cached, "cache", 0.0
         snapshot = InputSnapshot(list(definition.inputs), inputs)
@@ -211,69 +135,247 @@ class Audit:
             out = compile_reference(definition)(*inputs)
         seconds = time.perf_counter() - t0
         outputs = out if isinstance(out, tuple) else (out,)
-        if snapshot.changed(inputs):
-            raise DataError(self.dataset.where(row), "the reference modified its inputs "
-                            f"({', '.join(snapshot.changed(inputs))})")
-        self.references.put(definition, key, outputs)
+        changed = snapshot.changed(inputs)
+        if changed:
+            raise DataError(self.audit.dataset.where(row),
+                            f"the reference modified its inputs ({', '.join(changed)})")
+        cache.put(definition, key, outputs)
         return outputs, "computed", seconds
 
+    def prepare_case(self, definition: Definition, task: TaskConfig, row: Located) -> Case:
+        inputs = share(self.audit.dataset.materialise_inputs(definition, row, self.device))
+        reference, source, seconds = self.reference(definition, row, inputs, "main")
+        second = second_input_set(definition, inputs, row.value.workload.uuid)
+        second_reference, _, _ = self.reference(definition, row, second, "second")
+        case = Case(definition, task, row, inputs, reference, second, second_reference,
+                    reference_source=source, reference_seconds=seconds)
+        if self.audit.config.scale_probe:
+            case.probe = scale_probe(definition, inputs)
+            if case.probe is not None:
+                case.probe_reference = self.reference(definition, row, case.probe, "probe")[0]
+        return case
+
+    # ------------------------------------------------------------------ judging
+    def judge(self, solution: Solution, case: Case) -> dict:
+        """The verdict on one solution for one case (never raises for candidate faults)."""
+        timeout = case.task.call_timeout_s
+        try:
+            handle, loaded = self.isolation.worker(solution, timeout)
+            if loaded["status"] != "OK":
+                return {k: loaded[k] for k in ("status", "reason") if k in loaded}
+            return self._judge(handle, case, timeout)
+        except WorkerFailure as failure:
+            self.isolation.discard()
+            return {"status": failure.status, "reason": str(failure)}
+
+    def _request(self, handle, message: dict, timeout: float) -> dict:
+        reply = handle.request({**message, "device": str(self.device)}, timeout)
+        if reply.get("fatal"):
+            self.isolation.discard()
+        return reply
+
+    def _verdict(self, case: Case, outputs: list[dict], reference: tuple[torch.Tensor, ...],
+                 snapshot: InputSnapshot, inputs: list[object], when: str) -> dict:
+        names = list(case.definition.outputs)
+        tensors = []
+        for out, ref in zip(outputs, reference):
+            if torch.device(out["device"]) != ref.device:
+                return {"status": "INCORRECT_SHAPE", "reason": f"{when}: output on "
+                        f"{out['device']}, the reference is on {ref.device}"}
+            tensors.append(out["tensor"].to(ref.device))
+        verdicts = compare_outputs(names, tuple(tensors), reference, case.task.tolerance_for)
+        result = {"status": "PASSED", "outputs": [v.to_json() for v in verdicts]}
+        failed = [v for v in verdicts if not v.passed]
+        changed = snapshot.changed(inputs)
+        if failed:
+            result.update(status=failed[0].status,
+                          reason=f"{when}: {failed[0].name}: {failed[0].reason}")
+        if changed:
+            if not failed:
+                result["status"] = "INCORRECT_NUMERICAL"
+            result["reason"] = (result.get("reason", "") + ("; " if failed else "")
+                                + f"{when}: input(s) modified: {', '.join(changed)}")
+        if self.audit.config.strict_diagnostic and case.task.diagnostic_tolerance:
+            strict = compare_outputs(names, tuple(tensors), reference,
+                                     lambda _: case.task.diagnostic_tolerance)
+            result["diagnostic"] = [v.to_json() for v in strict]
+        return result
+
+    def _call(self, handle, case: Case, inputs: list[object], reference, when: str,
+              timeout: float, new_case: bool = False) -> dict:
+        snapshot = InputSnapshot(list(case.definition.inputs), inputs)
+        reply = self._request(handle, {"op": "call", "inputs": inputs, "when": when,
+                                       "n_outputs": len(case.definition.outputs),
+                                       "new_case": new_case}, timeout)
+        if reply["status"] != "OK":
+            return {k: reply[k] for k in ("status", "reason") if k in reply}
+        return self._verdict(case, reply["outputs"], reference, snapshot, inputs, when)
+
+    def _judge(self, handle, case: Case, timeout: float) -> dict:
+        config = self.audit.config
+        result = self._call(handle, case, case.inputs, case.reference, "first call", timeout,
+                            new_case=True)
+        if result["status"] != "PASSED":
+            return result
+        if not config.validation_only:
+            timing = case.task.timing if self.device.type == "cuda" else CPU_TIMING
+            snapshot = InputSnapshot(list(case.definition.inputs), case.inputs)
+            with gpu_lock(self.device):
+                reply = self._request(handle, {
+                    "op": "time", "inputs": case.inputs, "timing": timing.model_dump(),
+                    "n_outputs": len(case.definition.outputs), "cold_l2": config.cold_l2},
+                    timeout * TIMING_TIMEOUT_FACTOR)
+            if reply["status"] != "OK":
+                return {k: reply[k] for k in ("status", "reason") if k in reply}
+            for method, outputs in reply["outputs"].items():
+                after = self._verdict(case, outputs, case.reference, snapshot, case.inputs,
+                                      f"after {method} timing")
+                if after["status"] != "PASSED":
+                    return after
+            result["timing"] = reply["timing"]
+            graph = reply["timing"].get("graph", {})
+            if "error" in graph:
+                result["graph_capture_error"] = graph["error"]
+        # The second input set goes into the same buffers: pointer-keyed caches fail here.
+        swap = InPlace(case.inputs, case.second)
+        try:
+            second = self._call(handle, case, case.inputs, case.second_reference,
+                                "second input set", timeout)
+        finally:
+            swap.restore()
+        result["second_input_set"] = {"status": second["status"], "changed": swap.changed}
+        if second["status"] != "PASSED":
+            return {**result, "status": second["status"], "reason": second.get("reason", "")}
+        if case.probe is not None:
+            probe = self._call(handle, case, case.probe, case.probe_reference, "scale probe",
+                               timeout)
+            result["scale_probe"] = {k: probe.get(k) for k in ("status", "reason")}
+            if probe["status"] != "PASSED":
+                return {**result, "status": probe["status"], "reason": probe.get("reason", "")}
+        return result
+
+    def close(self) -> None:
+        self.isolation.shutdown()
+
+
+class Audit:
+    def __init__(self, dataset: Dataset, config: AuditConfig,
+                 console: Console | None = None) -> None:
+        self.dataset = dataset
+        self.config = config
+        self.devices = [torch.device(d) for d in config.devices]
+        self.references = ReferenceCache(enabled=config.reference_cache)
+        self.console = console or Console(stderr=True)
+        self.records: list[dict] = []
+        self._lock = threading.Lock()
+
+    def plan(self) -> list[tuple[Definition, TaskConfig, list[Solution], Located]]:
+        """(definition, task, solutions, workload) units, in a stable order."""
+        names = self.config.definitions or sorted(self.dataset.definitions)
+        units = []
+        for name in names:
+            definition = self.dataset.definition(name)
+            task = self.dataset.task(name)
+            solutions = select_solutions(self.dataset, task, name, self.config.solutions,
+                                         self.devices[0])
+            solutions += [s for s in self.config.extra_solutions if s.definition == name]
+            for row in select_workloads(self.dataset, task, name, self.config.suite,
+                                        self.config.uuids):
+                if solutions:
+                    units.append((definition, task, solutions, row))
+        return units
+
+    def _done(self) -> set[tuple[str, str, str]]:
+        if not (self.config.resume and Path(self.config.report).is_file()):
+            return set()
+        records = read_report(self.config.report)
+        self.records.extend(records)
+        return {(r["definition"], r["workload"], r["hashes"]["solution"]) for r in records
+                if "hashes" in r and "solution" in r["hashes"]}
+
     def run(self) -> int:
-        plan = self.plan()
-        total = sum(len(s) * len(r) for _, _, s, r in plan)
-        env = environment(self.device)
-        writer = ReportWriter(self.config.report)
-        failures = 0
+        done = self._done()
+        units = self.plan()
+        total = sum(len(s) for _, _, s, _ in units)
+        env = {str(d): environment(d) for d in self.devices}
+        writer = ReportWriter(self.config.report, append=self.config.resume)
+        work: queue.Queue = queue.Queue()
+        for unit in units:
+            work.put(unit)
         progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=self.console, transient=False)
+                            TimeElapsedColumn(), console=self.console)
         with progress:
             bar = progress.add_task("audit", total=total)
-            for definition, task, solutions, rows in plan:
-                timing = task.timing if self.device.type == "cuda" else CPU_TIMING
-                task_path = self.dataset.tasks[definition.name].path
-                for row in rows:
-                    progress.update(bar, description=f"{definition.name[:40]:40}")
-                    base = {"definition": definition.name, "workload": row.value.workload.uuid,
-                            "axes": row.value.workload.axes, "device": str(self.device),
-                            "environment": env,
-                            "hashes": {"definition": source_hash(
-                                self.dataset.definitions[definition.name].path.read_text()),
-                                "task": source_hash(task_path.read_text())}}
-                    try:
-                        inputs = self.dataset.materialise_inputs(definition, row, self.device)
-                        reference, ref_source, ref_seconds = self.reference_outputs(
-                            definition, row, inputs)
-                    except DataError as err:
-                        for solution in solutions:
-                            self._emit(writer, {**base, "solution": solution.name,
-                                                "status": "DATA_ERROR", "reason": str(err)})
-                            failures += 1
-                            progress.advance(bar)
-                        continue
-                    for solution in solutions:
-                        t0 = time.perf_counter()
-                        result = self.executor.judge(solution, definition, task, inputs,
-                                                     reference, self.device, timing,
-                                                     self.config.validation_only)
-                        record = {**base, "solution": solution.name,
-                                  "reference": {"source": ref_source,
-                                                "seconds": round(ref_seconds, 4)},
-                                  "wall_seconds": round(time.perf_counter() - t0, 4), **result}
-                        record["hashes"] = {**base["hashes"], "solution": solution_hash(solution)}
-                        self._emit(writer, record)
-                        progress.advance(bar)
-                        if record["status"] != "PASSED":
-                            failures += 1
-                            # A failed candidate may have modified the inputs: reload them
-                            # so the next solution sees the workload's real bytes.
-                            inputs = self.dataset.materialise_inputs(definition, row,
-                                                                     self.device)
-                    del inputs, reference
+
+            def lane_main(device: torch.device) -> None:
+                lane = Lane(self, device)
+                try:
+                    while True:
+                        try:
+                            unit = work.get_nowait()
+                        except queue.Empty:
+                            return
+                        self._audit_unit(lane, unit, env[str(device)], done, writer,
+                                         lambda d: progress.update(bar, description=d),
+                                         lambda: progress.advance(bar))
+                finally:
+                    lane.close()
+
+            threads = [threading.Thread(target=lane_main, args=(d,)) for d in self.devices]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
         writer.close()
         print_summary(self.records, Console())
+        failed = sum(r["status"] != "PASSED" for r in self.records)
         Console().print(f"report: {self.config.report}  cases: {len(self.records)}  "
-                        f"failed: {failures}")
-        return 1 if failures or not self.records else 0
+                        f"failed: {failed}")
+        return 1 if failed or not self.records else 0
+
+    def _audit_unit(self, lane: Lane, unit, env: dict, done: set, writer: ReportWriter,
+                    describe, advance) -> None:
+        definition, task, solutions, row = unit
+        uuid = row.value.workload.uuid
+        todo = [s for s in solutions if (definition.name, uuid, solution_hash(s)) not in done]
+        for _ in range(len(solutions) - len(todo)):
+            advance()
+        if not todo:
+            return
+        describe(f"{definition.name[:40]:40}")
+        base = {"definition": definition.name, "workload": uuid, "axes": row.value.workload.axes,
+                "device": str(lane.device), "environment": env,
+                "baseline": task.baseline.solution, "baseline_timed": task.baseline.timed,
+                "hashes": {"definition": source_hash(
+                    self.dataset.definitions[definition.name].path.read_text()),
+                    "task": source_hash(self.dataset.tasks[definition.name].path.read_text())}}
+        try:
+            case = lane.prepare_case(definition, task, row)
+        except DataError as err:
+            for solution in todo:
+                self._emit(writer, {**base, "solution": solution.name, "status": "DATA_ERROR",
+                                    "reason": str(err),
+                                    "hashes": {**base["hashes"],
+                                               "solution": solution_hash(solution)}})
+                advance()
+            return
+        for solution in todo:
+            t0 = time.perf_counter()
+            result = lane.judge(solution, case)
+            record = {**base, "solution": solution.name,
+                      "reference": {"source": case.reference_source,
+                                    "seconds": round(case.reference_seconds, 4)},
+                      "wall_seconds": round(time.perf_counter() - t0, 4), **result,
+                      "hashes": {**base["hashes"], "solution": solution_hash(solution)}}
+            self._emit(writer, record)
+            advance()
+            if record["status"] != "PASSED":
+                # A failed candidate may have modified the inputs: reload them so the next
+                # solution sees the workload's real bytes.
+                case.inputs = share(self.dataset.materialise_inputs(definition, row,
+                                                                    lane.device))
 
     def _emit(self, writer: ReportWriter, record: dict) -> None:
-        writer.write(record)
-        self.records.append(record)
+        with self._lock:
+            writer.write(record)
+            self.records.append(record)

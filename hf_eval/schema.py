@@ -283,6 +283,8 @@ class TaskConfig(Model):
     engine_baseline: NonEmpty | None = None
     preferred: dict[NonEmpty, Preferred] = {}
     call_timeout_s: Annotated[float, Field(gt=0)] = 300.0
+    #: A stricter bound reported by ``audit --strict-diagnostic``, never used for acceptance.
+    diagnostic_tolerance: Tolerance | None = None
 
     def tolerance_for(self, output: str) -> Tolerance:
         return self.output_tolerances.get(output, self.tolerance)

@@ -15,9 +15,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 TOY_REFERENCE = '''import torch
 
-def run(x, w, alpha):
-    """y = alpha * (x @ w.T) in FP32, cast to bf16; count = number of positive rows."""
-    y = alpha * (x.float() @ w.float().T)
+def run(x, w, scale):
+    """y = scale * (x @ w.T) in FP32, cast to bf16; count = number of positive rows."""
+    y = scale * (x.float() @ w.float().T)
     return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
 '''
 
@@ -28,7 +28,7 @@ TOY_DEFINITION = {
              "K": {"type": "const", "value": 16}, "ONE": {"type": "const", "value": 1}},
     "inputs": {"x": {"shape": ["M", "K"], "dtype": "bfloat16"},
                "w": {"shape": ["N", "K"], "dtype": "bfloat16"},
-               "alpha": {"shape": None, "dtype": "float32"}},
+               "scale": {"shape": None, "dtype": "float32"}},
     "outputs": {"y": {"shape": ["M", "N"], "dtype": "bfloat16"},
                 "positive_rows": {"shape": ["ONE"], "dtype": "int64"}},
     "constraints": ["M >= 1"],
@@ -37,8 +37,8 @@ TOY_DEFINITION = {
 
 GOOD_SOLUTION = '''import torch
 
-def run(x, w, alpha):
-    y = torch.nn.functional.linear(x.float(), w.float()) * alpha
+def run(x, w, scale):
+    y = torch.nn.functional.linear(x.float(), w.float()) * scale
     return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
 '''
 
@@ -56,10 +56,20 @@ def write_json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory,
+                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own harness cache (verified hashes, references, packages)."""
+    monkeypatch.setenv("HF_EVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture
-def toy_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def toy_root(tmp_path: Path) -> Path:
     """A dataset root with one definition, task, solution, three workloads and receipts."""
-    monkeypatch.setenv("HF_EVAL_CACHE", str(tmp_path / "cache"))
+    return build_toy_root(tmp_path)
+
+
+def build_toy_root(tmp_path: Path, call_timeout_s: float = 300.0) -> Path:
     root = tmp_path / "ds"
     write_json(root / "definitions/toy/toy_linear_n8_k16.json", TOY_DEFINITION)
     write_json(root / "solutions/toy/torch_toy.json", solution_json("torch_toy", GOOD_SOLUTION))
@@ -72,7 +82,7 @@ def toy_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         uuid = f"00000000-0000-0000-0000-00000000000{i}"
         rows.append(WorkloadTrace(definition="toy_linear_n8_k16", workload={
             "uuid": uuid, "axes": {"M": m},
-            "inputs": {"x": x, "w": w, "alpha": {"type": "scalar", "value": 0.5}}}))
+            "inputs": {"x": x, "w": w, "scale": {"type": "scalar", "value": 0.5}}}))
         receipts.append(Receipt(uuid=uuid, definition="toy_linear_n8_k16", provenance={
             "kind": "generated", "generator": "tests.conftest", "seed": i}))
     (root / "workloads/toy").mkdir(parents=True)
@@ -86,5 +96,6 @@ def toy_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "dev": [rows[0].workload.uuid],
         "timing": {"warmup": 1, "iters": 2, "trials": 2},
         "baseline": {"solution": "torch_toy", "timed": "call"},
-        "preferred": {"cpu": {"solution": "torch_toy", "evidence": "the only solution"}}})
+        "preferred": {"cpu": {"solution": "torch_toy", "evidence": "the only solution"}},
+        "call_timeout_s": call_timeout_s})
     return root

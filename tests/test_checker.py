@@ -146,14 +146,14 @@ def test_each_rule_is_reported(toy_root, break_it, expected):
 
 def test_family_value_rules_are_applied(toy_root, monkeypatch):
     def rules(definition, inputs):
-        return ["alpha: must be positive"] if inputs["alpha"] <= 0 else []
+        return ["scale: must be positive"] if inputs["scale"] <= 0 else []
 
     monkeypatch.setattr(checker, "family_rules", lambda op_type: rules)
     assert problems(toy_root) == []
-    edit_rows(toy_root, lambda rows: inputs_of(rows[2]).update(alpha={"type": "scalar",
+    edit_rows(toy_root, lambda rows: inputs_of(rows[2]).update(scale={"type": "scalar",
                                                                       "value": -1.0}))
     found = problems(toy_root)
-    assert found == [f"{WL}:3: value rule: alpha: must be positive"]
+    assert found == [f"{WL}:3: value rule: scale: must be positive"]
 
 
 def test_lazy_counts_what_it_did_not_check(toy_root):

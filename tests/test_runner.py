@@ -11,11 +11,11 @@ from hf_eval.repository import Dataset
 from hf_eval.runner import Audit, AuditConfig
 from tests.conftest import GOOD_SOLUTION, solution_json, write_json
 
-WRONG = GOOD_SOLUTION.replace("* alpha", "* alpha * 1.1")
+WRONG = GOOD_SOLUTION.replace("* scale", "* scale * 1.1")
 # Computes the right answer, then scribbles on an input (the output alone looks fine).
 MUTATES = GOOD_SOLUTION.replace("    return y.to", "    w.zero_()\n    return y.to")
-CRASHES = "def run(x, w, alpha):\n    raise RuntimeError('boom')\n"
-NO_IMPORT = "import not_a_module_anywhere\n\ndef run(x, w, alpha):\n    pass\n"
+CRASHES = "def run(x, w, scale):\n    raise RuntimeError('boom')\n"
+NO_IMPORT = "import not_a_module_anywhere\n\ndef run(x, w, scale):\n    pass\n"
 WRONG_DTYPE = GOOD_SOLUTION.replace("y.to(torch.bfloat16)", "y")
 
 

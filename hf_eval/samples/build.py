@@ -32,7 +32,7 @@ from hf_eval.schema import (
 )
 from hf_eval.store import TensorStore
 
-COMMIT_LIMIT = 1 << 20
+COMMIT_LIMIT = 256 << 10
 CASES_DIR = Path(__file__).parent / "cases"
 
 

@@ -33,10 +33,10 @@ class SampleRegenerator:
         for rows in self.dataset.workloads.values():
             for row in rows:
                 trace = row.value
-                names = [n for n, d in trace.workload.inputs.items()
-                         if isinstance(d, SafetensorsInput) and d.path == relpath]
+                uses = any(isinstance(d, SafetensorsInput) and d.path == relpath
+                           for d in trace.workload.inputs.values())
                 receipt = self.dataset.receipts.get(trace.workload.uuid)
-                if not names or receipt is None or receipt.value.provenance.kind != "generated":
+                if not uses or receipt is None or receipt.value.provenance.kind != "generated":
                     continue
                 definition = self.dataset.definition(trace.definition)
                 if not cases_path(definition.name).is_file():
@@ -48,11 +48,18 @@ class SampleRegenerator:
                     raise DataError(relpath, f"receipt case {receipt.value.provenance.case!r} "
                                     f"is not in {cases_path(definition.name).name}")
                 values = generate_case(definition, spec["generator"], case)
-                desc = store.write(values[names[0]], str(Path(relpath).parent), key=names[0])
-                if desc.path != relpath:
-                    (store.root / desc.path).unlink(missing_ok=True)
-                    raise DataError(relpath, "regenerated tensor hashes to "
-                                    f"{Path(desc.path).stem}, not the recorded hash: the "
-                                    "generator no longer reproduces this sample")
+                # Write every missing tensor of this workload while the values are at hand
+                # (a generator may draw a multi-GB weight: run it once, not once per file).
+                for name, desc in trace.workload.inputs.items():
+                    if not isinstance(desc, SafetensorsInput):
+                        continue
+                    if desc.path != relpath and (store.root / desc.path).is_file():
+                        continue
+                    written = store.write(values[name], str(Path(desc.path).parent), key=name)
+                    if written.path != desc.path:
+                        (store.root / written.path).unlink(missing_ok=True)
+                        raise DataError(desc.path, "regenerated tensor hashes to "
+                                        f"{Path(written.path).stem}, not the recorded hash: "
+                                        "the generator no longer reproduces this sample")
                 return True
         return False

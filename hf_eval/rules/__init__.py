@@ -1,0 +1,1 @@
+"""Per-family value rules the checker applies to workload inputs."""

@@ -1,0 +1,31 @@
+"""Value rules of the dense_attention family: each rule fires alone, samples pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hf_eval.rules.dense_attention import check
+from hf_eval.samples import dense_attention as gen
+
+REPO = Path(__file__).resolve().parent.parent
+NAMES = ("noncausal_dense_attention_h32_d128", "noncausal_dense_attention_h32_d64")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_sample_case_passes(name: str) -> None:
+    path = REPO / "hf_eval" / "samples" / "cases" / f"{name}.json"
+    for case in json.loads(path.read_text())["cases"]:
+        assert check(name, gen.generate(name, case["params"], case["seed"])) == [], case["label"]
+
+
+@pytest.mark.parametrize("key", ["Q", "K", "V"])
+def test_non_finite_input(key: str) -> None:
+    inputs = gen.generate(NAMES[1], {"B": 1, "Nq": 4, "Nk": 3}, 0)
+    inputs[key][0, 2, 1, 0] = float("inf")
+    problems = check(NAMES[1], inputs)
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{key}:") and "finite" in problems[0]
+    assert "(0, 2, 1, 0) = inf" in problems[0]

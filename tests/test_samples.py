@@ -1,0 +1,89 @@
+"""The sample builder and the regeneration of large sample tensors on first use."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from hf_eval.errors import DataError
+from hf_eval.repository import Dataset
+from hf_eval.samples import build as build_module
+from hf_eval.samples.common import sample_uuid
+from tests.conftest import REPO
+
+NAME = "noncausal_dense_attention_h32_d64"
+
+
+@pytest.fixture
+def copy_root(tmp_path: Path) -> Path:
+    """A dataset root holding one real definition, rebuilt from its generator."""
+    root = tmp_path / "ds"
+    (root / "definitions/dense_attention").mkdir(parents=True)
+    shutil.copy(REPO / f"definitions/dense_attention/{NAME}.json",
+                root / "definitions/dense_attention")
+    build_module.build(root, [NAME])
+    return root
+
+
+def test_build_is_idempotent_and_matches_the_committed_sample(copy_root):
+    committed = (REPO / f"workloads/dense_attention/{NAME}.jsonl").read_text()
+    assert (copy_root / f"workloads/dense_attention/{NAME}.jsonl").read_text() == committed
+    first = sorted(p.name for p in (copy_root / "blob").rglob("*"))
+    build_module.build(copy_root, [NAME])
+    assert sorted(p.name for p in (copy_root / "blob").rglob("*")) == first
+
+
+def test_receipts_say_generated_with_generator_and_seed(copy_root):
+    lines = (copy_root / "captures.jsonl").read_text().splitlines()
+    receipts = [json.loads(line) for line in lines]
+    cases = json.loads(build_module.cases_path(NAME).read_text())["cases"]
+    assert {r["uuid"] for r in receipts} == {sample_uuid(NAME, c["label"]) for c in cases}
+    for receipt in receipts:
+        prov = receipt["provenance"]
+        assert prov["kind"] == "generated" and prov["generator"] and isinstance(prov["seed"], int)
+        assert "not captured" in prov["description"]
+
+
+def large_files(root: Path) -> list[Path]:
+    ignore = root / f"blob/workloads/{NAME}/.gitignore"
+    names = [line for line in ignore.read_text().splitlines() if not line.startswith("#")]
+    assert names, "this test needs at least one regenerated (large) sample tensor"
+    return [root / f"blob/workloads/{NAME}" / n for n in names]
+
+
+def test_missing_large_tensor_is_regenerated_and_verified(copy_root):
+    path = large_files(copy_root)[0]
+    original = path.read_bytes()
+    path.unlink()
+    ds = Dataset.load(copy_root)
+    rel = path.relative_to(copy_root).as_posix()
+    assert ds.store.materialise(rel).read_bytes() == original
+
+
+def test_regeneration_that_no_longer_matches_is_refused(copy_root, monkeypatch):
+    path = large_files(copy_root)[0]
+    path.unlink()
+    module = __import__("hf_eval.samples.dense_attention", fromlist=["generate"])
+    real = module.generate
+
+    def drifted(definition, params, seed):
+        values = real(definition, params, seed)
+        return {k: (v + 1 if isinstance(v, torch.Tensor) and v.is_floating_point() else v)
+                for k, v in values.items()}
+
+    monkeypatch.setattr(module, "generate", drifted)
+    ds = Dataset.load(copy_root)
+    with pytest.raises(DataError, match="no longer reproduces this sample"):
+        ds.store.materialise(path.relative_to(copy_root).as_posix())
+    assert not path.exists()
+
+
+def test_generator_returning_wrong_inputs_is_a_clear_error(copy_root, monkeypatch):
+    module = __import__("hf_eval.samples.dense_attention", fromlist=["generate"])
+    monkeypatch.setattr(module, "generate", lambda d, p, s: {"Q": torch.zeros(1)})
+    with pytest.raises(DataError, match="returned inputs"):
+        build_module.build(copy_root, [NAME])
