@@ -1,0 +1,226 @@
+"""The sparse MLA prefill references (k128, k640), their torch solutions and the generator.
+
+The reference is checked against an independent formulation written directly in FP64:
+dense attention over all S rows in which every row is weighted by how many times it is
+selected among the leading topk_length positions (zero weight = not a key), plus the sink
+in the denominator.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from flashinfer_bench.data import Definition as FIDefinition
+from flashinfer_bench.data import Solution as FISolution
+
+from hf_eval.samples import sparse_mla
+from hf_eval.samples.common import sample_uuid
+
+REPO = Path(__file__).resolve().parent.parent
+NAMES = {128: "sparse_mla_prefill_h64_d512_k128", 640: "sparse_mla_prefill_h64_d512_k640"}
+INPUT_ORDER = ["Q", "KV", "indices", "topk_length", "attn_sink", "sm_scale"]
+
+
+def _namespace(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "<source>", "exec"), namespace)
+    return namespace
+
+
+def _json(*parts: str) -> dict:
+    return json.loads(REPO.joinpath(*parts).read_text())
+
+
+@functools.cache
+def definition(name: str) -> dict:
+    return _json("definitions", "sparse_mla", f"{name}.json")
+
+
+@functools.cache
+def reference(name: str):
+    return _namespace(definition(name)["reference"])["run"]
+
+
+def solution_name(name: str) -> str:
+    return _json("tasks", f"{name}.json")["baseline"]["solution"]
+
+
+@functools.cache
+def solution(name: str):
+    doc = _json("solutions", "sparse_mla", f"{solution_name(name)}.json")
+    assert doc["definition"] == name
+    return _namespace(next(s["content"] for s in doc["sources"] if s["path"] == "main.py"))["run"]
+
+
+@functools.cache
+def cases(name: str) -> list[dict]:
+    return _json("hf_eval", "samples", "cases", f"{name}.json")["cases"]
+
+
+@functools.cache
+def case_inputs(name: str, label: str) -> dict:
+    case = next(c for c in cases(name) if c["label"] == label)
+    return sparse_mla.generate(name, case["params"], case["seed"])
+
+
+@functools.cache
+def case_reference(name: str, label: str) -> torch.Tensor:
+    return reference(name)(*[case_inputs(name, label)[n] for n in INPUT_ORDER])
+
+
+ALL_CASES = [(name, c["label"]) for name in NAMES.values()
+             for c in _json("hf_eval", "samples", "cases", f"{name}.json")["cases"]]
+
+
+def dense_truth(inputs: dict) -> np.ndarray:
+    """FP64 dense attention over all S rows weighted by their selection multiplicity."""
+    q = inputs["Q"].to(torch.float64).numpy()
+    kv = inputs["KV"].to(torch.float64).numpy()
+    sink = inputs["attn_sink"].to(torch.float64).numpy()
+    out = np.zeros((q.shape[0], q.shape[1], 512))
+    for t in range(q.shape[0]):
+        leading = inputs["indices"][t, : int(inputs["topk_length"][t])].numpy()
+        counts = np.bincount(leading[leading >= 0], minlength=kv.shape[0]).astype(np.float64)
+        if counts.sum() == 0:
+            continue
+        logits = inputs["sm_scale"] * q[t] @ kv.T  # [H, S]: every row, selected or not
+        top = np.maximum(np.where(counts > 0, logits, -np.inf).max(axis=1), sink)
+        weights = counts * np.exp(logits - top[:, None])
+        out[t] = weights @ kv[:, :512] / (weights.sum(axis=1) + np.exp(sink - top))[:, None]
+    return out
+
+
+# ------------------------------------------------------------------------------- files
+@pytest.mark.parametrize("topk", sorted(NAMES))
+def test_files_load_and_agree(topk: int) -> None:
+    name = NAMES[topk]
+    spec = definition(name)
+    FIDefinition.model_validate(spec)
+    FISolution.model_validate(_json("solutions", "sparse_mla", f"{solution_name(name)}.json"))
+    assert list(spec["inputs"]) == INPUT_ORDER
+    assert spec["axes"]["topk"]["value"] == topk
+    task = _json("tasks", f"{name}.json")
+    assert task["tolerance"]["atol"] == 0.005 and task["tolerance"]["rtol"] == 0.016
+    assert task["tolerance"]["required_matched_ratio"] is None
+    assert task["dev"] == [sample_uuid(name, c["label"]) for c in cases(name)][:10]
+    assert task["engine_baseline"] is None
+    assert task["preferred"]["cpu"]["solution"] == solution_name(name)
+    assert len(cases(name)) >= 4
+
+
+# -------------------------------------------------------------------------- reference
+@pytest.mark.parametrize("name,label", ALL_CASES)
+def test_reference_matches_dense_fp64_formulation(name: str, label: str) -> None:
+    truth = torch.from_numpy(dense_truth(case_inputs(name, label)))
+    out = case_reference(name, label)
+    assert out.dtype == torch.bfloat16 and out.shape == truth.shape
+    torch.testing.assert_close(out.double(), truth, rtol=2 ** -8, atol=1e-4)
+
+
+def test_reference_ignores_positions_after_topk_length_and_zero_length_rows() -> None:
+    name = NAMES[128]
+    inputs = dict(case_inputs(name, "t6_zero_holes_stale"))
+    out = case_reference(name, "t6_zero_holes_stale")
+    assert int(inputs["topk_length"][1]) == 0 and bool((out[1] == 0).all())
+    # Rewriting the ignored tail (to -1, or to other rows) leaves the output unchanged.
+    lengths = inputs["topk_length"].long()
+    tail = torch.arange(128)[None, :] >= lengths[:, None]
+    for fill in (-1, 3):
+        changed = dict(inputs, indices=torch.where(tail, fill, inputs["indices"]))
+        assert torch.equal(reference(name)(*[changed[n] for n in INPUT_ORDER]), out)
+    # Reading the tail would have changed the result: the stale rows are not inert.
+    read_all = dict(inputs, topk_length=torch.full_like(inputs["topk_length"], 128))
+    assert not torch.equal(reference(name)(*[read_all[n] for n in INPUT_ORDER]), out)
+
+
+def test_reference_sink_semantics() -> None:
+    name = NAMES[128]
+    inputs = dict(case_inputs(name, "t1_full"))
+    no_sink = dict(inputs, attn_sink=torch.full((64,), -math.inf))
+    out = reference(name)(*[no_sink[n] for n in INPUT_ORDER])
+    torch.testing.assert_close(out.double(), torch.from_numpy(dense_truth(no_sink)),
+                               rtol=2 ** -8, atol=1e-4)
+    heavy = dict(inputs, attn_sink=inputs["attn_sink"] + 40.0)
+    assert float(reference(name)(*[heavy[n] for n in INPUT_ORDER]).abs().max()) < 1e-3
+
+
+def test_softmax_of_samples_is_neither_uniform_nor_one_hot() -> None:
+    for name in NAMES.values():
+        inputs = case_inputs(name, "t1_full")
+        keys = inputs["KV"][inputs["indices"][0].long()].double()
+        logits = inputs["sm_scale"] * inputs["Q"][0].double() @ keys.T
+        probs = torch.cat([logits, inputs["attn_sink"].double()[:, None]], 1).softmax(1)
+        assert 0.01 < float(probs[:, :-1].max(dim=1).values.median()) < 0.6
+        assert 0.001 < float(probs[:, -1].median()) < 0.9
+
+
+# --------------------------------------------------------------------------- solution
+@pytest.mark.parametrize("name,label", ALL_CASES)
+def test_solution_matches_reference_under_task_tolerance(name: str, label: str) -> None:
+    inputs = case_inputs(name, label)
+    before = {n: v.clone() for n, v in inputs.items() if isinstance(v, torch.Tensor)}
+    out = solution(name)(*[inputs[n] for n in INPUT_ORDER])
+    ref = case_reference(name, label)
+    assert out.dtype == ref.dtype and out.shape == ref.shape
+    assert bool(torch.isfinite(out.float()).all())
+    tol = _json("tasks", f"{name}.json")["tolerance"]
+    close = (out.float() - ref.float()).abs() <= tol["atol"] + tol["rtol"] * ref.float().abs()
+    assert bool(close.all()), f"{int((~close).sum())} elements out of tolerance"
+    assert all(torch.equal(before[n], inputs[n]) for n in before)
+
+
+def test_solution_never_dereferences_ignored_positions_and_chunks_queries() -> None:
+    name = NAMES[128]
+    inputs = dict(case_inputs(name, "t6_zero_holes_stale"))
+    lengths = inputs["topk_length"].long()
+    tail = torch.arange(128)[None, :] >= lengths[:, None]
+    wild = dict(inputs, indices=torch.where(tail, 2 ** 30, inputs["indices"]),
+                attn_sink=torch.full((64,), -math.inf))
+    out = solution(name)(*[wild[n] for n in INPUT_ORDER])
+    ref = reference(name)(*[wild[n] for n in INPUT_ORDER])
+    assert bool((out[1] == 0).all()) and bool(torch.isfinite(out.float()).all())
+    torch.testing.assert_close(out.float(), ref.float(), rtol=0.016, atol=0.005)
+    # A tiny chunk budget forces one query per chunk: same result.
+    doc = _json("solutions", "sparse_mla", f"{solution_name(name)}.json")
+    module = _namespace(doc["sources"][0]["content"])
+    module["_CHUNK_BYTES"] = 1
+    chunked = module["run"](*[inputs[n] for n in INPUT_ORDER])
+    assert torch.equal(chunked, solution(name)(*[inputs[n] for n in INPUT_ORDER]))
+
+
+# -------------------------------------------------------------------------- generator
+@pytest.mark.parametrize("topk", sorted(NAMES))
+def test_generator_is_deterministic_and_matches_the_definition(topk: int) -> None:
+    name = NAMES[topk]
+    spec = definition(name)
+    const = {a: v["value"] for a, v in spec["axes"].items() if v["type"] == "const"}
+    dtypes = {"bfloat16": torch.bfloat16, "int32": torch.int32, "float32": torch.float32}
+    for case in cases(name):
+        first = sparse_mla.generate(name, case["params"], case["seed"])
+        second = sparse_mla.generate(name, case["params"], case["seed"])
+        assert list(first) == INPUT_ORDER
+        sizes = dict(const, T=case["params"]["T"], S=case["params"]["S"])
+        for key, value in first.items():
+            input_spec = spec["inputs"][key]
+            if input_spec["shape"] is None:
+                assert isinstance(value, float) and value == second[key]
+                continue
+            assert value.dtype == dtypes[input_spec["dtype"]]
+            assert list(value.shape) == [sizes[a] for a in input_spec["shape"]]
+            assert value.view(torch.int8).numpy().tobytes() == \
+                second[key].view(torch.int8).numpy().tobytes()
+        # Leading positions select rows visible to the query (causal), distinct unless
+        # the case asks for duplicates.
+        tokens, rows = case["params"]["T"], case["params"]["S"]
+        for t in range(tokens):
+            leading = first["indices"][t, : int(first["topk_length"][t])]
+            valid = leading[leading != -1]
+            assert bool(((valid >= 0) & (valid < rows - tokens + t + 1)).all())
+            if not case["params"].get("duplicates"):
+                assert valid.unique().numel() == valid.numel()

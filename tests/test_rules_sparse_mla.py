@@ -1,0 +1,74 @@
+"""Value rules of sparse MLA: each rule is violated once, and every sample case passes."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from hf_eval.rules.sparse_mla import check
+from hf_eval.samples import sparse_mla
+
+REPO = Path(__file__).resolve().parent.parent
+NAMES = ["sparse_mla_prefill_h64_d512_k128", "sparse_mla_prefill_h64_d512_k640"]
+K128 = NAMES[0]
+
+
+def _cases(name: str) -> list[dict]:
+    return json.loads((REPO / "hf_eval/samples/cases" / f"{name}.json").read_text())["cases"]
+
+
+@functools.cache
+def _case(name: str, label: str) -> dict:
+    case = next(c for c in _cases(name) if c["label"] == label)
+    return sparse_mla.generate(name, case["params"], case["seed"])
+
+
+def _base() -> dict:
+    """A fresh copy of a valid k128 workload (S = 400, topk_length 128, 0, 77, 128, 5, 100)."""
+    return {k: v.clone() if isinstance(v, torch.Tensor) else v
+            for k, v in _case(K128, "t6_zero_holes_stale").items()}
+
+
+@pytest.mark.parametrize("name,label", [(n, c["label"]) for n in NAMES for c in _cases(n)])
+def test_every_sample_case_passes(name: str, label: str) -> None:
+    assert check(name, _case(name, label)) == []
+
+
+@pytest.mark.parametrize("length", [-1, 129])
+def test_topk_length_outside_zero_to_topk_is_reported(length: int) -> None:
+    inputs = _base()
+    inputs["topk_length"][2] = length
+    problems = check(K128, inputs)
+    assert len(problems) == 1 and problems[0].startswith("topk_length:")
+
+
+@pytest.mark.parametrize("bad", [400, -2])
+def test_leading_index_outside_the_cache_is_reported(bad: int) -> None:
+    inputs = _base()
+    inputs["indices"][2, 10] = bad  # position 10 < topk_length 77
+    problems = check(K128, inputs)
+    assert len(problems) == 1 and problems[0].startswith("indices:") and str(bad) in problems[0]
+
+
+def test_anything_after_topk_length_is_ignored() -> None:
+    inputs = _base()
+    inputs["indices"][1, :] = 10 ** 6  # topk_length 0: every position is ignored
+    inputs["indices"][2, 77:] = -5
+    assert check(K128, inputs) == []
+
+
+def test_bad_sink_and_scale_are_reported() -> None:
+    inputs = _base()
+    inputs["attn_sink"][0] = math.inf
+    problems = check(K128, inputs)
+    assert len(problems) == 1 and problems[0].startswith("attn_sink:")
+    inputs = _base()
+    inputs["attn_sink"][:] = -math.inf  # no sink: allowed
+    inputs["sm_scale"] = math.nan
+    problems = check(K128, inputs)
+    assert len(problems) == 1 and problems[0].startswith("sm_scale:")
