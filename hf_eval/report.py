@@ -62,8 +62,10 @@ def summary_table(records: list[dict]) -> Table:
     for rec in records:
         groups[(rec["definition"], rec["solution"])].append(rec)
     table = Table(title="Audit summary", show_lines=False)
-    for col in ("definition", "solution", "passed", "median ms (eager)", "failures"):
-        table.add_column(col, justify="right" if col in ("passed", "median ms (eager)") else "left")
+    for col in ("definition", "solution", "passed", "eager ms (geomean)", "failures"):
+        numeric = col in ("passed", "eager ms (geomean)")
+        table.add_column(col, justify="right" if numeric else "left", no_wrap=not numeric,
+                         overflow="fold")
     for (definition, solution), recs in sorted(groups.items()):
         passed = sum(r["status"] == "PASSED" for r in recs)
         medians = [r["timing"]["eager"]["median_ms"] for r in recs
@@ -76,4 +78,8 @@ def summary_table(records: list[dict]) -> Table:
 
 
 def print_summary(records: list[dict], console: Console | None = None) -> None:
-    (console or Console()).print(summary_table(records))
+    """Print the table wide enough for full definition names, even when piped to a file."""
+    console = console or Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    console.print(summary_table(records))

@@ -85,4 +85,38 @@ def test_missing_tensor_is_a_data_error_for_that_case(toy_root, tmp_path):
     code, records = audit(toy_root, tmp_path, solutions="preferred")
     assert code == 1
     assert [r["status"] for r in records] == ["PASSED", "DATA_ERROR", "PASSED"]
-    assert "missing" in records[1]["reason"]
+    assert row.value.workload.inputs["x"].path in records[1]["reason"]
+
+
+def test_resume_skips_finished_cases(toy_root, tmp_path):
+    report = tmp_path / "report.jsonl"
+    config = AuditConfig(report=report, solutions="preferred", validation_only=True,
+                         uuids=["00000000-0000-0000-0000-000000000000"])
+    Audit(Dataset.load(toy_root), config).run()
+    assert len(read_report(report)) == 1
+    config = AuditConfig(report=report, solutions="preferred", validation_only=True,
+                         resume=True)
+    assert Audit(Dataset.load(toy_root), config).run() == 0
+    lines = read_report(report)
+    assert len(lines) == 3 and len({r["workload"] for r in lines}) == 3
+
+
+def test_candidate_from_the_command_line(toy_root, tmp_path):
+    from hf_eval.cli import main
+
+    package = tmp_path / "mine"
+    package.mkdir()
+    (package / "main.py").write_text(GOOD_SOLUTION)
+    report = tmp_path / "r.jsonl"
+    code = main(["--root", str(toy_root), "audit", "--definitions", "toy_linear_n8_k16",
+                 "--candidate", str(package / "main.py"), "--report", str(report),
+                 "--validation-only"])
+    assert code == 0
+    assert {r["solution"] for r in read_report(report)} == {"candidate-mine"}
+
+
+def test_unknown_definition_is_one_line(toy_root, capsys):
+    from hf_eval.cli import main
+
+    assert main(["--root", str(toy_root), "audit", "--definitions", "nope"]) == 2
+    assert capsys.readouterr().err.strip() == "error: definitions/: unknown definition 'nope'"
