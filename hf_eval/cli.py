@@ -70,6 +70,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_card(args: argparse.Namespace) -> int:
+    from hf_eval.card import main as write_card
+
+    return write_card(args.root, check=args.check)
+
+
 def cmd_samples_build(args: argparse.Namespace) -> int:
     from hf_eval.samples.build import build
 
@@ -117,11 +123,20 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--out", type=Path, default=Path("reports"), help="output directory")
     m.set_defaults(func=cmd_summarize)
 
+    k = sub.add_parser("card", help="regenerate the README's configs: (viewer, load_dataset)")
+    k.add_argument("--check", action="store_true",
+                   help="only report whether README.md is up to date (exit 1 if not)")
+    k.set_defaults(func=cmd_card)
+
     s = sub.add_parser("samples", help="the embedded, generated sample")
     ssub = s.add_subparsers(dest="samples_command", required=True)
     b = ssub.add_parser("build", help="regenerate sample workloads, tensors and receipts")
     b.add_argument("--definition", action="append", help="only this definition (repeatable)")
     b.set_defaults(func=cmd_samples_build)
+
+    from hf_eval.capture.commands import register as register_dataset_building
+
+    register_dataset_building(sub)  # capture, replay, import-fib, export-fib
     return p
 
 

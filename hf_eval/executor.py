@@ -113,43 +113,38 @@ def gpu_lock(device: torch.device):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def share(inputs: list[object]) -> list[object]:
-    """Move CPU tensors into shared memory so the worker writes land where we can see them."""
-    for value in inputs:
-        if isinstance(value, torch.Tensor) and value.device.type == "cpu":
-            value.share_memory_()
-    return inputs
-
-
 class Isolation:
-    """Keeps at most one live worker (for one solution) and restarts it after failures."""
+    """At most one live worker per solution; a worker is replaced after any fatal failure.
+
+    Workers stay up while the audit moves between workloads of one definition (starting
+    one costs an interpreter, a torch import and, on GPU, a CUDA context) and are shut
+    down by :meth:`shutdown` when the audit moves on to another definition.
+    """
 
     def __init__(self) -> None:
-        self.handle: WorkerHandle | None = None
-        self.load_reply: dict | None = None
+        self.workers: dict[str, tuple[WorkerHandle, dict]] = {}
 
     def worker(self, solution: Solution, timeout: float) -> tuple[WorkerHandle, dict]:
         key = solution_hash(solution)
-        if self.handle is None or self.handle.solution_key != key or not self.handle.alive():
-            self.shutdown()
-            self.handle = WorkerHandle(solution)
+        found = self.workers.get(key)
+        if found is None or not found[0].alive():
+            handle = WorkerHandle(solution)
+            self.workers[key] = (handle, {"status": "RUNTIME_ERROR", "reason": "not loaded"})
             # Starting the interpreter and importing the solution (which may JIT-compile
             # kernels) gets at least LOAD_TIMEOUT_S, whatever the per-call timeout.
-            self.load_reply = self.handle.request(
-                {"op": "load", "solution": solution.model_dump_json()},
-                max(timeout, LOAD_TIMEOUT_S))
-        return self.handle, self.load_reply
+            reply = handle.request({"op": "load", "solution": solution.model_dump_json()},
+                                   max(timeout, LOAD_TIMEOUT_S))
+            self.workers[key] = (handle, reply)
+        return self.workers[key]
 
-    def discard(self) -> None:
-        """Drop the current worker (after a timeout, crash or fatal error)."""
-        if self.handle is not None:
-            self.handle.kill()
-            self.handle.conn.close()
-        self.handle = None
+    def discard(self, solution_key: str) -> None:
+        """Drop a solution's worker (after a timeout, crash or fatal error)."""
+        found = self.workers.pop(solution_key, None)
+        if found is not None:
+            found[0].kill()
+            found[0].conn.close()
 
     def shutdown(self) -> None:
-        if self.handle is not None:
-            self.handle.close()
-        self.handle = None
-
-
+        for handle, _ in self.workers.values():
+            handle.close()
+        self.workers.clear()

@@ -68,9 +68,14 @@ class Dataset:
             for located in ds._load_lines(Receipt, root / "captures.jsonl"):
                 ds._add_unique(ds.receipts, located, "receipt", key=located.value.uuid)
         if resolvers is None:
+            from hf_eval.hub import HubResolver
+            from hf_eval.lfs import GitLfsResolver
             from hf_eval.samples.regenerate import SampleRegenerator
 
-            resolvers = [SampleRegenerator(ds)]
+            # After the local file: an LFS pointer in a git clone, then the deterministic
+            # regeneration of generated samples (local; declines anything else at once),
+            # then the Hub at the pinned commit (network; its failures are errors).
+            resolvers = [GitLfsResolver(), SampleRegenerator(ds), HubResolver.for_root(root)]
         ds.store = TensorStore(root, resolvers)
         return ds
 
@@ -139,8 +144,12 @@ class Dataset:
         return self._rel(located.path) + (f":{located.line}" if located.line else "")
 
     def materialise_inputs(self, definition: Definition, row: Located,
-                           device: str | torch.device = "cpu") -> list[object]:
-        """The workload's inputs in argument order, loaded, verified and shape-checked."""
+                           device: str | torch.device = "cpu",
+                           shared: bool = False) -> list[object]:
+        """The workload's inputs in argument order, loaded, verified and shape-checked.
+
+        ``shared`` loads CPU tensors into shared memory (for the audit's worker processes).
+        """
         trace: WorkloadTrace = row.value
         where = self.where(row)
         missing = [a for a in definition.var_axes if a not in trace.workload.axes]
@@ -160,7 +169,7 @@ class Dataset:
             if not isinstance(desc, SafetensorsInput):
                 raise DataError(where, "random inputs are not allowed in this dataset",
                                 field=f"workload.inputs.{name}")
-            tensor = self.store.load(desc, device)
+            tensor = self.store.load(desc, device, shared=shared)
             expected_shape = definition.shape_of(spec, trace.workload.axes)
             if expected_shape is None:
                 raise DataError(where, "a scalar input must be a scalar descriptor",

@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from hf_eval.acceptance import compare_outputs
 from hf_eval.errors import DataError
-from hf_eval.executor import Isolation, WorkerFailure, gpu_lock, share
+from hf_eval.executor import Isolation, WorkerFailure, gpu_lock
 from hf_eval.modules import compile_reference, solution_hash, source_hash
 from hf_eval.reference_cache import ReferenceCache, cache_key
 from hf_eval.report import ReportWriter, environment, print_summary, read_report
@@ -120,6 +120,7 @@ class Lane:
         self.audit = audit
         self.device = device
         self.isolation = Isolation()
+        self.definition: str | None = None  # workers are kept per definition
 
     # ------------------------------------------------------------------ the truth
     def reference(self, definition: Definition, row: Located, inputs: list[object],
@@ -143,7 +144,7 @@ class Lane:
         return outputs, "computed", seconds
 
     def prepare_case(self, definition: Definition, task: TaskConfig, row: Located) -> Case:
-        inputs = share(self.audit.dataset.materialise_inputs(definition, row, self.device))
+        inputs = self.audit.dataset.materialise_inputs(definition, row, self.device, shared=True)
         reference, source, seconds = self.reference(definition, row, inputs, "main")
         second = second_input_set(definition, inputs, row.value.workload.uuid)
         second_reference, _, _ = self.reference(definition, row, second, "second")
@@ -165,13 +166,13 @@ class Lane:
                 return {k: loaded[k] for k in ("status", "reason") if k in loaded}
             return self._judge(handle, case, timeout)
         except WorkerFailure as failure:
-            self.isolation.discard()
+            self.isolation.discard(solution_hash(solution))
             return {"status": failure.status, "reason": str(failure)}
 
     def _request(self, handle, message: dict, timeout: float) -> dict:
         reply = handle.request({**message, "device": str(self.device)}, timeout)
         if reply.get("fatal"):
-            self.isolation.discard()
+            self.isolation.discard(handle.solution_key)
         return reply
 
     def _verdict(self, case: Case, outputs: list[dict], reference: tuple[torch.Tensor, ...],
@@ -343,6 +344,9 @@ class Audit:
         if not todo:
             return
         describe(f"{definition.name[:40]:40}")
+        if lane.definition != definition.name:
+            lane.isolation.shutdown()
+            lane.definition = definition.name
         base = {"definition": definition.name, "workload": uuid, "axes": row.value.workload.axes,
                 "device": str(lane.device), "environment": env,
                 "baseline": task.baseline.solution, "baseline_timed": task.baseline.timed,
@@ -372,8 +376,8 @@ class Audit:
             if record["status"] != "PASSED":
                 # A failed candidate may have modified the inputs: reload them so the next
                 # solution sees the workload's real bytes.
-                case.inputs = share(self.dataset.materialise_inputs(definition, row,
-                                                                    lane.device))
+                case.inputs = self.dataset.materialise_inputs(definition, row, lane.device,
+                                                              shared=True)
 
     def _emit(self, writer: ReportWriter, record: dict) -> None:
         with self._lock:

@@ -23,8 +23,8 @@ from typing import Protocol
 
 import torch
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import save_file
 
+from hf_eval import tensorfile
 from hf_eval.cache import cache_dir
 from hf_eval.errors import DataError
 from hf_eval.schema import SafetensorsInput
@@ -60,6 +60,12 @@ def parse_lfs_pointer(data: bytes) -> Expected | None:
     if not _SHA256.fullmatch(oid) or not fields.get("size", "").isdigit():
         return None
     return Expected(oid, int(fields["size"]))
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of a file, enough to tell an LFS pointer (never the whole file)."""
+    with open(path, "rb") as fh:
+        return fh.read(1025)
 
 
 def sha256_file(path: Path) -> str:
@@ -131,7 +137,7 @@ class TensorStore:
             expected = pointer
         for resolver in self.resolvers:
             if resolver.fetch(self, relpath, expected):
-                if not path.is_file() or parse_lfs_pointer(path.read_bytes()[:1025]):
+                if not path.is_file() or parse_lfs_pointer(_head(path)):
                     raise DataError(relpath, f"resolver {resolver.name!r} reported success "
                                     "but left no file")
                 self._verify(path, relpath, expected)
@@ -151,16 +157,26 @@ class TensorStore:
             raise DataError(relpath, f"sha256 mismatch: file hashes to {actual}, "
                             f"expected {expected.sha256}")
 
-    def load(self, desc: SafetensorsInput, device: str | torch.device = "cpu") -> torch.Tensor:
-        """Load the tensor a descriptor names, verified, directly onto ``device``."""
+    def load(self, desc: SafetensorsInput, device: str | torch.device = "cpu",
+             shared: bool = False) -> torch.Tensor:
+        """Load the tensor a descriptor names, verified, directly onto ``device``.
+
+        ``shared`` puts a CPU tensor in shared memory without an intermediate copy, so a
+        worker process can use it and the caller can still see (and byte-check) it.
+        """
         path = self.materialise(desc.path)
+        device = torch.device(device)
         try:
+            if device.type == "cpu":
+                return tensorfile.read(path, desc.tensor_key, shared=shared)
             with safe_open(path, framework="pt", device=str(device)) as fh:
                 if desc.tensor_key not in fh.keys():
-                    raise DataError(desc.path, f"has no tensor {desc.tensor_key!r} "
-                                    f"(keys: {sorted(fh.keys())})", field="tensor_key")
+                    raise KeyError(desc.tensor_key)
                 return fh.get_tensor(desc.tensor_key)
-        except SafetensorError as exc:
+        except KeyError:
+            raise DataError(desc.path, f"has no tensor {desc.tensor_key!r} (keys: "
+                            f"{sorted(tensorfile.keys(path))})", field="tensor_key") from None
+        except (SafetensorError, tensorfile.TensorFileError) as exc:
             raise DataError(desc.path, f"not a readable safetensors file ({exc})") from None
 
     # ------------------------------------------------------------------ writing
@@ -172,10 +188,10 @@ class TensorStore:
         os.close(fd)
         tmp = Path(tmp_name)
         try:
-            save_file({key: tensor.detach().contiguous().cpu()}, str(tmp))
+            tensorfile.write(tmp, key, tensor)
             digest = sha256_file(tmp)
             final = target_dir / f"{digest}.safetensors"
-            if final.is_file() and parse_lfs_pointer(final.read_bytes()[:1025]) is None:
+            if final.is_file() and parse_lfs_pointer(_head(final)) is None:
                 tmp.unlink()
             else:
                 tmp.replace(final)

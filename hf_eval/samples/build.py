@@ -40,22 +40,31 @@ def cases_path(definition: str) -> Path:
     return CASES_DIR / f"{definition}.json"
 
 
-def generate_case(definition: Definition, generator: str, case: dict) -> dict[str, object]:
-    """Run the generator for one case and check it returned every input as declared."""
+def generate_case(definition: Definition, generator: str, case: dict,
+                  only: set[str] | None = None) -> dict[str, object]:
+    """Run the generator for one case and check it returned every input as declared.
+
+    A generator may return an input as a zero-argument callable (e.g. a multi-GB weight
+    drawn on demand); only the inputs in ``only`` (default: all) are drawn.
+    """
     module = importlib.import_module(generator)
     values = module.generate(definition.name, dict(case.get("params", {})), int(case["seed"]))
     where = f"{generator}.generate (case {case['label']!r})"
     if set(values) != set(definition.inputs):
         raise DataError(where, f"returned inputs {sorted(values)}, the definition declares "
                         f"{sorted(definition.inputs)}")
+    drawn = {}
     for name, spec in definition.inputs.items():
-        value = values[name]
+        if only is not None and name not in only:
+            continue
+        value = values[name]() if callable(values[name]) else values[name]
         if spec.shape is None:
             if isinstance(value, torch.Tensor):
                 raise DataError(where, "scalar input returned as a tensor", field=name)
         elif not isinstance(value, torch.Tensor) or value.dtype != TORCH_DTYPES[spec.dtype]:
             raise DataError(where, f"must be a {spec.dtype} tensor", field=name)
-    return values
+        drawn[name] = value
+    return drawn
 
 
 def infer_axes(definition: Definition, values: dict[str, object], where: str) -> dict[str, int]:

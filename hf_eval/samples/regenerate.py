@@ -47,14 +47,14 @@ class SampleRegenerator:
                 if case is None:
                     raise DataError(relpath, f"receipt case {receipt.value.provenance.case!r} "
                                     f"is not in {cases_path(definition.name).name}")
-                values = generate_case(definition, spec["generator"], case)
-                # Write every missing tensor of this workload while the values are at hand
-                # (a generator may draw a multi-GB weight: run it once, not once per file).
-                for name, desc in trace.workload.inputs.items():
-                    if not isinstance(desc, SafetensorsInput):
-                        continue
-                    if desc.path != relpath and (store.root / desc.path).is_file():
-                        continue
+                # Draw every missing tensor of this workload in one go (a generator may
+                # draw a multi-GB weight: once, not once per file), and nothing else.
+                missing = {name for name, desc in trace.workload.inputs.items()
+                           if isinstance(desc, SafetensorsInput)
+                           and (desc.path == relpath or not (store.root / desc.path).is_file())}
+                values = generate_case(definition, spec["generator"], case, only=missing)
+                for name in sorted(missing):
+                    desc = trace.workload.inputs[name]
                     written = store.write(values[name], str(Path(desc.path).parent), key=name)
                     if written.path != desc.path:
                         (store.root / written.path).unlink(missing_ok=True)

@@ -1,0 +1,205 @@
+"""kernel_acceptance: the task's acceptance of candidate kernels, as an ``evaluate`` metric.
+
+Load it with ``evaluate.load("hf_eval/kernel_acceptance")`` from the dataset root (the
+directory holding ``definitions/``, ``workloads/``, ``tasks/``). Inputs are light handles,
+never tensors, because ``evaluate`` writes every input to an Arrow cache first:
+
+- ``predictions``: per case, a candidate: a solution name of the dataset, a path to a
+  Solution JSON, or a path to a ``.safetensors`` file holding the candidate's outputs
+  (one tensor per output, keyed by the definition's output names);
+- ``references``: per case, the UUID of the workload it is judged on.
+
+Solutions are judged by the audit itself (``hf_eval.runner.Audit``, validation only: the
+candidate runs in the audit's worker process; inputs, second input set and all).
+Outputs files are judged by ``hf_eval.acceptance.compare_outputs`` against the
+reference, the same code the audit applies to a candidate's returned outputs. A
+Solution JSON or a solution from the dataset is code that runs on this machine.
+"""
+
+import contextlib
+import io
+import tempfile
+from pathlib import Path
+
+import datasets
+import evaluate
+import torch
+
+from hf_eval.acceptance import compare_outputs
+from hf_eval.errors import DataError
+from hf_eval.modules import compile_reference
+from hf_eval.reference_cache import ReferenceCache, cache_key
+from hf_eval.repository import Dataset
+from hf_eval.runner import Audit, AuditConfig, select_workloads
+from hf_eval.schema import Solution, load_json
+
+_DESCRIPTION = """\
+Accepted fraction of (candidate, workload) cases under the task's published acceptance
+rules: shapes, dtypes and devices equal; integer outputs exact; no non-finite values;
+the matched-element ratio at least the task's required ratio (every element by default)
+under its atol/rtol. Solutions are also checked for modified inputs and for a second
+input set, exactly as the audit does.
+"""
+
+_INPUTS = """\
+Args:
+    predictions (list of str): solution name, Solution JSON path, or path to a
+        .safetensors file of the candidate's outputs (keys = output names).
+    references (list of str): workload UUIDs, one per prediction.
+    root (str): dataset root (default: the current directory).
+    definition (str, optional): every reference must belong to this definition.
+    suite (str): "all" (default), "dev", "sample" or "first": every reference must be in
+        this suite of its task.
+    device (str): "cpu" (default) or "cuda[:N]".
+Returns:
+    accepted_fraction (float), accepted (int), total (int),
+    cases (list of dict): per case the prediction, workload, definition, status
+        (PASSED, INCORRECT_*, RUNTIME_ERROR, ...), error ("" when accepted) and outputs.
+Examples:
+    >>> metric = evaluate.load("hf_eval/kernel_acceptance")
+    >>> metric.compute(predictions=["torch_toy"], references=["<uuid>"], root=".")
+"""
+
+_CITATION = """\
+@misc{inference_kernels,
+  title = {inference-kernels: real inference-kernel workloads and their acceptance harness},
+  year = {2026}
+}
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _INPUTS)
+class KernelAcceptance(evaluate.Metric):
+    """The accepted fraction of candidate kernels on workloads, under the task's rules."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_INPUTS,
+            features=datasets.Features({"predictions": datasets.Value("string"),
+                                        "references": datasets.Value("string")}),
+        )
+
+    def _compute(self, predictions, references, root=".", definition=None, suite="all",
+                 device="cpu"):
+        dataset = Dataset.load(root)
+        index = {row.value.workload.uuid: row
+                 for rows in dataset.workloads.values() for row in rows}
+        cases = []
+        for prediction, uuid in zip(predictions, references):
+            row = index.get(uuid)
+            if row is None:
+                raise DataError(str(Path(root)), f"reference {uuid!r} is not a workload UUID "
+                                "of this dataset")
+            name = row.value.definition
+            if definition is not None and name != definition:
+                raise DataError(dataset.where(row), f"workload {uuid} belongs to {name}, "
+                                f"not {definition}")
+            in_suite = select_workloads(dataset, dataset.task(name), name, suite, [])
+            if row not in in_suite:
+                raise DataError(dataset.where(row), f"workload {uuid} is not in the "
+                                f"{suite!r} suite of {name}")
+            cases.append({"prediction": prediction, "workload": uuid, "definition": name})
+        by_solution = {}
+        for case in cases:
+            if case["prediction"].endswith(".safetensors"):
+                case.update(_judge_outputs(dataset, index[case["workload"]],
+                                           Path(case["prediction"]), device))
+            else:
+                by_solution.setdefault(case["prediction"], []).append(case)
+        for prediction, group in by_solution.items():
+            records = _audit(dataset, prediction, group, device)
+            for case in group:
+                record = records.get(case["workload"])
+                if record is None:
+                    case.update(status="NOT_RUN", error="the audit produced no record")
+                else:
+                    case.update(status=record["status"], error=record.get("reason", ""),
+                                outputs=record.get("outputs", []))
+        accepted = sum(c["status"] == "PASSED" for c in cases)
+        for case in cases:
+            case.setdefault("error", "")
+            case.setdefault("outputs", [])
+        return {"accepted_fraction": accepted / len(cases) if cases else 0.0,
+                "accepted": accepted, "total": len(cases), "cases": cases}
+
+
+def _solution(dataset, prediction):
+    """A solution of the dataset by name, or one read from a Solution JSON path."""
+    if prediction in dataset.solutions:
+        return dataset.solution(prediction), False
+    path = Path(prediction)
+    if path.suffix == ".json" and path.is_file():
+        return load_json(Solution, path), True
+    raise DataError(prediction, "prediction is neither a solution of the dataset, a Solution "
+                    "JSON file, nor a .safetensors outputs file")
+
+
+def _audit(dataset, prediction, group, device):
+    """Run the audit (validation only) for one candidate on its cases; records by UUID."""
+    solution, external = _solution(dataset, prediction)
+    wrong = [c["workload"] for c in group if c["definition"] != solution.definition]
+    if wrong:
+        raise DataError(prediction, f"solution {solution.name!r} is for "
+                        f"{solution.definition}, not the definition of workloads {wrong}")
+    with tempfile.TemporaryDirectory() as tmp:
+        config = AuditConfig(report=Path(tmp) / "report.jsonl",
+                             definitions=[solution.definition],
+                             solutions="none" if external else solution.name,
+                             extra_solutions=[solution] if external else [],
+                             suite="all", uuids=[c["workload"] for c in group],
+                             devices=[device], validation_only=True)
+        audit = Audit(dataset, config, console=_quiet_console())
+        with contextlib.redirect_stdout(io.StringIO()):
+            audit.run()
+    return {r["workload"]: r for r in audit.records if r.get("solution") == solution.name}
+
+
+def _quiet_console():
+    from rich.console import Console
+
+    return Console(file=io.StringIO())
+
+
+def _judge_outputs(dataset, row, path, device):
+    """Compare a stored outputs file with the reference, as the audit compares outputs."""
+    from safetensors import SafetensorError, safe_open
+
+    definition = dataset.definition(row.value.definition)
+    task = dataset.task(definition.name)
+    names = list(definition.outputs)
+    try:
+        with safe_open(path, framework="pt", device=str(device)) as fh:
+            missing = [n for n in names if n not in fh.keys()]
+            if missing:
+                return {"status": "INCORRECT_SHAPE",
+                        "error": f"{path}: no tensor for output(s) {missing} "
+                                 f"(keys: {sorted(fh.keys())})"}
+            produced = tuple(fh.get_tensor(n) for n in names)
+    except (SafetensorError, FileNotFoundError, OSError) as exc:
+        return {"status": "RUNTIME_ERROR", "error": f"{path}: unreadable outputs file ({exc})"}
+    try:
+        reference = _reference(dataset, definition, row, torch.device(device))
+    except DataError as err:
+        return {"status": "DATA_ERROR", "error": str(err)}
+    verdicts = compare_outputs(names, produced, reference, task.tolerance_for)
+    failed = [v for v in verdicts if not v.passed]
+    return {"status": failed[0].status if failed else "PASSED",
+            "error": f"{failed[0].name}: {failed[0].reason}" if failed else "",
+            "outputs": [v.to_json() for v in verdicts]}
+
+
+def _reference(dataset, definition, row, device):
+    """The reference outputs of one workload (shared with the audit's reference cache)."""
+    cache = ReferenceCache()
+    key = cache_key(definition, row.value, device) + "-main"
+    cached = cache.get(definition, key, device)
+    if cached is not None:
+        return cached
+    inputs = dataset.materialise_inputs(definition, row, device)
+    with torch.no_grad():
+        out = compile_reference(definition)(*inputs)
+    outputs = out if isinstance(out, tuple) else (out,)
+    cache.put(definition, key, outputs)
+    return outputs

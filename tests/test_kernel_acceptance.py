@@ -1,0 +1,136 @@
+"""The ``kernel_acceptance`` metric: ``evaluate.load("hf_eval/kernel_acceptance")`` offline.
+
+Inputs are light handles (solution names, Solution JSON paths, outputs files, UUIDs);
+judging goes through the audit and ``hf_eval.acceptance`` (the same code, not a copy).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from hf_eval.errors import DataError
+from hf_eval.modules import compile_reference
+from hf_eval.repository import Dataset
+from tests.conftest import GOOD_SOLUTION, REPO, solution_json, write_json
+
+DEFINITION = "toy_linear_n8_k16"
+WRONG = GOOD_SOLUTION.replace("* scale", "* scale * 1.5")
+
+
+@pytest.fixture(scope="module")
+def metric():
+    """The metric loaded the documented way, from the repository root, offline."""
+    import os
+
+    import evaluate
+
+    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "HF_EVALUATE_OFFLINE")}
+    os.environ.update(HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+    cwd = Path.cwd()
+    os.chdir(REPO)
+    try:
+        yield evaluate.load("hf_eval/kernel_acceptance")
+    finally:
+        os.chdir(cwd)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def uuids(root: Path) -> list[str]:
+    return [r.value.workload.uuid for r in Dataset.load(root).workloads[DEFINITION]]
+
+
+def reference_outputs(root: Path, index: int) -> dict[str, torch.Tensor]:
+    dataset = Dataset.load(root)
+    definition = dataset.definition(DEFINITION)
+    inputs = dataset.materialise_inputs(definition, dataset.workloads[DEFINITION][index])
+    return dict(zip(definition.outputs, compile_reference(definition)(*inputs)))
+
+
+def test_metric_describes_its_light_inputs(metric):
+    assert set(metric.features) == {"predictions", "references"}
+    assert all(f.dtype == "string" for f in metric.features.values())
+
+
+def test_solution_by_name_is_accepted_on_every_workload(metric, toy_root):
+    refs = uuids(toy_root)
+    result = metric.compute(predictions=["torch_toy"] * len(refs), references=refs,
+                            root=str(toy_root))
+    assert result["accepted_fraction"] == 1.0 and result["total"] == 3
+    assert [c["status"] for c in result["cases"]] == ["PASSED"] * 3
+    assert all(c["error"] == "" and c["outputs"] for c in result["cases"])
+
+
+def test_solution_json_path_outside_the_dataset_is_judged(metric, toy_root, tmp_path):
+    path = tmp_path / "wrong.json"
+    write_json(path, solution_json("wrong_toy", WRONG))
+    refs = uuids(toy_root)
+    result = metric.compute(predictions=[str(path), "torch_toy"], references=refs[1:],
+                            root=str(toy_root), definition=DEFINITION)
+    assert result["accepted_fraction"] == 0.5
+    wrong = result["cases"][0]
+    assert wrong["status"] == "INCORRECT_NUMERICAL" and "outside tolerance" in wrong["error"]
+
+
+def test_outputs_files_are_compared_with_the_reference(metric, toy_root, tmp_path):
+    refs = uuids(toy_root)
+    good = reference_outputs(toy_root, 1)
+    save_file(good, str(tmp_path / "good.safetensors"))
+    bad = dict(good, y=(good["y"].float() * 1.5).to(torch.bfloat16))
+    save_file(bad, str(tmp_path / "bad.safetensors"))
+    save_file({"y": good["y"]}, str(tmp_path / "partial.safetensors"))
+    result = metric.compute(
+        predictions=[str(tmp_path / f"{n}.safetensors") for n in ("good", "bad", "partial")],
+        references=[refs[1]] * 3, root=str(toy_root))
+    statuses = [c["status"] for c in result["cases"]]
+    assert statuses == ["PASSED", "INCORRECT_NUMERICAL", "INCORRECT_SHAPE"]
+    assert result["accepted"] == 1 and result["accepted_fraction"] == pytest.approx(1 / 3)
+    assert "positive_rows" in result["cases"][2]["error"]
+
+
+def test_outputs_for_another_workload_fail_on_shape(metric, toy_root, tmp_path):
+    refs = uuids(toy_root)
+    save_file(reference_outputs(toy_root, 0), str(tmp_path / "row0.safetensors"))
+    result = metric.compute(predictions=[str(tmp_path / "row0.safetensors")],
+                            references=[refs[2]], root=str(toy_root))
+    assert result["cases"][0]["status"] == "INCORRECT_SHAPE"
+
+
+def test_unknown_workload_is_a_clear_error(metric, toy_root):
+    with pytest.raises(DataError, match="'nope' is not a workload UUID"):
+        metric.compute(predictions=["torch_toy"], references=["nope"], root=str(toy_root))
+
+
+def test_suite_restricts_the_references(metric, toy_root):
+    refs = uuids(toy_root)
+    dev = json.loads((toy_root / f"tasks/{DEFINITION}.json").read_text())["dev"]
+    outside = next(u for u in refs if u not in dev)
+    with pytest.raises(DataError, match=f"{outside} is not in the 'dev' suite"):
+        metric.compute(predictions=["torch_toy"], references=[outside], root=str(toy_root),
+                       suite="dev")
+    result = metric.compute(predictions=["torch_toy"], references=dev[:1],
+                            root=str(toy_root), suite="dev")
+    assert result["accepted_fraction"] == 1.0
+
+
+def test_prediction_that_is_no_handle_is_refused(metric, toy_root):
+    with pytest.raises(DataError, match="neither a solution of the dataset"):
+        metric.compute(predictions=["no_such_solution"], references=uuids(toy_root)[:1],
+                       root=str(toy_root))
+
+
+def test_space_files_are_shipped():
+    space = REPO / "hf_eval/kernel_acceptance"
+    card = (space / "README.md").read_text()
+    assert "- evaluate" in card and "- metric" in card and "app_file: app.py" in card
+    assert "launch_gradio_widget" in (space / "app.py").read_text()
+    requirements = (space / "requirements.txt").read_text()
+    assert "evaluate" in requirements and "hf-eval" in requirements
