@@ -107,6 +107,7 @@ class Case:
     reference: tuple[torch.Tensor, ...]
     second: list[object]
     second_reference: tuple[torch.Tensor, ...]
+    snapshot: InputSnapshot | None = None  # of ``inputs``, valid while nothing changed
     probe: list[object] | None = None
     probe_reference: tuple[torch.Tensor, ...] | None = None
     reference_source: str = "computed"
@@ -124,13 +125,14 @@ class Lane:
 
     # ------------------------------------------------------------------ the truth
     def reference(self, definition: Definition, row: Located, inputs: list[object],
-                  tag: str) -> tuple[tuple[torch.Tensor, ...], str, float]:
+                  tag: str, snapshot: InputSnapshot | None = None
+                  ) -> tuple[tuple[torch.Tensor, ...], str, float]:
         cache = self.audit.references
         key = cache_key(definition, row.value, self.device) + f"-{tag}"
         cached = cache.get(definition, key, self.device)
         if cached is not None:
             return cached, "cache", 0.0
-        snapshot = InputSnapshot(list(definition.inputs), inputs)
+        snapshot = snapshot or InputSnapshot(list(definition.inputs), inputs)
         t0 = time.perf_counter()
         with torch.no_grad():
             out = compile_reference(definition)(*inputs)
@@ -145,11 +147,12 @@ class Lane:
 
     def prepare_case(self, definition: Definition, task: TaskConfig, row: Located) -> Case:
         inputs = self.audit.dataset.materialise_inputs(definition, row, self.device, shared=True)
-        reference, source, seconds = self.reference(definition, row, inputs, "main")
+        snapshot = InputSnapshot(list(definition.inputs), inputs)
+        reference, source, seconds = self.reference(definition, row, inputs, "main", snapshot)
         second = second_input_set(definition, inputs, row.value.workload.uuid)
         second_reference, _, _ = self.reference(definition, row, second, "second")
         case = Case(definition, task, row, inputs, reference, second, second_reference,
-                    reference_source=source, reference_seconds=seconds)
+                    snapshot=snapshot, reference_source=source, reference_seconds=seconds)
         if self.audit.config.scale_probe:
             case.probe = scale_probe(definition, inputs)
             if case.probe is not None:
@@ -176,7 +179,7 @@ class Lane:
         return reply
 
     def _verdict(self, case: Case, outputs: list[dict], reference: tuple[torch.Tensor, ...],
-                 snapshot: InputSnapshot, inputs: list[object], when: str) -> dict:
+                 changed: list[str], when: str) -> dict:
         names = list(case.definition.outputs)
         tensors = []
         for out, ref in zip(outputs, reference):
@@ -187,7 +190,6 @@ class Lane:
         verdicts = compare_outputs(names, tuple(tensors), reference, case.task.tolerance_for)
         result = {"status": "PASSED", "outputs": [v.to_json() for v in verdicts]}
         failed = [v for v in verdicts if not v.passed]
-        changed = snapshot.changed(inputs)
         if failed:
             result.update(status=failed[0].status,
                           reason=f"{when}: {failed[0].name}: {failed[0].reason}")
@@ -202,25 +204,24 @@ class Lane:
             result["diagnostic"] = [v.to_json() for v in strict]
         return result
 
-    def _call(self, handle, case: Case, inputs: list[object], reference, when: str,
-              timeout: float, new_case: bool = False) -> dict:
-        snapshot = InputSnapshot(list(case.definition.inputs), inputs)
+    def _call(self, handle, case: Case, inputs: list[object], snapshot: InputSnapshot,
+              reference, when: str, timeout: float, new_case: bool = False) -> dict:
         reply = self._request(handle, {"op": "call", "inputs": inputs, "when": when,
                                        "n_outputs": len(case.definition.outputs),
                                        "new_case": new_case}, timeout)
         if reply["status"] != "OK":
             return {k: reply[k] for k in ("status", "reason") if k in reply}
-        return self._verdict(case, reply["outputs"], reference, snapshot, inputs, when)
+        return self._verdict(case, reply["outputs"], reference, snapshot.changed(inputs), when)
 
     def _judge(self, handle, case: Case, timeout: float) -> dict:
         config = self.audit.config
-        result = self._call(handle, case, case.inputs, case.reference, "first call", timeout,
-                            new_case=True)
+        snapshot = case.snapshot
+        result = self._call(handle, case, case.inputs, snapshot, case.reference, "first call",
+                            timeout, new_case=True)
         if result["status"] != "PASSED":
             return result
         if not config.validation_only:
             timing = case.task.timing if self.device.type == "cuda" else CPU_TIMING
-            snapshot = InputSnapshot(list(case.definition.inputs), case.inputs)
             with gpu_lock(self.device):
                 reply = self._request(handle, {
                     "op": "time", "inputs": case.inputs, "timing": timing.model_dump(),
@@ -228,8 +229,9 @@ class Lane:
                     timeout * TIMING_TIMEOUT_FACTOR)
             if reply["status"] != "OK":
                 return {k: reply[k] for k in ("status", "reason") if k in reply}
+            changed = snapshot.changed(case.inputs)
             for method, outputs in reply["outputs"].items():
-                after = self._verdict(case, outputs, case.reference, snapshot, case.inputs,
+                after = self._verdict(case, outputs, case.reference, changed,
                                       f"after {method} timing")
                 if after["status"] != "PASSED":
                     return after
@@ -240,16 +242,18 @@ class Lane:
         # The second input set goes into the same buffers: pointer-keyed caches fail here.
         swap = InPlace(case.inputs, case.second)
         try:
-            second = self._call(handle, case, case.inputs, case.second_reference,
+            snapshot.retake(case.inputs, [i for i, _ in swap.saved])
+            second = self._call(handle, case, case.inputs, snapshot, case.second_reference,
                                 "second input set", timeout)
         finally:
             swap.restore()
+            snapshot.retake(case.inputs, [i for i, _ in swap.restored])
         result["second_input_set"] = {"status": second["status"], "changed": swap.changed}
         if second["status"] != "PASSED":
             return {**result, "status": second["status"], "reason": second.get("reason", "")}
         if case.probe is not None:
-            probe = self._call(handle, case, case.probe, case.probe_reference, "scale probe",
-                               timeout)
+            probe = self._call(handle, case, case.probe, snapshot, case.probe_reference,
+                               "scale probe", timeout)
             result["scale_probe"] = {k: probe.get(k) for k in ("status", "reason")}
             if probe["status"] != "PASSED":
                 return {**result, "status": probe["status"], "reason": probe.get("reason", "")}
@@ -378,6 +382,7 @@ class Audit:
                 # solution sees the workload's real bytes.
                 case.inputs = self.dataset.materialise_inputs(definition, row, lane.device,
                                                               shared=True)
+                case.snapshot = InputSnapshot(list(definition.inputs), case.inputs)
 
     def _emit(self, writer: ReportWriter, record: dict) -> None:
         with self._lock:

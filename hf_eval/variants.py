@@ -68,6 +68,7 @@ class InPlace:
     def __init__(self, inputs: list[object], other: list[object]) -> None:
         self.inputs = inputs
         self.saved: list[tuple[int, torch.Tensor]] = []
+        self.restored: list[tuple[int, torch.Tensor]] = []
         for i, (mine, theirs) in enumerate(zip(inputs, other)):
             if isinstance(mine, torch.Tensor) and theirs is not mine:
                 self.saved.append((i, mine.clone()))
@@ -77,4 +78,4 @@ class InPlace:
     def restore(self) -> None:
         for i, original in self.saved:
             self.inputs[i].copy_(original)
-        self.saved.clear()
+        self.restored, self.saved = self.saved, []
