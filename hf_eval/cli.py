@@ -22,8 +22,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from hf_eval.runner import Audit, AuditConfig
 
     dataset = Dataset.load(args.root)
-    touched = set(args.definitions or dataset.definitions)
-    blocking = [p for p in dataset.problems if any(name in p.file for name in touched)]
+    # Auditing everything: any bad file is an error. Auditing named definitions: only
+    # problems in files that belong to them.
+    blocking = [p for p in dataset.problems
+                if not args.definitions or any(name in p.file for name in args.definitions)]
     for problem in blocking:
         print(f"error: {problem}", file=sys.stderr)
     if blocking:
