@@ -1,0 +1,42 @@
+"""Sample generator of the gemm family (Qwen-Image dense bias-free linear layers, BF16 NT).
+
+Params: ``{"M"}``, the number of rows (the engine flattens batch and sequence into M).
+
+Activations are N(0, 1) and the weight is N(0, std = 1/sqrt(K)), so every output element
+is a sum of K terms with variance 1/K each: C is O(1), well above the BF16 atol of 0.005,
+and a kernel that drops a K slice, transposes W or accumulates in BF16 misses the
+tolerance. The weight is the layer's: it is drawn from ``rng(definition, "W")``,
+independent of the case seed, so all workloads of a definition share one stored copy
+(100 MB for the 12288 x 4096 shapes; regenerated on first use rather than committed).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from hf_eval.samples.common import normal, rng
+
+#: Constant axes (N, K) of each definition of the family.
+SHAPES: dict[str, tuple[int, int]] = {
+    "dense_gemm_bf16_nt_n12288_k4096": (12288, 4096),
+    "dense_gemm_bf16_nt_n4096_k12288": (4096, 12288),
+    "dense_gemm_bf16_nt_n4096_k4096": (4096, 4096),
+}
+
+#: What a generator returns: every input of the definition by name.
+Inputs = dict[str, torch.Tensor | int | float | bool]
+
+
+def generate(definition: str, params: dict, seed: int) -> Inputs:
+    """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
+    if definition not in SHAPES:
+        raise ValueError(f"{definition!r} is not a gemm definition")
+    n, k = SHAPES[definition]
+    m = int(params["M"])
+    if m < 1:
+        raise ValueError("M must be >= 1")
+    a = normal(rng(definition, seed, "A"), (m, k))
+    w = normal(rng(definition, "W"), (n, k), std=1.0 / math.sqrt(k))
+    return {"A": a, "W": w}

@@ -1,0 +1,68 @@
+"""The gdn value rules: each rule violated once is reported, every sample case passes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from hf_eval.rules.gdn import check
+from hf_eval.samples import gdn as gen
+
+REPO = Path(__file__).resolve().parent.parent
+DECODE = "gdn_decode_qk4_v8_d128_k_last"
+PREFILL = "gdn_prefill_qk4_v8_d128_k_last"
+
+
+def cases(name: str) -> list[dict[str, Any]]:
+    path = REPO / "hf_eval" / "samples" / "cases" / f"{name}.json"
+    return json.loads(path.read_text())["cases"]
+
+
+def prefill_inputs() -> dict[str, Any]:
+    """A valid prefill workload with lengths [3, 0, 2] (built here, not by the generator)."""
+    return gen.generate(PREFILL, {"seq_lens": [3, 0, 2], "scale": 0.0}, seed=1)
+
+
+@pytest.mark.parametrize("name,label", [(n, c["label"]) for n in (DECODE, PREFILL)
+                                        for c in cases(n)])
+def test_every_sample_case_passes(name: str, label: str) -> None:
+    case = next(c for c in cases(name) if c["label"] == label)
+    assert check(name, gen.generate(name, case["params"], case["seed"])) == []
+
+
+@pytest.mark.parametrize("cu,fragment", [
+    ([1, 3, 3, 5], "must start at 0"),
+    ([0, 3, 2, 5], "must be non-decreasing"),
+    ([0, 3, 3, 4], "must end at total_seq_len = 5"),
+])
+def test_cu_seqlens_rules(cu: list[int], fragment: str) -> None:
+    inputs = prefill_inputs()
+    assert check(PREFILL, inputs) == []
+    inputs["cu_seqlens"] = torch.tensor(cu, dtype=torch.int64)
+    problems = check(PREFILL, inputs)
+    assert len(problems) == 1
+    assert problems[0].startswith("cu_seqlens:") and fragment in problems[0]
+
+
+@pytest.mark.parametrize("scale", [-0.1, float("nan"), float("inf")])
+def test_scale_must_be_finite_and_non_negative(scale: float) -> None:
+    inputs = prefill_inputs()
+    inputs["scale"] = scale
+    problems = check(PREFILL, inputs)
+    assert len(problems) == 1 and problems[0].startswith("scale:")
+
+
+@pytest.mark.parametrize("name", ["q", "state", "A_log", "b"])
+def test_float_inputs_must_be_finite(name: str) -> None:
+    inputs = gen.generate(DECODE, {"batch_size": 1, "scale": 0.0}, seed=2)
+    assert check(DECODE, inputs) == []
+    bad = inputs[name].clone()
+    bad.view(-1)[-1] = float("nan")
+    inputs[name] = bad
+    problems = check(DECODE, inputs)
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{name}:") and "finite" in problems[0]
