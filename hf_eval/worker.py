@@ -19,15 +19,13 @@ import traceback
 
 import torch
 
+from hf_eval import timing
 from hf_eval.modules import Entry, load_entry
 from hf_eval.schema import Solution
 
-# Bound before any candidate code runs; see _integrity_problems.
-_perf_counter = time.perf_counter
-_median = statistics.median
-_Event = torch.cuda.Event
+# Bound before any candidate code runs (hf_eval.timing binds its own); see
+# _integrity_problems.
 _synchronize = torch.cuda.synchronize
-_data_ptr = torch.Tensor.data_ptr
 _untyped_storage = torch.Tensor.untyped_storage
 
 GUARDED = [
@@ -137,20 +135,24 @@ class Worker:
         """Eager, prepared and CUDA-graph timing; returns the last outputs of each method."""
         inputs, spec, device = request["inputs"], request["timing"], torch.device(request["device"])
         n_outputs = request["n_outputs"]
-        flush = _l2_flusher(device) if request.get("cold_l2") else None
+        flush = timing.l2_flusher(device) if request.get("cold_l2") else None
         timings, outputs = {}, {}
         call = lambda: self.entry.run(*inputs)  # noqa: E731
-        timings["eager"] = _time(call, device, spec, flush)
+        timings["eager"] = timing.time_calls(call, device=device, **spec,
+                                             before_trial=flush).to_json()
         outputs["eager"] = self._collect(call(), inputs, n_outputs, "after eager timing")
         if self.entry.prepare is not None:
             launch = self.entry.prepare(*inputs)
-            timings["prepared"] = _time(launch, device, spec, flush)
+            timings["prepared"] = timing.time_calls(launch, device=device, **spec,
+                                                    before_trial=flush).to_json()
             outputs["prepared"] = self._collect(launch(), inputs, n_outputs,
                                                 "after prepared timing")
         if device.type == "cuda" and request.get("graph", True):
             fn = launch if self.entry.prepare is not None else call
             try:
-                timings["graph"], produced = _time_graph(fn, device, spec, flush)
+                graph, produced = timing.time_graph(fn, device=device, **spec,
+                                                    before_trial=flush)
+                timings["graph"] = graph.to_json()
                 outputs["graph"] = self._collect(produced, inputs, n_outputs, "graph replay")
             except OutputError:
                 raise
@@ -191,71 +193,6 @@ class Worker:
 def _one_line(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _l2_flusher(device: torch.device):
-    """Overwrite a buffer twice the L2 size, outside the timed region (cold L2)."""
-    if device.type != "cuda":
-        return None
-    size = 2 * torch.cuda.get_device_properties(device).L2_cache_size
-    buffer = torch.empty(max(size, 1 << 20), dtype=torch.uint8, device=device)
-    return lambda: buffer.fill_(1)
-
-
-def _time(fn, device: torch.device, spec: dict, flush) -> dict:
-    for _ in range(spec["warmup"]):
-        fn()
-    samples = []
-    for _ in range(spec["trials"]):
-        if flush is not None:
-            flush()
-        if device.type == "cuda":
-            _synchronize(device)  # every stream, so side-stream work is inside the region
-            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-            start.record()
-            for _ in range(spec["iters"]):
-                fn()
-            end.record()
-            _synchronize(device)
-            samples.append(start.elapsed_time(end) / spec["iters"])
-        else:
-            t0 = _perf_counter()
-            for _ in range(spec["iters"]):
-                fn()
-            samples.append((_perf_counter() - t0) * 1e3 / spec["iters"])
-    return {"median_ms": _median(samples), "min_ms": min(samples), "max_ms": max(samples),
-            "trials": len(samples), "iters": spec["iters"]}
-
-
-def _time_graph(fn, device: torch.device, spec: dict, flush) -> tuple[dict, object]:
-    """Capture ``iters`` calls in one CUDA graph; each replay is one timed trial."""
-    stream = torch.cuda.Stream(device)
-    stream.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream(device).wait_stream(stream)
-    _synchronize(device)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(spec["iters"]):
-            produced = fn()
-    for _ in range(max(1, spec["warmup"] // max(1, spec["iters"]))):
-        graph.replay()
-    samples = []
-    for _ in range(spec["trials"]):
-        if flush is not None:
-            flush()
-        _synchronize(device)
-        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        _synchronize(device)
-        samples.append(start.elapsed_time(end) / spec["iters"])
-    timing = {"median_ms": _median(samples), "min_ms": min(samples), "max_ms": max(samples),
-              "trials": len(samples), "iters": spec["iters"]}
-    return timing, produced
 
 
 def main(conn: multiprocessing.connection.Connection) -> None:

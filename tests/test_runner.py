@@ -120,3 +120,14 @@ def test_unknown_definition_is_one_line(toy_root, capsys):
 
     assert main(["--root", str(toy_root), "audit", "--definitions", "nope"]) == 2
     assert capsys.readouterr().err.strip() == "error: definitions/: unknown definition 'nope'"
+
+
+def test_two_lanes_share_the_work(toy_root, tmp_path):
+    """Several devices (here two CPU lanes, as --gpus 0,1 makes two CUDA lanes) split the
+    workloads between them, each with its own worker, and every case is reported once."""
+    report = tmp_path / "r.jsonl"
+    config = AuditConfig(report=report, solutions="preferred", validation_only=True,
+                         devices=["cpu", "cpu"])
+    assert Audit(Dataset.load(toy_root), config).run() == 0
+    assert sorted(r["workload"] for r in read_report(report)) == sorted(
+        r.value.workload.uuid for r in Dataset.load(toy_root).workloads["toy_linear_n8_k16"])
