@@ -1,0 +1,32 @@
+"""Value rules of the neighborhood_attention family: each rule fires alone, samples pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hf_eval.rules.neighborhood_attention import check
+from hf_eval.samples import neighborhood_attention as gen
+
+REPO = Path(__file__).resolve().parent.parent
+NAMES = tuple(gen.SHAPES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_sample_case_passes(name: str) -> None:
+    path = REPO / "hf_eval" / "samples" / "cases" / f"{name}.json"
+    for case in json.loads(path.read_text())["cases"]:
+        assert check(name, gen.generate(name, case["params"], case["seed"])) == [], case["label"]
+
+
+@pytest.mark.parametrize("key", ["Q", "K", "V"])
+def test_non_finite_input(key: str) -> None:
+    name = "neighborhood_attention_3d_h8_d64_kt3_ky5_kx5"
+    inputs = gen.generate(name, {"B": 1, "T": 3, "Y": 5, "X": 6}, 0)
+    inputs[key][0, 2, 1, 4, 3, 7] = float("nan")
+    problems = check(name, inputs)
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{key}:") and "finite" in problems[0]
+    assert "(0, 2, 1, 4, 3, 7) = nan" in problems[0]
