@@ -65,6 +65,16 @@ def hardware_key(device: torch.device) -> str:
     return next((k for k in ("h200", "h100", "b200", "b300") if k in name), "cuda")
 
 
+def runs_on(solution: Solution, device: torch.device) -> bool:
+    """Whether a solution declares hardware of this kind ("cpu"; "cuda" or a GPU name)."""
+    targets = [t.lower() for t in solution.spec.target_hardware]
+    if "local" in targets:
+        return True
+    if device.type == "cpu":
+        return "cpu" in targets
+    return any(t != "cpu" for t in targets)
+
+
 def select_workloads(dataset: Dataset, task: TaskConfig, definition: str, suite: str,
                      uuids: list[str]) -> list[Located]:
     rows = dataset.workloads.get(definition, [])
@@ -87,7 +97,7 @@ def select_solutions(dataset: Dataset, task: TaskConfig, definition: str, how: s
     if how == "none":
         return []
     if how == "all":
-        return dataset.solutions_for(definition)
+        return [s for s in dataset.solutions_for(definition) if runs_on(s, device)]
     if how == "preferred":
         pick = task.preferred.get(hardware_key(device)) or task.preferred.get("cpu")
         name = pick.solution if pick else task.baseline.solution
@@ -284,6 +294,12 @@ class Audit:
             solutions = select_solutions(self.dataset, task, name, self.config.solutions,
                                          self.devices[0])
             solutions += [s for s in self.config.extra_solutions if s.definition == name]
+            if self.config.solutions == "all":
+                skipped = sorted(s.name for s in self.dataset.solutions_for(name)
+                                 if not runs_on(s, self.devices[0]))
+                if skipped:
+                    self.console.print(f"{name}: not auditing {', '.join(skipped)} "
+                                       f"(target_hardware excludes {self.devices[0].type})")
             for row in select_workloads(self.dataset, task, name, self.config.suite,
                                         self.config.uuids):
                 if solutions:

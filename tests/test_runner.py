@@ -131,3 +131,13 @@ def test_two_lanes_share_the_work(toy_root, tmp_path):
     assert Audit(Dataset.load(toy_root), config).run() == 0
     assert sorted(r["workload"] for r in read_report(report)) == sorted(
         r.value.workload.uuid for r in Dataset.load(toy_root).workloads["toy_linear_n8_k16"])
+
+
+def test_all_solutions_skips_other_hardware_and_says_so(toy_root, tmp_path, capsys):
+    gpu_only = solution_json("gpu_only", GOOD_SOLUTION)
+    gpu_only["spec"]["target_hardware"] = ["NVIDIA H200"]
+    write_json(toy_root / "solutions/toy/gpu_only.json", gpu_only)
+    _, records = audit(toy_root, tmp_path, solutions="all", suite="first",
+                       validation_only=True)
+    assert {r["solution"] for r in records} == {"torch_toy"}
+    assert "not auditing gpu_only (target_hardware excludes cpu)" in capsys.readouterr().err
