@@ -1,0 +1,129 @@
+"""Every Triton solution's kernels compile for Hopper (sm_90a) on a machine without a GPU.
+
+Why: the CPU tests run the kernels in Triton's interpreter, which executes the source as
+Python and accepts code the real compiler rejects (a plain module global read inside a
+kernel, branches that yield different types, a layout the backend cannot lower). This
+test compiles each kernel ahead of time for sm_90a through Triton's own pipeline (TTIR,
+TTGIR, LLVM, PTX and the bundled ptxas), in a subprocess without TRITON_INTERPRET, with
+the constexpr configurations the solutions launch. It says nothing about speed and needs
+no device. Skipped when triton is not installed.
+"""
+
+import json
+import os
+
+# Like the other tests/test_triton_*.py modules, before triton is first imported: Triton
+# reads TRITON_INTERPRET once per process, and those modules need the interpreter. The
+# compile below runs in a subprocess without it.
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+pytest.importorskip("triton")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PTR_GG = {"A": "*fp8e4nv", "SA": "*i8", "W": "*i8", "SW": "*i8", "C": "*bf16", "T_E": "*i32",
+          "T_R0": "*i32", "T_R1": "*i32", "num_tiles": "i32", "N": "i32"}
+MLA = {"IDX": "*i32", "IDX4": "*i32", "TLEN": "*i32", "PM": "*fp32", "PL": "*fp32",
+       "PACC": "*fp32", "SINK": "*fp32", "OUT": "*bf16", "H": "i32", "npos": "i32", "n4": "i32",
+       "n_split": "i32", "qk_scale": "fp32"}
+MLA_MERGE = ("_merge_kernel", {"PM": "*fp32", "PL": "*fp32", "PACC": "*fp32", "SINK": "*fp32",
+                               "OUT": "*bf16", "H": "i32", "n_split": "i32"}, {"NS": 16}, 4)
+
+
+def _mla(mode: int, pointers: dict) -> list:
+    const = {"MODE": mode, "DQK": 576, "PB8": 41984 if mode else 0, "PB4": 25600 if mode else 0,
+             "MMA_F32": False}
+    return [("_split_kernel", {"Q": "*bf16", **pointers, **MLA},
+             {**const, "SPLIT": 64, "DIRECT": False}, 8),
+            ("_split_kernel", {"Q": "*bf16", **pointers, **MLA},
+             {**const, "SPLIT": 640, "DIRECT": True}, 8),
+            MLA_MERGE]
+
+
+GG_BF16 = [("_grouped_gemm_kernel", PTR_GG,
+            {"K": k, "G": 32, "BM": bm, "BN": 128, "BK": 64, "MMA_F32": False}, 8)
+           for k in (5120, 2304) for bm in (16, 128)]
+GG_FP8 = [("_grouped_gemm_kernel", PTR_GG,
+           {"K": k, "G": 32, "BM": bm, "BN": 64 if bm >= 128 else 128, "BK": 64}, 8)
+          for k in (5120, 2304) for bm in (16, 128)]
+BF16_PTRS = {"KV": "*bf16", "KVF": "*bf16", "KVH_": "*bf16", "KV4": "*bf16", "KV4H": "*bf16"}
+PAGE_PTRS = {"KV": "*fp8e4nv", "KVF": "*fp32", "KVH_": "*bf16", "KV4": "*i8", "KV4H": "*bf16"}
+# solution file stem -> [(kernel, runtime signature, constexprs, num_warps)]
+KERNELS = {
+    "grouped_gemm/triton_fp4_dequant_bf16_grouped_gemm_n4608_k5120": GG_BF16,
+    "grouped_gemm/triton_fp4_dequant_bf16_grouped_gemm_n5120_k2304": GG_BF16,
+    "grouped_gemm/triton_fp4_to_fp8_mma_grouped_gemm_n4608_k5120": GG_FP8,
+    "grouped_gemm/triton_fp4_to_fp8_mma_grouped_gemm_n5120_k2304": GG_FP8,
+    "qsa_index/triton_paged_score_topk_qsa_index_h4": [
+        ("_score_keys_kernel", {"Q": "*bf16", "KC": "*bf16", "PT": "*i32", "NCB": "*i32",
+                                "KEYS": "*i64", "max_pages": "i32", "width": "i32"},
+         {"H": 4, "D": 128, "PAGE": 64, "BLK": 64}, 4)],
+    "qsa_attention/triton_split_kv_sparse_gqa_decode_h24_kv2": [
+        ("_split_kernel", {"Q": "*bf16", "KP": "*bf16", "VP": "*bf16", "PT": "*i32",
+                           "BIDS": "*i32", "LENS": "*i32", "PM": "*fp32", "PL": "*fp32",
+                           "PACC": "*fp32", "max_pages": "i32", "topk": "i32", "n_split": "i32",
+                           "qk_scale": "fp32"},
+         {"KVH": 2, "GROUP": 12, "GP": 16, "D": 256, "PAGE": 64, "SPLIT": 128, "SUB": 32,
+          "MMA_F32": False}, 4),
+        ("_merge_kernel", {"PM": "*fp32", "PL": "*fp32", "PACC": "*fp32", "OUT": "*bf16",
+                           "n_split": "i32"},
+         {"KVH": 2, "GROUP": 12, "GP": 16, "D": 256, "NS": 32}, 4)],
+    "sparse_mla/triton_split_gather_sparse_mla_h64_k128": _mla(0, BF16_PTRS),
+    "sparse_mla/triton_split_gather_sparse_mla_h64_k640": _mla(0, BF16_PTRS),
+    "mixed_mla/triton_fused_dequant_mixed_mla_decode_h64": _mla(1, PAGE_PTRS),
+    "moe_router/triton_splitk_gemm_topk_router_d5120_e384": [
+        ("_gemm_kernel", {"X": "*bf16", "W": "*bf16", "PART": "*fp32", "T": "i32", "E": "i32",
+                          "D": "i32"},
+         {"chunk": chunk, "BM": bm, "BN": 128, "BK": 64, "MMA_F32": False}, warps)
+        for chunk, bm, warps in ((128, 16, 4), (5120, 64, 8))] + [
+        ("_select_kernel", {"PART": "*fp32", "BT_": "*fp32", "BI": "*fp32", "IMG": "*i8",
+                            "IDS": "*i64", "WTS": "*fp32", "scale": "fp32", "T": "i32",
+                            "E": "i32"},
+         {"n_split": n, "BM": 4, "EP": 512, "TOP_K": 6}, 8) for n in (1, 40)],
+}
+
+# Runs in a fresh interpreter without TRITON_INTERPRET: imports the solution's main.py
+# from its JSON and compiles every listed kernel for sm_90a.
+SCRIPT = r"""
+import importlib.util, json, sys, tempfile, pathlib
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+solution, kernels = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+folder = pathlib.Path(tempfile.mkdtemp())
+for source in solution["sources"]:
+    (folder / source["path"]).write_text(source["content"])
+spec = importlib.util.spec_from_file_location("candidate", folder / "main.py")
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+for name, signature, constexprs, warps in kernels:
+    signature = {**signature, **{key: "constexpr" for key in constexprs}}
+    source = ASTSource(fn=getattr(module, name), signature=signature, constexprs=constexprs)
+    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32),
+                              options={"num_warps": warps, "num_stages": 3})
+    assert "cubin" in compiled.asm and compiled.asm["cubin"], name
+    print("compiled", name, constexprs)
+"""
+
+
+def test_every_triton_solution_is_listed():
+    found = {f"{p.parent.name}/{p.stem}" for p in (ROOT / "solutions").glob("*/triton_*.json")}
+    assert found == set(KERNELS)
+
+
+@pytest.mark.parametrize("stem", sorted(KERNELS))
+def test_kernels_compile_for_sm90(stem):
+    solution = json.loads((ROOT / "solutions" / f"{stem}.json").read_text())
+    assert solution["spec"]["language"] == "triton"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(solution),
+                           json.dumps(KERNELS[stem])],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("compiled") == len(KERNELS[stem])
