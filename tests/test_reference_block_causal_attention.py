@@ -10,9 +10,6 @@ prefix fails it).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +19,8 @@ from flashinfer_bench.data import Definition, Solution
 
 from hf_eval.samples import block_causal_attention as gen
 from hf_eval.samples.common import normal, rng, sample_uuid
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 PREFIX = "prefix_cached_block_causal_h32_d128"
 PREFIX0 = "prefix_cached_block_causal_h32_d128_prefix0"
 NAMES = (PREFIX, PREFIX0)
@@ -31,37 +28,11 @@ SCALE = 128 ** -0.5
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
-def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
-
-
-def definition(name: str) -> dict[str, Any]:
-    return load(REPO / "definitions" / "block_causal_attention" / f"{name}.json")
-
-
-def compiled(source: str) -> dict[str, Any]:
-    """Execute a source string in a fresh namespace, as the harness will."""
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<source>", "exec"), namespace)
-    return namespace
-
-
-def reference(name: str) -> Callable[..., torch.Tensor]:
-    return compiled(definition(name)["reference"])["run"]
-
-
-def cases(name: str) -> list[dict[str, Any]]:
-    return load(REPO / "hf_eval" / "samples" / "cases" / f"{name}.json")["cases"]
-
-
-def solutions(name: str) -> list[dict[str, Any]]:
-    folder = REPO / "solutions" / "block_causal_attention"
-    found = [load(p) for p in sorted(folder.glob("*.json"))]
-    return [s for s in found if s["definition"] == name]
-
-
-def task(name: str) -> dict[str, Any]:
-    return load(REPO / "tasks" / f"{name}.json")
+definition = kit.definition_json
+reference = kit.reference
+cases = kit.cases
+solutions = kit.solutions_json_for
+task = kit.task_json
 
 
 def activations(seed: int, batch: int, length: int) -> torch.Tensor:
@@ -137,8 +108,7 @@ def test_prefix_reference_matches_fp64_sdpa_with_explicit_mask() -> None:
 
 def test_prefix_reference_is_dense_attention_over_concatenated_kv() -> None:
     """Prefix first, then current: the key order matters only through the pairing with V."""
-    dense = compiled(load(REPO / "definitions" / "dense_attention"
-                          / "noncausal_dense_attention_h32_d128.json")["reference"])["run"]
+    dense = kit.reference("noncausal_dense_attention_h32_d128")
     q, kp, vp = activations(6, 1, 9), activations(7, 1, 20), activations(8, 1, 20)
     kc, vc = activations(9, 1, 9), activations(10, 1, 9)
     got = reference(PREFIX)(q, kp, vp, kc, vc)
@@ -188,8 +158,7 @@ def test_prefix0_one_image_over_everything_is_full_attention() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_reference_does_not_mutate_inputs(name: str) -> None:
-    case = cases(name)[0]
-    inputs = gen.generate(name, case["params"], case["seed"])
+    inputs = kit.fresh_case_inputs(name, cases(name)[0]["label"])
     before = {key: value.clone() for key, value in inputs.items()}
     reference(name)(*(inputs[key] for key in definition(name)["inputs"]))
     for key, value in inputs.items():
@@ -207,9 +176,8 @@ def test_solution_matches_reference_on_samples(name: str, solution: str, label: 
                                                device: str) -> None:
     sol = next(s for s in solutions(name) if s["name"] == solution)
     Solution.model_validate(sol)
-    module = compiled(sol["sources"][0]["content"])
-    case = next(c for c in cases(name) if c["label"] == label)
-    inputs = gen.generate(name, case["params"], case["seed"])
+    module = kit.solution_namespace(solution)
+    inputs = kit.fresh_case_inputs(name, label)
     args = [inputs[key].to(device) for key in definition(name)["inputs"]]
     before = [a.clone() for a in args]
     ref = reference(name)(*args)
@@ -233,7 +201,7 @@ def test_samples_reject_a_kernel_with_the_wrong_mask_or_no_prefix() -> None:
     """The sample data is discriminating: plausible wrong kernels fail the tolerance."""
     tol = task(PREFIX0)["tolerance"]
     for case in cases(PREFIX0):
-        inputs = gen.generate(PREFIX0, case["params"], case["seed"])
+        inputs = kit.fresh_case_inputs(PREFIX0, case["label"])
         if not bool((inputs["image_ids"] >= 0).any()):
             continue
         q, k, v = inputs["Q"], inputs["K_current"], inputs["V_current"]
@@ -241,7 +209,7 @@ def test_samples_reject_a_kernel_with_the_wrong_mask_or_no_prefix() -> None:
         causal_only = fp64_sdpa(q, k, v, causal=True)
         assert failing_fraction(causal_only, ref, tol) > 0.1, case["label"]
     for case in cases(PREFIX):
-        inputs = gen.generate(PREFIX, case["params"], case["seed"])
+        inputs = kit.fresh_case_inputs(PREFIX, case["label"])
         ref = reference(PREFIX)(*(inputs[key] for key in definition(PREFIX)["inputs"]))
         no_prefix = fp64_sdpa(inputs["Q"], inputs["K_current"], inputs["V_current"])
         assert failing_fraction(no_prefix, ref, tol) > 0.1, case["label"]

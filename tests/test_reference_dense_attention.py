@@ -9,9 +9,6 @@ task's own tolerance, and the sample data is shown to be discriminating.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,43 +18,18 @@ from flashinfer_bench.data import Definition, Solution
 
 from hf_eval.samples import dense_attention as gen
 from hf_eval.samples.common import normal, rng, sample_uuid
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 NAMES = ("noncausal_dense_attention_h32_d128", "noncausal_dense_attention_h32_d64")
 HEAD_DIM = {"noncausal_dense_attention_h32_d128": 128, "noncausal_dense_attention_h32_d64": 64}
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
-def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
-
-
-def definition(name: str) -> dict[str, Any]:
-    return load(REPO / "definitions" / "dense_attention" / f"{name}.json")
-
-
-def compiled(source: str) -> dict[str, Any]:
-    """Execute a source string in a fresh namespace, as the harness will."""
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<source>", "exec"), namespace)
-    return namespace
-
-
-def reference(name: str) -> Callable[..., torch.Tensor]:
-    return compiled(definition(name)["reference"])["run"]
-
-
-def cases(name: str) -> list[dict[str, Any]]:
-    return load(REPO / "hf_eval" / "samples" / "cases" / f"{name}.json")["cases"]
-
-
-def solutions(name: str) -> list[dict[str, Any]]:
-    found = [load(p) for p in sorted((REPO / "solutions" / "dense_attention").glob("*.json"))]
-    return [s for s in found if s["definition"] == name]
-
-
-def task(name: str) -> dict[str, Any]:
-    return load(REPO / "tasks" / f"{name}.json")
+definition = kit.definition_json
+reference = kit.reference
+cases = kit.cases
+solutions = kit.solutions_json_for
+task = kit.task_json
 
 
 def activations(seed: int, batch: int, length: int, dim: int, std: float = 1.0) -> torch.Tensor:
@@ -140,8 +112,7 @@ def test_reference_is_permutation_symmetric(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_reference_does_not_mutate_inputs(name: str) -> None:
-    case = cases(name)[0]
-    inputs = gen.generate(name, case["params"], case["seed"])
+    inputs = kit.fresh_case_inputs(name, cases(name)[0]["label"])
     before = {key: value.clone() for key, value in inputs.items()}
     reference(name)(inputs["Q"], inputs["K"], inputs["V"])
     for key, value in inputs.items():
@@ -159,9 +130,8 @@ def test_solution_matches_reference_on_samples(name: str, solution: str, label: 
                                                device: str) -> None:
     sol = next(s for s in solutions(name) if s["name"] == solution)
     Solution.model_validate(sol)
-    module = compiled(sol["sources"][0]["content"])
-    case = next(c for c in cases(name) if c["label"] == label)
-    inputs = gen.generate(name, case["params"], case["seed"])
+    module = kit.solution_namespace(solution)
+    inputs = kit.fresh_case_inputs(name, label)
     args = [inputs[key].to(device) for key in ("Q", "K", "V")]
     before = [a.clone() for a in args]
     ref = reference(name)(*args)
@@ -183,7 +153,7 @@ def test_samples_reject_a_kernel_with_the_wrong_scale_or_a_lost_key(name: str) -
     """The sample data is discriminating: plausible wrong kernels fail the tolerance."""
     tol = task(name)["tolerance"]
     for case in cases(name):
-        inputs = gen.generate(name, case["params"], case["seed"])
+        inputs = kit.fresh_case_inputs(name, case["label"])
         q, k, v = (inputs[key].transpose(1, 2) for key in ("Q", "K", "V"))
         ref = reference(name)(inputs["Q"], inputs["K"], inputs["V"])
         d = q.shape[-1]
@@ -228,7 +198,7 @@ def test_cases_cover_the_required_edge_cases(name: str) -> None:
 def test_peaky_case_is_peaky(name: str) -> None:
     """qk_std 2.5 gives rows whose largest probability dominates (mean max prob > 0.5)."""
     for case in cases(name):
-        inputs = gen.generate(name, case["params"], case["seed"])
+        inputs = kit.fresh_case_inputs(name, case["label"])
         logits = torch.einsum("bihd,bjhd->bhij", inputs["Q"].float(), inputs["K"].float())
         top = torch.softmax(logits / HEAD_DIM[name] ** 0.5, dim=-1).amax(-1).mean().item()
         assert (top > 0.5) == (case["params"].get("qk_std", 1.0) >= 2.0), case["label"]

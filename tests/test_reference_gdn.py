@@ -12,10 +12,7 @@ under the task's own tolerance, and the sample data is shown to reject plausible
 from __future__ import annotations
 
 import functools
-import json
 import math
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,8 +23,8 @@ from flashinfer_bench.data import Definition, Solution
 
 from hf_eval.samples import gdn as gen
 from hf_eval.samples.common import normal, rng, sample_uuid
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 DECODE = "gdn_decode_qk4_v8_d128_k_last"
 PREFILL = "gdn_prefill_qk4_v8_d128_k_last"
 SOLUTION = {DECODE: "torch_gdn_decode_qk4_v8_d128",
@@ -35,39 +32,19 @@ SOLUTION = {DECODE: "torch_gdn_decode_qk4_v8_d128",
 DEFAULT_SCALE = 128 ** -0.5
 
 
-def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
-
-
-def definition(name: str) -> dict[str, Any]:
-    return load(REPO / "definitions" / "gdn" / f"{name}.json")
-
-
-def compiled(source: str) -> dict[str, Any]:
-    """Execute a source string in a fresh namespace, as the harness will."""
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<source>", "exec"), namespace)
-    return namespace
-
-
-def reference(name: str) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
-    return compiled(definition(name)["reference"])["run"]
+definition = kit.definition_json
+reference = kit.reference
+cases = kit.cases
+task = kit.task_json
 
 
 def solution_json(name: str) -> dict[str, Any]:
-    return load(REPO / "solutions" / "gdn" / f"{SOLUTION[name]}.json")
+    return kit.solution_json(SOLUTION[name])
 
 
 def solution_module(name: str) -> dict[str, Any]:
-    return compiled(solution_json(name)["sources"][0]["content"])
-
-
-def cases(name: str) -> list[dict[str, Any]]:
-    return load(REPO / "hf_eval" / "samples" / "cases" / f"{name}.json")["cases"]
-
-
-def task(name: str) -> dict[str, Any]:
-    return load(REPO / "tasks" / f"{name}.json")
+    """A fresh copy of the solution's module: tests change its globals."""
+    return vars(kit.fresh_solution_module(SOLUTION[name]))
 
 
 def args_of(inputs: dict[str, Any]) -> list[Any]:
@@ -87,13 +64,11 @@ def within_task_tolerance(out: torch.Tensor, ref: torch.Tensor, name: str) -> bo
 @functools.cache
 def sample(name: str, label: str) -> tuple[dict[str, Any], tuple[torch.Tensor, torch.Tensor]]:
     """A generated sample case and its reference outputs (computed once per test run)."""
-    case = next(c for c in cases(name) if c["label"] == label)
-    inputs = gen.generate(name, case["params"], case["seed"])
+    inputs = kit.fresh_case_inputs(name, label)
     return inputs, reference(name)(*args_of(inputs))
 
 
-def labels(name: str) -> list[str]:
-    return [c["label"] for c in cases(name)]
+labels = kit.labels
 
 
 # ---------------------------------------------------------------- small test inputs

@@ -9,10 +9,8 @@ gemm value rule (finite inputs) is tested here too, since it is the family's onl
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,31 +20,18 @@ from flashinfer_bench.data import Definition, Solution
 from hf_eval.rules.gemm import check
 from hf_eval.samples import gemm as gen
 from hf_eval.samples.common import normal, rng, sample_uuid
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 SHAPES = {"dense_gemm_bf16_nt_n12288_k4096": (12288, 4096),
           "dense_gemm_bf16_nt_n4096_k12288": (4096, 12288),
           "dense_gemm_bf16_nt_n4096_k4096": (4096, 4096)}
 NAMES = tuple(SHAPES)
 
 
-def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
-
-
-def definition(name: str) -> dict[str, Any]:
-    return load(REPO / "definitions" / "gemm" / f"{name}.json")
-
-
-def compiled(source: str) -> dict[str, Any]:
-    """Execute a source string in a fresh namespace, as the harness will."""
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<source>", "exec"), namespace)
-    return namespace
-
-
-def reference(name: str) -> Callable[..., torch.Tensor]:
-    return compiled(definition(name)["reference"])["run"]
+definition = kit.definition_json
+reference = kit.reference
+cases = kit.cases
+task = kit.task_json
 
 
 def solution_name(name: str) -> str:
@@ -55,19 +40,11 @@ def solution_name(name: str) -> str:
 
 
 def solution_json(name: str) -> dict[str, Any]:
-    return load(REPO / "solutions" / "gemm" / f"{solution_name(name)}.json")
+    return kit.solution_json(solution_name(name))
 
 
 def solution(name: str) -> Callable[..., torch.Tensor]:
-    return compiled(solution_json(name)["sources"][0]["content"])["run"]
-
-
-def cases(name: str) -> list[dict[str, Any]]:
-    return load(REPO / "hf_eval" / "samples" / "cases" / f"{name}.json")["cases"]
-
-
-def task(name: str) -> dict[str, Any]:
-    return load(REPO / "tasks" / f"{name}.json")
+    return kit.solution_run(solution_name(name))
 
 
 def within_task_tolerance(out: torch.Tensor, ref: torch.Tensor, name: str) -> bool:

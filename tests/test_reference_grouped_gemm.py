@@ -9,10 +9,8 @@ weights are 2.3-4.5 GB. ``HF_EVAL_SLOW=1`` adds one full-size generation.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,40 +18,25 @@ import torch
 
 from hf_eval.samples import grouped_gemm as gen
 from hf_eval.samples.common import sample_uuid
+from tests import kit
+from tests.kit import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 DEFINITIONS = ("grouped_gemm_fp8_fp4_e384_n4608_k5120_g32",
                "grouped_gemm_fp8_fp4_e384_n5120_k2304_g32")
 INPUT_DTYPES = {"Aq": torch.float8_e4m3fn, "Wq_packed": torch.int8, "scale_A": torch.int8,
                 "scale_W": torch.int8, "expert_id": torch.int32}
 
 
-def load(kind: str, name: str) -> dict:
-    return json.loads((REPO / kind / f"{name}.json").read_text())
-
-
-def definition(name: str) -> dict:
-    return json.loads((REPO / "definitions/grouped_gemm" / f"{name}.json").read_text())
-
-
-def reference(name: str):
-    namespace: dict = {}
-    exec(compile(definition(name)["reference"], name, "exec"), namespace)
-    return namespace["run"]
+definition = kit.definition_json
+reference = kit.reference
+cases = kit.cases
 
 
 def solution(name: str) -> types.ModuleType:
-    task = load("tasks", name)
-    data = json.loads((REPO / "solutions/grouped_gemm" /
-                       f"{task['preferred']['cpu']['solution']}.json").read_text())
-    assert data["definition"] == name
-    module = types.ModuleType(data["name"])
-    exec(compile(data["sources"][0]["content"], data["name"], "exec"), module.__dict__)
-    return module
-
-
-def cases(name: str) -> list[dict]:
-    return load("hf_eval/samples/cases", name)["cases"]
+    """The task's preferred CPU solution, imported as the harness imports it."""
+    data = kit.solution(kit.task(name).preferred["cpu"].solution)
+    assert data.definition == name
+    return kit.solution_module(data.name)
 
 
 # --- an independent FP64 formulation on tiny synthetic problems ------------------------
@@ -155,7 +138,7 @@ def sample_inputs(name: str, case: dict) -> dict[str, torch.Tensor]:
 
 @pytest.mark.parametrize("name", DEFINITIONS)
 def test_solution_matches_reference_on_sample_cases(name: str) -> None:
-    task = load("tasks", name)
+    task = kit.task_json(name)
     tol = task["tolerance"]
     run_ref, module = reference(name), solution(name)
     spec = definition(name)
@@ -241,7 +224,7 @@ def test_expert_weights_are_deterministic_real_fp4(name: str) -> None:
 
 def test_task_files() -> None:
     for name in DEFINITIONS:
-        task = load("tasks", name)
+        task = kit.task_json(name)
         assert task["tolerance"]["atol"] == 0.005 and task["tolerance"]["rtol"] == 0.016
         assert task["engine_baseline"] is None
         assert task["dev"] == [sample_uuid(name, c["label"]) for c in cases(name)][:10]

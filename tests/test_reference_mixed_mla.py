@@ -9,9 +9,7 @@ distinct selected slots weighted by their multiplicity, in FP64.
 from __future__ import annotations
 
 import functools
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,56 +19,21 @@ from flashinfer_bench.data import Solution as FISolution
 
 from hf_eval.samples import mixed_mla
 from hf_eval.samples.common import sample_uuid
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 NAME = "mixed_mla_decode_deepseek41_h64_d512_k8128_k4512"
 SOLUTION = "torch_gather_dequant_mixed_mla_h64"
-DEF_PATH = REPO / "definitions" / "mixed_mla" / f"{NAME}.json"
-SOL_PATH = REPO / "solutions" / "mixed_mla" / f"{SOLUTION}.json"
-CASES_PATH = REPO / "hf_eval" / "samples" / "cases" / f"{NAME}.json"
-TASK_PATH = REPO / "tasks" / f"{NAME}.json"
 INPUT_ORDER = ["Q", "KV8", "KV4", "indices8", "indices4", "attn_sink", "sm_scale"]
 
 
-def _namespace(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(source, "<source>", "exec"), namespace)
-    return namespace
-
-
-@functools.cache
-def definition() -> dict:
-    return json.loads(DEF_PATH.read_text())
-
-
-@functools.cache
-def reference() -> dict:
-    return _namespace(definition()["reference"])
-
-
-@functools.cache
-def solution() -> dict:
-    sources = json.loads(SOL_PATH.read_text())["sources"]
-    return _namespace(next(s["content"] for s in sources if s["path"] == "main.py"))
-
-
-@functools.cache
-def cases() -> list[dict]:
-    return json.loads(CASES_PATH.read_text())["cases"]
-
-
-@functools.cache
-def case_inputs(label: str) -> dict:
-    case = next(c for c in cases() if c["label"] == label)
-    return mixed_mla.generate(NAME, case["params"], case["seed"])
-
-
-@functools.cache
-def case_reference(label: str) -> torch.Tensor:
-    return reference()["run"](*[case_inputs(label)[n] for n in INPUT_ORDER])
-
-
-LABELS = [c["label"] for c in json.loads(CASES_PATH.read_text())["cases"]]
+# This file's definition and solution, loaded through the harness (tests/kit.py).
+definition = functools.partial(kit.definition_json, NAME)
+reference = functools.partial(kit.reference_namespace, NAME)
+solution = functools.partial(kit.solution_namespace, SOLUTION)
+cases = functools.partial(kit.cases, NAME)
+case_inputs = functools.partial(kit.case_inputs, NAME)
+case_reference = functools.partial(kit.case_reference, NAME)
+LABELS = kit.labels(NAME)
 
 
 # ----------------------------------------------------------------- independent decoder
@@ -150,7 +113,7 @@ def dense_truth(inputs: dict) -> np.ndarray:
 # ------------------------------------------------------------------------------- files
 def test_files_load_in_flashinfer_bench_models() -> None:
     FIDefinition.model_validate(definition())
-    FISolution.model_validate(json.loads(SOL_PATH.read_text()))
+    FISolution.model_validate(kit.solution_json(SOLUTION))
     assert list(definition()["inputs"]) == INPUT_ORDER
 
 
@@ -161,7 +124,7 @@ def test_page_byte_constants_match_the_definition() -> None:
 
 
 def test_task_config() -> None:
-    task = json.loads(TASK_PATH.read_text())
+    task = kit.task_json(NAME)
     assert task["tolerance"]["atol"] == 0.005 and task["tolerance"]["rtol"] == 0.016
     assert task["tolerance"]["required_matched_ratio"] is None
     assert task["dev"] == [sample_uuid(NAME, label) for label in LABELS][:10]
@@ -294,7 +257,7 @@ def test_solution_matches_reference_under_task_tolerance(label: str) -> None:
     ref = case_reference(label)
     assert out.dtype == ref.dtype and out.shape == ref.shape
     assert bool(torch.isfinite(out.float()).all())
-    tol = json.loads(TASK_PATH.read_text())["tolerance"]
+    tol = kit.task_json(NAME)["tolerance"]
     close = (out.float() - ref.float()).abs() <= tol["atol"] + tol["rtol"] * ref.float().abs()
     assert bool(close.all()), f"{int((~close).sum())} elements out of tolerance"
     assert all(torch.equal(before[n], inputs[n]) for n in before)

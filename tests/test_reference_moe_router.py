@@ -4,11 +4,8 @@ solution vs the reference, the sample generator's promises, and the value rules.
 
 from __future__ import annotations
 
-import functools
-import json
 import math
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,38 +14,29 @@ import torch
 from hf_eval.rules import moe_router as rules
 from hf_eval.samples import moe_router as gen
 from hf_eval.samples.common import sample_uuid
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 NAME = "moe_router_gemm_topk_deepseek41_d5120_e384_topk6"
 
 
-def load(path: str) -> dict:
-    return json.loads((REPO / path).read_text())
-
-
-DEFINITION = load(f"definitions/moe_router/{NAME}.json")
-TASK = load(f"tasks/{NAME}.json")
-CASES = load(f"hf_eval/samples/cases/{NAME}.json")["cases"]
+DEFINITION = kit.definition_json(NAME)
+TASK = kit.task_json(NAME)
+CASES = kit.cases(NAME)
 
 
 def reference():
-    namespace: dict = {}
-    exec(compile(DEFINITION["reference"], NAME, "exec"), namespace)
-    return namespace["run"]
+    return kit.reference(NAME)
 
 
 def solution() -> types.ModuleType:
-    data = load(f"solutions/moe_router/{TASK['preferred']['cpu']['solution']}.json")
-    assert data["definition"] == NAME
-    module = types.ModuleType(data["name"])
-    exec(compile(data["sources"][0]["content"], data["name"], "exec"), module.__dict__)
-    return module
+    """The task's preferred CPU solution, imported as the harness imports it."""
+    data = kit.solution(TASK["preferred"]["cpu"]["solution"])
+    assert data.definition == NAME
+    return kit.solution_module(data.name)
 
 
-@functools.cache
 def sample(label: str) -> dict:
-    case = next(c for c in CASES if c["label"] == label)
-    return gen.generate(NAME, case["params"], case["seed"])
+    return kit.case_inputs(NAME, label)
 
 
 def args(inputs: dict) -> list:

@@ -12,9 +12,6 @@ references under the task's own tolerance, and the sample data is shown to be di
 from __future__ import annotations
 
 import functools
-import json
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,41 +21,19 @@ from flashinfer_bench.data import Definition, Solution
 
 from hf_eval.samples import neighborhood_attention as gen
 from hf_eval.samples.common import normal, rng, sample_uuid
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 OP = "neighborhood_attention"
 NAMES = tuple(gen.SHAPES)
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 Inputs = dict[str, torch.Tensor]
 
 
-def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
-
-
-def definition(name: str) -> dict[str, Any]:
-    return load(REPO / "definitions" / OP / f"{name}.json")
-
-
-@functools.cache
-def compiled(source: str) -> dict[str, Any]:
-    """Execute a source string in a fresh namespace, as the harness will."""
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<source>", "exec"), namespace)
-    return namespace
-
-
-def reference(name: str) -> Callable[..., torch.Tensor]:
-    return compiled(definition(name)["reference"])["run"]
-
-
-def cases(name: str) -> list[dict[str, Any]]:
-    return load(REPO / "hf_eval" / "samples" / "cases" / f"{name}.json")["cases"]
-
-
-def solutions(name: str) -> list[dict[str, Any]]:
-    found = [load(p) for p in sorted((REPO / "solutions" / OP).glob("*.json"))]
-    return [s for s in found if s["definition"] == name]
+definition = kit.definition_json
+reference = kit.reference
+cases = kit.cases
+solutions = kit.solutions_json_for
+task = kit.task_json
 
 
 def torch_solution(name: str) -> dict[str, Any]:
@@ -68,7 +43,7 @@ def torch_solution(name: str) -> dict[str, Any]:
 
 
 def solution_module(name: str) -> dict[str, Any]:
-    return compiled(torch_solution(name)["sources"][0]["content"])
+    return kit.solution_namespace(torch_solution(name)["name"])
 
 
 def runs_on(sol: dict[str, Any], device: str) -> bool:
@@ -76,15 +51,10 @@ def runs_on(sol: dict[str, Any], device: str) -> bool:
     return device in sol["spec"]["target_hardware"]
 
 
-def task(name: str) -> dict[str, Any]:
-    return load(REPO / "tasks" / f"{name}.json")
-
-
 @functools.cache
 def sample(name: str, label: str) -> tuple[Inputs, torch.Tensor]:
     """A sample case's inputs and its reference output on CPU (computed once per session)."""
-    case = next(c for c in cases(name) if c["label"] == label)
-    inputs = gen.generate(name, case["params"], case["seed"])
+    inputs = kit.fresh_case_inputs(name, label)
     return inputs, reference(name)(inputs["Q"], inputs["K"], inputs["V"])
 
 
@@ -181,7 +151,7 @@ def test_definition_loads_in_flashinfer_bench(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_window_rule_is_nearest_neighbours_and_natten_formula(name: str) -> None:
     """The reference's per-dimension windows, for every length from k to k + 8."""
-    neighbours = compiled(definition(name)["reference"])["neighbour_indices"]
+    neighbours = kit.reference_namespace(name)["neighbour_indices"]
     for kernel in sorted(set(kernel_of(name)) | {1, 3, 5}):
         for length in range(kernel, kernel + 9):
             table = neighbours(length, kernel, torch.device("cpu"))
@@ -257,7 +227,7 @@ def test_reference_does_not_mutate_inputs(name: str) -> None:
     """sample() ran the reference on these very tensors; they still equal fresh ones."""
     for case in cases(name):
         inputs, _ = sample(name, case["label"])
-        fresh = gen.generate(name, case["params"], case["seed"])
+        fresh = kit.fresh_case_inputs(name, case["label"])
         for key, value in inputs.items():
             assert torch.equal(value, fresh[key]), (case["label"], key)
 
@@ -273,7 +243,7 @@ def test_solution_matches_reference_on_samples(name: str, solution: str, label: 
                                                device: str) -> None:
     sol = next(s for s in solutions(name) if s["name"] == solution)
     Solution.model_validate(sol)
-    module = compiled(sol["sources"][0]["content"])
+    module = kit.solution_namespace(solution)
     inputs, ref = sample(name, label)
     args = [inputs[key].to(device) for key in ("Q", "K", "V")]
     before = [a.clone() for a in args]

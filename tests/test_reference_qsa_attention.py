@@ -12,9 +12,7 @@ at least one of them.
 from __future__ import annotations
 
 import functools
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,62 +22,27 @@ from flashinfer_bench.data import Solution as FISolution
 
 from hf_eval.samples import qsa_attention
 from hf_eval.samples.common import sample_uuid
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 NAME = "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4"
 SOLUTION = "torch_gather_sdpa_qsa_decode_h24_kv2"
-DEF_PATH = REPO / "definitions" / "qsa_attention" / f"{NAME}.json"
-SOL_PATH = REPO / "solutions" / "qsa_attention" / f"{SOLUTION}.json"
-CASES_PATH = REPO / "hf_eval" / "samples" / "cases" / f"{NAME}.json"
-TASK_PATH = REPO / "tasks" / f"{NAME}.json"
 INPUT_ORDER = ["Q", "K_pages", "V_pages", "page_table", "block_ids", "context_lens"]
 ATOL, RTOL = 0.005, 0.016
 DTYPES = {"bfloat16": torch.bfloat16, "int32": torch.int32}
 
 
-def _namespace(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(source, "<source>", "exec"), namespace)
-    return namespace
-
-
-@functools.cache
-def definition() -> dict:
-    return json.loads(DEF_PATH.read_text())
-
-
-@functools.cache
-def reference() -> dict:
-    return _namespace(definition()["reference"])
-
-
-@functools.cache
-def solution() -> dict:
-    sources = json.loads(SOL_PATH.read_text())["sources"]
-    return _namespace(next(s["content"] for s in sources if s["path"] == "main.py"))
-
-
-@functools.cache
-def cases() -> list[dict]:
-    return json.loads(CASES_PATH.read_text())["cases"]
-
-
-@functools.cache
-def case_inputs(label: str) -> dict:
-    case = next(c for c in cases() if c["label"] == label)
-    return qsa_attention.generate(NAME, case["params"], case["seed"])
+# This file's definition and solution, loaded through the harness (tests/kit.py).
+definition = functools.partial(kit.definition_json, NAME)
+reference = functools.partial(kit.reference_namespace, NAME)
+solution = functools.partial(kit.solution_namespace, SOLUTION)
+cases = functools.partial(kit.cases, NAME)
+case_inputs = functools.partial(kit.case_inputs, NAME)
+case_reference = functools.partial(kit.case_reference, NAME)
+LABELS = kit.labels(NAME)
 
 
 def _args(inputs: dict) -> list:
     return [inputs[n] for n in INPUT_ORDER]
-
-
-@functools.cache
-def case_reference(label: str) -> torch.Tensor:
-    return reference()["run"](*_args(case_inputs(label)))
-
-
-LABELS = [c["label"] for c in json.loads(CASES_PATH.read_text())["cases"]]
 
 
 def _within_tolerance(got: torch.Tensor, want: torch.Tensor) -> bool:
@@ -285,15 +248,15 @@ def test_cases_cover_the_edge_cases() -> None:
 # ------------------------------------------------------------------ JSON artefacts
 def test_json_files_validate_and_task_is_consistent() -> None:
     FIDefinition.model_validate(definition())
-    sol = json.loads(SOL_PATH.read_text())
+    sol = kit.solution_json(SOLUTION)
     FISolution.model_validate(sol)
     assert sol["definition"] == NAME and sol["spec"]["destination_passing_style"] is False
-    task = json.loads(TASK_PATH.read_text())
+    task = kit.task_json(NAME)
     assert task["definition"] == NAME
     assert task["tolerance"]["atol"] == ATOL and task["tolerance"]["rtol"] == RTOL
     assert task["dev"] == [sample_uuid(NAME, c["label"]) for c in cases()][:10]
     assert task["baseline"]["solution"] == SOLUTION and task["engine_baseline"] is None
     assert task["preferred"]["cpu"]["solution"] == SOLUTION
-    spec = json.loads(CASES_PATH.read_text())
+    spec = kit.cases_json(NAME)
     assert spec["definition"] == NAME and spec["generator"] == "hf_eval.samples.qsa_attention"
     assert len(cases()) >= 4

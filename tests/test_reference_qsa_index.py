@@ -11,9 +11,7 @@ page table ignored, scores rounded to bf16) must fail on at least one of them.
 from __future__ import annotations
 
 import functools
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,62 +21,27 @@ from flashinfer_bench.data import Solution as FISolution
 
 from hf_eval.samples import qsa_index
 from hf_eval.samples.common import sample_uuid
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 NAME = "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4"
 SOLUTION = "torch_gather_topk_qsa_index_h4"
-DEF_PATH = REPO / "definitions" / "qsa_index" / f"{NAME}.json"
-SOL_PATH = REPO / "solutions" / "qsa_index" / f"{SOLUTION}.json"
-CASES_PATH = REPO / "hf_eval" / "samples" / "cases" / f"{NAME}.json"
-TASK_PATH = REPO / "tasks" / f"{NAME}.json"
 INPUT_ORDER = ["Q_idx", "Kc_pages", "page_table", "num_complete_blocks"]
 TOPK = 512
 DTYPES = {"bfloat16": torch.bfloat16, "int32": torch.int32}
 
 
-def _namespace(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(source, "<source>", "exec"), namespace)
-    return namespace
-
-
-@functools.cache
-def definition() -> dict:
-    return json.loads(DEF_PATH.read_text())
-
-
-@functools.cache
-def reference() -> dict:
-    return _namespace(definition()["reference"])
-
-
-@functools.cache
-def solution() -> dict:
-    sources = json.loads(SOL_PATH.read_text())["sources"]
-    return _namespace(next(s["content"] for s in sources if s["path"] == "main.py"))
-
-
-@functools.cache
-def cases() -> list[dict]:
-    return json.loads(CASES_PATH.read_text())["cases"]
-
-
-@functools.cache
-def case_inputs(label: str) -> dict:
-    case = next(c for c in cases() if c["label"] == label)
-    return qsa_index.generate(NAME, case["params"], case["seed"])
+# This file's definition and solution, loaded through the harness (tests/kit.py).
+definition = functools.partial(kit.definition_json, NAME)
+reference = functools.partial(kit.reference_namespace, NAME)
+solution = functools.partial(kit.solution_namespace, SOLUTION)
+cases = functools.partial(kit.cases, NAME)
+case_inputs = functools.partial(kit.case_inputs, NAME)
+case_reference = functools.partial(kit.case_reference, NAME)
+LABELS = kit.labels(NAME)
 
 
 def _args(inputs: dict) -> list:
     return [inputs[n] for n in INPUT_ORDER]
-
-
-@functools.cache
-def case_reference(label: str) -> torch.Tensor:
-    return reference()["run"](*_args(case_inputs(label)))
-
-
-LABELS = [c["label"] for c in json.loads(CASES_PATH.read_text())["cases"]]
 
 
 # ------------------------------------------------------------ independent formulation
@@ -275,15 +238,15 @@ def test_robustness_check_rejects_a_near_tie() -> None:
 # ------------------------------------------------------------------ JSON artefacts
 def test_json_files_validate_and_task_is_consistent() -> None:
     FIDefinition.model_validate(definition())
-    sol = json.loads(SOL_PATH.read_text())
+    sol = kit.solution_json(SOLUTION)
     FISolution.model_validate(sol)
     assert sol["definition"] == NAME and sol["spec"]["destination_passing_style"] is False
-    task = json.loads(TASK_PATH.read_text())
+    task = kit.task_json(NAME)
     assert task["definition"] == NAME
     assert task["tolerance"]["atol"] == 0 and task["tolerance"]["rtol"] == 0
     assert task["dev"] == [sample_uuid(NAME, c["label"]) for c in cases()][:10]
     assert task["baseline"]["solution"] == SOLUTION and task["engine_baseline"] is None
     assert task["preferred"]["cpu"]["solution"] == SOLUTION
-    spec = json.loads(CASES_PATH.read_text())
+    spec = kit.cases_json(NAME)
     assert spec["definition"] == NAME and spec["generator"] == "hf_eval.samples.qsa_index"
     assert len({c["label"] for c in cases()}) == len(cases())

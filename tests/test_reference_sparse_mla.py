@@ -9,9 +9,7 @@ in the denominator.
 from __future__ import annotations
 
 import functools
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,61 +19,28 @@ from flashinfer_bench.data import Solution as FISolution
 
 from hf_eval.samples import sparse_mla
 from hf_eval.samples.common import sample_uuid
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 NAMES = {128: "sparse_mla_prefill_h64_d512_k128", 640: "sparse_mla_prefill_h64_d512_k640"}
 INPUT_ORDER = ["Q", "KV", "indices", "topk_length", "attn_sink", "sm_scale"]
 
 
-def _namespace(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(source, "<source>", "exec"), namespace)
-    return namespace
-
-
-def _json(*parts: str) -> dict:
-    return json.loads(REPO.joinpath(*parts).read_text())
-
-
-@functools.cache
-def definition(name: str) -> dict:
-    return _json("definitions", "sparse_mla", f"{name}.json")
-
-
-@functools.cache
-def reference(name: str):
-    return _namespace(definition(name)["reference"])["run"]
-
-
 def solution_name(name: str) -> str:
-    return _json("tasks", f"{name}.json")["baseline"]["solution"]
+    return kit.task(name).baseline.solution
 
 
 @functools.cache
 def solution(name: str):
-    doc = _json("solutions", "sparse_mla", f"{solution_name(name)}.json")
-    assert doc["definition"] == name
-    return _namespace(next(s["content"] for s in doc["sources"] if s["path"] == "main.py"))["run"]
+    assert kit.solution(solution_name(name)).definition == name
+    return kit.solution_run(solution_name(name))
 
 
-@functools.cache
-def cases(name: str) -> list[dict]:
-    return _json("hf_eval", "samples", "cases", f"{name}.json")["cases"]
-
-
-@functools.cache
-def case_inputs(name: str, label: str) -> dict:
-    case = next(c for c in cases(name) if c["label"] == label)
-    return sparse_mla.generate(name, case["params"], case["seed"])
-
-
-@functools.cache
-def case_reference(name: str, label: str) -> torch.Tensor:
-    return reference(name)(*[case_inputs(name, label)[n] for n in INPUT_ORDER])
-
-
-ALL_CASES = [(name, c["label"]) for name in NAMES.values()
-             for c in _json("hf_eval", "samples", "cases", f"{name}.json")["cases"]]
+cases = kit.cases
+case_inputs = kit.case_inputs
+case_reference = kit.case_reference
+reference = kit.reference
+definition = kit.definition_json
+ALL_CASES = [(name, label) for name in NAMES.values() for label in kit.labels(name)]
 
 
 def dense_truth(inputs: dict) -> np.ndarray:
@@ -102,10 +67,10 @@ def test_files_load_and_agree(topk: int) -> None:
     name = NAMES[topk]
     spec = definition(name)
     FIDefinition.model_validate(spec)
-    FISolution.model_validate(_json("solutions", "sparse_mla", f"{solution_name(name)}.json"))
+    FISolution.model_validate(kit.solution_json(solution_name(name)))
     assert list(spec["inputs"]) == INPUT_ORDER
     assert spec["axes"]["topk"]["value"] == topk
-    task = _json("tasks", f"{name}.json")
+    task = kit.task_json(name)
     assert task["tolerance"]["atol"] == 0.005 and task["tolerance"]["rtol"] == 0.016
     assert task["tolerance"]["required_matched_ratio"] is None
     assert task["dev"] == [sample_uuid(name, c["label"]) for c in cases(name)][:10]
@@ -169,7 +134,7 @@ def test_solution_matches_reference_under_task_tolerance(name: str, label: str) 
     ref = case_reference(name, label)
     assert out.dtype == ref.dtype and out.shape == ref.shape
     assert bool(torch.isfinite(out.float()).all())
-    tol = _json("tasks", f"{name}.json")["tolerance"]
+    tol = kit.task_json(name)["tolerance"]
     close = (out.float() - ref.float()).abs() <= tol["atol"] + tol["rtol"] * ref.float().abs()
     assert bool(close.all()), f"{int((~close).sum())} elements out of tolerance"
     assert all(torch.equal(before[n], inputs[n]) for n in before)
@@ -187,8 +152,7 @@ def test_solution_never_dereferences_ignored_positions_and_chunks_queries() -> N
     assert bool((out[1] == 0).all()) and bool(torch.isfinite(out.float()).all())
     torch.testing.assert_close(out.float(), ref.float(), rtol=0.016, atol=0.005)
     # A tiny chunk budget forces one query per chunk: same result.
-    doc = _json("solutions", "sparse_mla", f"{solution_name(name)}.json")
-    module = _namespace(doc["sources"][0]["content"])
+    module = vars(kit.fresh_solution_module(solution_name(name)))
     module["_CHUNK_BYTES"] = 1
     chunked = module["run"](*[inputs[n] for n in INPUT_ORDER])
     assert torch.equal(chunked, solution(name)(*[inputs[n] for n in INPUT_ORDER]))

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 import torch
 
 from hf_eval.rules.block_causal_attention import check
 from hf_eval.samples import block_causal_attention as gen
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 PREFIX = "prefix_cached_block_causal_h32_d128"
 PREFIX0 = "prefix_cached_block_causal_h32_d128_prefix0"
-
-
-def cases(name: str) -> list[dict]:
-    path = REPO / "hf_eval" / "samples" / "cases" / f"{name}.json"
-    return json.loads(path.read_text())["cases"]
 
 
 def small_prefix0(ids: list[int]) -> dict:
@@ -31,8 +23,8 @@ def small_prefix0(ids: list[int]) -> dict:
 
 @pytest.mark.parametrize("name", [PREFIX, PREFIX0])
 def test_every_sample_case_passes(name: str) -> None:
-    for case in cases(name):
-        assert check(name, gen.generate(name, case["params"], case["seed"])) == [], case["label"]
+    for case in kit.cases(name):
+        assert check(name, kit.fresh_case_inputs(name, case["label"])) == [], case["label"]
 
 
 @pytest.mark.parametrize("ids", [[-1, -1, -1], [0, 0, 0], [-1, 0, 0, 1, -1, 2, 2, -1],

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,15 +9,10 @@ import torch
 
 from hf_eval.rules.gdn import check
 from hf_eval.samples import gdn as gen
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 DECODE = "gdn_decode_qk4_v8_d128_k_last"
 PREFILL = "gdn_prefill_qk4_v8_d128_k_last"
-
-
-def cases(name: str) -> list[dict[str, Any]]:
-    path = REPO / "hf_eval" / "samples" / "cases" / f"{name}.json"
-    return json.loads(path.read_text())["cases"]
 
 
 def prefill_inputs() -> dict[str, Any]:
@@ -28,10 +21,9 @@ def prefill_inputs() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name,label", [(n, c["label"]) for n in (DECODE, PREFILL)
-                                        for c in cases(n)])
+                                        for c in kit.cases(n)])
 def test_every_sample_case_passes(name: str, label: str) -> None:
-    case = next(c for c in cases(name) if c["label"] == label)
-    assert check(name, gen.generate(name, case["params"], case["seed"])) == []
+    assert check(name, kit.fresh_case_inputs(name, label)) == []
 
 
 @pytest.mark.parametrize("cu,fragment", [

@@ -6,16 +6,13 @@ materialised (the others are zero bytes, which are valid); see test_reference_gr
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 import torch
 
 from hf_eval.rules import grouped_gemm as rules
 from hf_eval.samples import grouped_gemm as gen
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 DEFINITIONS = ("grouped_gemm_fp8_fp4_e384_n4608_k5120_g32",
                "grouped_gemm_fp8_fp4_e384_n5120_k2304_g32")
 NAME = DEFINITIONS[1]
@@ -77,8 +74,7 @@ def test_every_rule_is_reported_together() -> None:
 @pytest.mark.parametrize("name", DEFINITIONS)
 def test_every_sample_case_passes(name: str) -> None:
     experts, n, k, block = gen.SHAPES[name]
-    cases = json.loads((REPO / "hf_eval/samples/cases" / f"{name}.json").read_text())["cases"]
-    for case in cases:
+    for case in kit.cases(name):
         inputs = gen.generate_shaped(name, case["params"], case["seed"], experts, n, k, block,
                                      sparse_weights=True)
         assert rules.check(name, inputs) == [], case["label"]

@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import functools
-import json
 import math
-from pathlib import Path
 
 import pytest
 import torch
 
 from hf_eval.rules.mixed_mla import check
-from hf_eval.samples import mixed_mla
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 NAME = "mixed_mla_decode_deepseek41_h64_d512_k8128_k4512"
-CASES = json.loads((REPO / "hf_eval/samples/cases" / f"{NAME}.json").read_text())["cases"]
+CASES = kit.cases(NAME)
 KV8_SCALES = 64 * 640  # byte where a KV8 page's scale rows start
 KV4_SCALES = 64 * 384  # byte where a KV4 page's scale rows start
 
 
-@functools.cache
 def _case(label: str) -> dict:
-    case = next(c for c in CASES if c["label"] == label)
-    return mixed_mla.generate(NAME, case["params"], case["seed"])
+    return kit.case_inputs(NAME, label)
 
 
 def _base() -> dict:

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from hf_eval.rules.neighborhood_attention import check
 from hf_eval.samples import neighborhood_attention as gen
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 NAMES = tuple(gen.SHAPES)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_sample_case_passes(name: str) -> None:
-    path = REPO / "hf_eval" / "samples" / "cases" / f"{name}.json"
-    for case in json.loads(path.read_text())["cases"]:
-        assert check(name, gen.generate(name, case["params"], case["seed"])) == [], case["label"]
+    for case in kit.cases(name):
+        assert check(name, kit.fresh_case_inputs(name, case["label"])) == [], case["label"]
 
 
 @pytest.mark.parametrize("key", ["Q", "K", "V"])

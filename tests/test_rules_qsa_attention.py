@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 import torch
 
 from hf_eval.rules import qsa_attention as rules
 from hf_eval.samples import qsa_attention
+from tests import kit
 
 NAME = "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4"
-CASES = json.loads((Path(__file__).resolve().parent.parent / "hf_eval" / "samples" / "cases"
-                    / f"{NAME}.json").read_text())["cases"]
+CASES = kit.cases(NAME)
 
 
 def _valid() -> dict:
@@ -113,5 +111,5 @@ def test_unread_stale_values_are_allowed() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c["label"] for c in CASES])
 def test_every_sample_case_is_valid(case: dict) -> None:
-    inputs = qsa_attention.generate(NAME, case["params"], case["seed"])
+    inputs = kit.fresh_case_inputs(NAME, case["label"])
     assert rules.check(NAME, inputs) == []

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 import torch
 
 from hf_eval.rules import qsa_index as rules
 from hf_eval.samples import qsa_index
+from tests import kit
 
 NAME = "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4"
-CASES = json.loads((Path(__file__).resolve().parent.parent / "hf_eval" / "samples" / "cases"
-                    / f"{NAME}.json").read_text())["cases"]
+CASES = kit.cases(NAME)
 
 
 def _valid() -> dict:
@@ -85,7 +83,7 @@ def test_stale_values_that_are_not_read_are_allowed() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c["label"] for c in CASES])
 def test_every_sample_case_is_valid(case: dict) -> None:
-    inputs = qsa_index.generate(NAME, case["params"], case["seed"])
+    inputs = kit.fresh_case_inputs(NAME, case["label"])
     assert rules.check(NAME, inputs) == []
 
 

@@ -2,41 +2,27 @@
 
 from __future__ import annotations
 
-import functools
-import json
 import math
-from pathlib import Path
 
 import pytest
 import torch
 
 from hf_eval.rules.sparse_mla import check
-from hf_eval.samples import sparse_mla
+from tests import kit
 
-REPO = Path(__file__).resolve().parent.parent
 NAMES = ["sparse_mla_prefill_h64_d512_k128", "sparse_mla_prefill_h64_d512_k640"]
 K128 = NAMES[0]
-
-
-def _cases(name: str) -> list[dict]:
-    return json.loads((REPO / "hf_eval/samples/cases" / f"{name}.json").read_text())["cases"]
-
-
-@functools.cache
-def _case(name: str, label: str) -> dict:
-    case = next(c for c in _cases(name) if c["label"] == label)
-    return sparse_mla.generate(name, case["params"], case["seed"])
 
 
 def _base() -> dict:
     """A fresh copy of a valid k128 workload (S = 400, topk_length 128, 0, 77, 128, 5, 100)."""
     return {k: v.clone() if isinstance(v, torch.Tensor) else v
-            for k, v in _case(K128, "t6_zero_holes_stale").items()}
+            for k, v in kit.case_inputs(K128, "t6_zero_holes_stale").items()}
 
 
-@pytest.mark.parametrize("name,label", [(n, c["label"]) for n in NAMES for c in _cases(n)])
+@pytest.mark.parametrize("name,label", [(n, c["label"]) for n in NAMES for c in kit.cases(n)])
 def test_every_sample_case_passes(name: str, label: str) -> None:
-    assert check(name, _case(name, label)) == []
+    assert check(name, kit.case_inputs(name, label)) == []
 
 
 @pytest.mark.parametrize("length", [-1, 129])

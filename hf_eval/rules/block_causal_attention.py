@@ -12,23 +12,9 @@ from __future__ import annotations
 
 import torch
 
+from hf_eval.rules.common import finite_problems
+
 ACTIVATIONS = ("Q", "K_prefix", "V_prefix", "K_current", "V_current")
-
-
-def finite_problems(inputs: dict[str, torch.Tensor | int | float | bool],
-                    names: tuple[str, ...]) -> list[str]:
-    """One message per floating-point input among ``names`` that holds a NaN or infinity."""
-    problems = []
-    for name in names:
-        value = inputs.get(name)
-        if not isinstance(value, torch.Tensor) or not value.is_floating_point():
-            continue
-        bad = ~torch.isfinite(value)
-        if bool(bad.any()):
-            first = tuple(int(i) for i in bad.nonzero()[0].tolist())
-            problems.append(f"{name}: every value must be finite; {int(bad.sum())} are not, "
-                            f"first at {first} = {float(value[first])}")
-    return problems
 
 
 def image_ids_problems(image_ids: torch.Tensor) -> list[str]:

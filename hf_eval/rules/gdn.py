@@ -15,23 +15,9 @@ import math
 
 import torch
 
+from hf_eval.rules.common import finite_problems
+
 FLOAT_INPUTS = ("q", "k", "v", "state", "A_log", "a", "dt_bias", "b")
-
-
-def finite_problems(inputs: dict[str, torch.Tensor | int | float | bool],
-                    names: tuple[str, ...]) -> list[str]:
-    """One message per floating-point tensor among ``names`` that holds a NaN or infinity."""
-    problems = []
-    for name in names:
-        value = inputs.get(name)
-        if not isinstance(value, torch.Tensor) or not value.is_floating_point():
-            continue
-        bad = ~torch.isfinite(value)
-        if bool(bad.any()):
-            first = tuple(int(i) for i in bad.nonzero()[0].tolist())
-            problems.append(f"{name}: every value must be finite; {int(bad.sum())} are not, "
-                            f"first at {first} = {float(value[first])}")
-    return problems
 
 
 def scale_problems(scale: object) -> list[str]:

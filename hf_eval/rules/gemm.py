@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from hf_eval.rules.gdn import finite_problems
+from hf_eval.rules.common import finite_problems
 
 
 def check(definition: str, inputs: dict[str, torch.Tensor | int | float | bool]) -> list[str]:

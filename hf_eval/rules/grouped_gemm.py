@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import torch
 
+from hf_eval.rules.common import first
+
 #: UE8M0 byte 255 (NaN) read through the int8 carrier.
 UE8M0_NAN_CARRIER = -1
-
-
-def _first(mask: torch.Tensor) -> str:
-    """Position of the first True element of ``mask``, for a message."""
-    return str(tuple(int(i) for i in mask.nonzero()[0].tolist()))
 
 
 def check(definition: str, inputs: dict[str, torch.Tensor | int | float | bool]) -> list[str]:
@@ -27,7 +24,7 @@ def check(definition: str, inputs: dict[str, torch.Tensor | int | float | bool])
     bad = (expert_id < 0) | (expert_id >= experts)
     if bool(bad.any()):
         problems.append(f"expert_id: every entry must be an expert in [0, {experts}); "
-                        f"{int(bad.sum())} are not, first at row {_first(bad)} = "
+                        f"{int(bad.sum())} are not, first at row {first(bad)} = "
                         f"{int(expert_id[bad][0])}")
     if expert_id.numel() > 1:
         down = expert_id[1:] < expert_id[:-1]
@@ -41,11 +38,11 @@ def check(definition: str, inputs: dict[str, torch.Tensor | int | float | bool])
         bad = inputs[name] == UE8M0_NAN_CARRIER
         if bool(bad.any()):
             problems.append(f"{name}: UE8M0 byte 255 (NaN) is invalid; {int(bad.sum())} "
-                            f"scales hold it, first at {_first(bad)}")
+                            f"scales hold it, first at {first(bad)}")
 
     codes = inputs["Aq"].view(torch.uint8) & 0x7F
     bad = codes == 0x7F
     if bool(bad.any()):
         problems.append(f"Aq: FP8 E4M3 NaN codes (0x7F, 0xFF) are invalid; {int(bad.sum())} "
-                        f"values hold one, first at {_first(bad)}")
+                        f"values hold one, first at {first(bad)}")
     return problems

@@ -7,9 +7,9 @@ must not influence the output.
 
 from __future__ import annotations
 
-import math
-
 import torch
+
+from hf_eval.rules.common import sink_and_scale, violation
 
 PAGE_SIZE = 64
 LATENT_DIM = 512
@@ -17,11 +17,6 @@ KV8_PAYLOAD_BYTES = 640
 KV8_SCALE_BYTES = 16
 KV4_PAYLOAD_BYTES = 384
 KV4_SCALE_BYTES = 16
-
-
-def _first(mask: torch.Tensor) -> str:
-    """Position of the first True element of ``mask``, for a message."""
-    return str(tuple(int(i) for i in mask.nonzero()[0].tolist()))
 
 
 def _slot_rows(pages: torch.Tensor, slots: torch.Tensor, row_bytes: int,
@@ -37,28 +32,10 @@ def _index_problems(name: str, indices: torch.Tensor, pages: int) -> tuple[list[
     limit = pages * PAGE_SIZE
     flat = indices.to(torch.int64)
     bad = (flat != -1) & ((flat < 0) | (flat >= limit))
-    problems = []
-    if bool(bad.any()):
-        problems.append(
-            f"{name}: every entry must be -1 (unused) or a slot page * 64 + offset in "
-            f"[0, {limit}) for {pages} pages; {int(bad.sum())} entries are not, first at "
-            f"{_first(bad)} = {int(flat[bad][0])}")
+    problems = violation(name, f"every entry must be -1 (unused) or a slot page * 64 + offset "
+                         f"in [0, {limit}) for {pages} pages", bad, flat, "entries are not")
     used = flat[(flat >= 0) & (flat < limit)]
     return problems, torch.unique(used)
-
-
-def _scalar_problems(inputs: dict) -> list[str]:
-    """Rules of the sink logits and the softmax scale (shared with sparse MLA)."""
-    problems = []
-    sink = inputs["attn_sink"].to(torch.float32)
-    bad = torch.isnan(sink) | (sink == math.inf)
-    if bool(bad.any()):
-        problems.append(f"attn_sink: every entry must be a finite logit or -inf (no sink); "
-                        f"head {_first(bad)} is {float(sink[bad][0])}")
-    scale = float(inputs["sm_scale"])
-    if not (math.isfinite(scale) and scale > 0):
-        problems.append(f"sm_scale: must be finite and positive, got {scale}")
-    return problems
 
 
 def check(definition: str, inputs: dict[str, torch.Tensor | int | float | bool]) -> list[str]:
@@ -99,4 +76,4 @@ def check(definition: str, inputs: dict[str, torch.Tensor | int | float | bool])
     if bool(bad.any()):
         problems.append(f"KV4: the BF16 rope of every referenced slot must be finite; "
                         f"{int(bad.sum())} slots are not, first slot {int(slots4[bad][0])}")
-    return problems + _scalar_problems(inputs)
+    return problems + sink_and_scale(inputs)

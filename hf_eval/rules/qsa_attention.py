@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import torch
 
+from hf_eval.rules.common import first, non_finite, page_table_range, violation
+
 BLOCK = 4
-
-
-def _first(mask: torch.Tensor) -> str:
-    """Position of the first True element of ``mask``, for a message."""
-    return str(tuple(int(i) for i in mask.nonzero()[0].tolist()))
 
 
 def _visible_slots(page_table: torch.Tensor, block_ids: torch.Tensor, lengths: torch.Tensor,
@@ -52,46 +49,33 @@ def check(definition: str, inputs: dict[str, torch.Tensor | int | float | bool])
     num_pages, page_size = k_pages.shape[0], k_pages.shape[1]
     capacity = page_table.shape[1] * page_size
 
-    bad = (lengths < 1) | (lengths > capacity)
-    if bool(bad.any()):
-        problems.append(f"context_lens: every entry must be within [1, MaxP * page_size] = "
-                        f"[1, {capacity}] (the current token is always in the cache); "
-                        f"{int(bad.sum())} are not, first at {_first(bad)} = "
-                        f"{int(lengths[bad][0])}")
+    problems += violation("context_lens", f"every entry must be within [1, MaxP * page_size] "
+                          f"= [1, {capacity}] (the current token is always in the cache)",
+                          (lengths < 1) | (lengths > capacity), lengths)
 
-    bad = (page_table != -1) & ((page_table < 0) | (page_table >= num_pages))
-    if bool(bad.any()):
-        problems.append(f"page_table: every entry must be -1 (unused) or a page in "
-                        f"[0, {num_pages}); {int(bad.sum())} are not, first at {_first(bad)} "
-                        f"= {int(page_table[bad][0])}")
+    problems += page_table_range(page_table, num_pages)
 
     needed_pages = (lengths.clamp(0, capacity) + page_size - 1) // page_size
     needed = torch.arange(page_table.shape[1])[None, :] < needed_pages[:, None]
-    bad = needed & (page_table == -1)
-    if bool(bad.any()):
-        problems.append(f"page_table: every logical page of the context (t // {page_size} "
-                        f"for t < context_lens) must be mapped; {int(bad.sum())} are -1, "
-                        f"first at {_first(bad)}")
+    problems += violation("page_table", f"every logical page of the context (t // {page_size} "
+                          f"for t < context_lens) must be mapped", needed & (page_table == -1),
+                          counted="are -1")
 
     complete = (lengths // BLOCK)[:, None]
     valid = block_ids != -1
-    bad = valid & ((block_ids < 0) | (block_ids >= complete))
-    if bool(bad.any()):
-        problems.append(f"block_ids: every entry must be -1 or a complete block ID in "
-                        f"[0, context_lens // {BLOCK}); {int(bad.sum())} are not, first at "
-                        f"{_first(bad)} = {int(block_ids[bad][0])}")
+    problems += violation("block_ids", f"every entry must be -1 or a complete block ID in "
+                          f"[0, context_lens // {BLOCK})",
+                          valid & ((block_ids < 0) | (block_ids >= complete)), block_ids)
     bad = torch.zeros_like(valid)
     bad[:, 1:] = valid[:, 1:] & ~valid[:, :-1]
     if bool(bad.any()):
         problems.append(f"block_ids: -1 may only pad the end of a row (valid IDs first); "
                         f"{int(bad.any(dim=1).sum())} rows have an ID after a -1, first at "
-                        f"{_first(bad)}")
+                        f"{first(bad)}")
     bad = torch.zeros_like(valid)
     bad[:, 1:] = valid[:, 1:] & valid[:, :-1] & (block_ids[:, 1:] <= block_ids[:, :-1])
-    if bool(bad.any()):
-        problems.append(f"block_ids: valid IDs must be strictly ascending (no repeats); "
-                        f"{int(bad.sum())} are not, first at {_first(bad)} = "
-                        f"{int(block_ids[bad][0])}")
+    problems += violation("block_ids", "valid IDs must be strictly ascending (no repeats)", bad,
+                          block_ids)
 
     empty = (lengths % BLOCK == 0) & ~valid.any(dim=1) & (lengths >= 1)
     if bool(empty.any()):
@@ -100,10 +84,7 @@ def check(definition: str, inputs: dict[str, torch.Tensor | int | float | bool])
                         f"{int(empty.sum())} requests have none, first is request "
                         f"{int(empty.nonzero()[0, 0])}")
 
-    if not bool(torch.isfinite(q).all()):
-        bad = ~torch.isfinite(q.cpu())
-        problems.append(f"Q: every value must be finite; {int(bad.sum())} are not, "
-                        f"first at {_first(bad)}")
+    problems += non_finite("Q", q)
     slots = _visible_slots(page_table, block_ids, lengths, page_size, num_pages)
     for name, pool in (("K_pages", k_pages), ("V_pages", v_pages)):
         rows = pool.cpu().reshape(num_pages * page_size, -1)[slots]

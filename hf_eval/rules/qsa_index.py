@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import torch
 
-
-def _first(mask: torch.Tensor) -> str:
-    """Position of the first True element of ``mask``, for a message."""
-    return str(tuple(int(i) for i in mask.nonzero()[0].tolist()))
+from hf_eval.rules.common import non_finite, page_table_range, violation
 
 
 def check(definition: str, inputs: dict[str, torch.Tensor | int | float | bool]) -> list[str]:
@@ -29,31 +26,19 @@ def check(definition: str, inputs: dict[str, torch.Tensor | int | float | bool])
     num_pages, page_size = pool.shape[0], pool.shape[1]
     capacity = page_table.shape[1] * page_size
 
-    bad = (counts < 0) | (counts > capacity)
-    if bool(bad.any()):
-        problems.append(f"num_complete_blocks: every entry must be within [0, MaxP * "
-                        f"page_size] = [0, {capacity}]; {int(bad.sum())} are not, first at "
-                        f"{_first(bad)} = {int(counts[bad][0])}")
-
-    bad = (page_table != -1) & ((page_table < 0) | (page_table >= num_pages))
-    if bool(bad.any()):
-        problems.append(f"page_table: every entry must be -1 (unused) or a page in "
-                        f"[0, {num_pages}); {int(bad.sum())} are not, first at {_first(bad)} "
-                        f"= {int(page_table[bad][0])}")
+    problems += violation("num_complete_blocks", f"every entry must be within [0, MaxP * "
+                          f"page_size] = [0, {capacity}]", (counts < 0) | (counts > capacity),
+                          counts)
+    problems += page_table_range(page_table, num_pages)
 
     needed_pages = (counts.clamp(0, capacity) + page_size - 1) // page_size
     logical = torch.arange(page_table.shape[1])
     needed = logical[None, :] < needed_pages[:, None]
-    bad = needed & (page_table == -1)
-    if bool(bad.any()):
-        problems.append(f"page_table: every logical page holding a complete block "
-                        f"(j // {page_size} for j < num_complete_blocks) must be mapped; "
-                        f"{int(bad.sum())} are -1, first at {_first(bad)}")
+    problems += violation("page_table", f"every logical page holding a complete block "
+                          f"(j // {page_size} for j < num_complete_blocks) must be mapped",
+                          needed & (page_table == -1), counted="are -1")
 
-    if not bool(torch.isfinite(q).all()):
-        bad = ~torch.isfinite(q.cpu())
-        problems.append(f"Q_idx: every value must be finite; {int(bad.sum())} are not, "
-                        f"first at {_first(bad)}")
+    problems += non_finite("Q_idx", q)
 
     # Keys that are read: complete blocks on mapped, in-range pages.
     readable = needed & (page_table >= 0) & (page_table < num_pages)
