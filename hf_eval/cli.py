@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from hf_eval.errors import DataError
+from hf_eval.runner import SUITES
 
 DEFAULT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -96,7 +97,8 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--definitions", type=_csv, help="comma-separated names (default: all)")
     a.add_argument("--solutions", default="preferred",
                    help="'preferred' (per task and hardware), 'all', or comma-separated names")
-    a.add_argument("--suite", default="sample", choices=["sample", "first", "dev", "all"])
+    a.add_argument("--suite", default="sample", choices=SUITES,
+                   help="sample (generated workloads), first, dev (the task's), all")
     a.add_argument("--uuid", action="append", help="audit only these workload UUIDs")
     a.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     a.add_argument("--report", type=Path, help="JSONL report path (default: reports/audit-*.jsonl)")
