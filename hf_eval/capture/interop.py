@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +58,7 @@ from hf_eval.schema import (
     load_jsonl,
 )
 from hf_eval.store import TensorStore, sha256_file
+from hf_eval.tensorfile import ST_DTYPES
 
 #: FlashInfer-Bench's default evaluator: fail only if |a-r| > 0.01 and |a-r|/|r| > 0.01.
 FIB_DEFAULT_TOLERANCE = {"atol": 0.01, "rtol": 0.01, "required_matched_ratio": None,
@@ -121,8 +123,9 @@ def draw_random(dtype: str, shape: tuple[int, ...] | None, seed: int) -> torch.T
     return value if shape is not None else value.item()
 
 
-def _source_tensor(source: Path, desc: SafetensorsInput, where: str, field_name: str,
-                   ) -> torch.Tensor:
+@contextmanager
+def _open_source(source: Path, desc: SafetensorsInput, where: str, field_name: str):
+    """The source's safetensors file, open, with its key checked; one-line errors."""
     path = source / desc.path
     if not path.is_file():
         raise DataError(where, f"tensor file {desc.path} does not exist in the source",
@@ -132,36 +135,30 @@ def _source_tensor(source: Path, desc: SafetensorsInput, where: str, field_name:
             if desc.tensor_key not in fh.keys():
                 raise DataError(where, f"{desc.path} has no tensor {desc.tensor_key!r}",
                                 field=field_name)
-            return fh.get_tensor(desc.tensor_key)
+            yield fh
     except SafetensorError as exc:
         raise DataError(where, f"{desc.path} is not a readable safetensors file ({exc})",
                         field=field_name) from None
 
 
+def _source_tensor(source: Path, desc: SafetensorsInput, where: str, field_name: str,
+                   ) -> torch.Tensor:
+    with _open_source(source, desc, where, field_name) as fh:
+        return fh.get_tensor(desc.tensor_key)
+
+
 #: safetensors header dtype names, to check a source tensor without reading its data.
-HEADER_DTYPES = {"float32": "F32", "float16": "F16", "bfloat16": "BF16", "float8_e4m3fn": "F8_E4M3",
-                 "float8_e5m2": "F8_E5M2", "int64": "I64", "int32": "I32", "int16": "I16",
-                 "int8": "I8", "bool": "BOOL"}
+HEADER_DTYPES = {name: ST_DTYPES[dtype] for name, dtype in TORCH_DTYPES.items()
+                 if dtype in ST_DTYPES}
 
 
 def _check_source_tensor(source: Path, desc: SafetensorsInput, dtype: str,
                          shape: tuple[int, ...], where: str, field_name: str) -> None:
     """Shape and dtype of a source tensor against the definition (header only when possible)."""
     if dtype in HEADER_DTYPES:
-        path = source / desc.path
-        if not path.is_file():
-            raise DataError(where, f"tensor file {desc.path} does not exist in the source",
-                            field=field_name)
-        try:
-            with safe_open(path, framework="pt", device="cpu") as fh:
-                if desc.tensor_key not in fh.keys():
-                    raise DataError(where, f"{desc.path} has no tensor {desc.tensor_key!r}",
-                                    field=field_name)
-                sl = fh.get_slice(desc.tensor_key)
-                got_shape, got_dtype = tuple(sl.get_shape()), sl.get_dtype()
-        except SafetensorError as exc:
-            raise DataError(where, f"{desc.path} is not a readable safetensors file ({exc})",
-                            field=field_name) from None
+        with _open_source(source, desc, where, field_name) as fh:
+            sl = fh.get_slice(desc.tensor_key)
+            got_shape, got_dtype = tuple(sl.get_shape()), sl.get_dtype()
         ok = got_shape == shape and got_dtype == HEADER_DTYPES[dtype]
         found = f"{got_dtype}{list(got_shape)}"
     else:
