@@ -40,7 +40,7 @@ def _mla(mode: int, pointers: dict) -> list:
     const = {"MODE": mode, "DQK": 576, "PB8": 41984 if mode else 0, "PB4": 25600 if mode else 0,
              "MMA_F32": False}
     return [("_split_kernel", {"Q": "*bf16", **pointers, **MLA},
-             {**const, "SPLIT": 64, "DIRECT": False}, 8),
+             {**const, "SPLIT": 128, "DIRECT": False}, 8),
             ("_split_kernel", {"Q": "*bf16", **pointers, **MLA},
              {**const, "SPLIT": 640, "DIRECT": True}, 8),
             MLA_MERGE]
@@ -50,8 +50,28 @@ GG_BF16 = [("_grouped_gemm_kernel", PTR_GG,
             {"K": k, "G": 32, "BM": bm, "BN": 128, "BK": 64, "MMA_F32": False}, 8)
            for k in (5120, 2304) for bm in (16, 128)]
 GG_FP8 = [("_grouped_gemm_kernel", PTR_GG,
-           {"K": k, "G": 32, "BM": bm, "BN": 64 if bm >= 128 else 128, "BK": 64}, 8)
+           {"K": k, "G": 32, "BM": bm, "BN": 64 if bm >= 128 else 128, "BK": 64}, 4)
           for k in (5120, 2304) for bm in (16, 128)]
+GG_DEQUANT = [("_dequant_kernel", {"W": "*i8", "SW": "*i8", "COUNTS": "*i32", "OUT": "*bf16",
+                                   "N": "i32"}, {"K": k, "G": 32, "BN": 64, "BKH": 128}, 4)
+              for k in (5120, 2304)]
+
+
+def _gemm(n: int, k: int) -> list:
+    return [("_matmul_kernel", {"A": "*bf16", "W": "*bf16", "C": "*bf16", "M": "i32"},
+             {"N": n, "K": k, "BM": 128, "BN": 256, "BK": 64, "GROUP_M": 8, "MMA_F32": False},
+             8)]
+
+
+def _na3d(heads: int, kt: int, ky: int, kx: int, brick: tuple[int, int, int]) -> list:
+    return [("_na3d_kernel", {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "O": "*bf16",
+                              "T": "i32", "Y": "i32", "X": "i32", "n_bx": "i32", "n_by": "i32",
+                              "qk_scale": "fp32"},
+             {"H": heads, "D": 64, "KT": kt, "KY": ky, "KX": kx, "BT": brick[0],
+              "BY": brick[1], "BX": brick[2], "BN": 64, "PV_TERMS": 2, "MAX_KEYS": 0,
+              "MMA_F32": False}, 4)]
+
+
 BF16_PTRS = {"KV": "*bf16", "KVF": "*bf16", "KVH_": "*bf16", "KV4": "*bf16", "KV4H": "*bf16"}
 PAGE_PTRS = {"KV": "*fp8e4nv", "KVF": "*fp32", "KVH_": "*bf16", "KV4": "*i8", "KV4H": "*bf16"}
 # solution file stem -> [(kernel, runtime signature, constexprs, num_warps)]
@@ -60,6 +80,16 @@ KERNELS = {
     "grouped_gemm/triton_fp4_dequant_bf16_grouped_gemm_n5120_k2304": GG_BF16,
     "grouped_gemm/triton_fp4_to_fp8_mma_grouped_gemm_n4608_k5120": GG_FP8,
     "grouped_gemm/triton_fp4_to_fp8_mma_grouped_gemm_n5120_k2304": GG_FP8,
+    "grouped_gemm/dequant_bf16_torch_grouped_mm_n4608_k5120": GG_DEQUANT,
+    "grouped_gemm/dequant_bf16_torch_grouped_mm_n5120_k2304": GG_DEQUANT,
+    "gemm/triton_tiled_gemm_bf16_n12288_k4096": _gemm(12288, 4096),
+    "gemm/triton_tiled_gemm_bf16_n4096_k12288": _gemm(4096, 12288),
+    "gemm/triton_tiled_gemm_bf16_n4096_k4096": _gemm(4096, 4096),
+    "neighborhood_attention/triton_na3d_brick_h16_d64_kt3_ky7_kx7": _na3d(16, 3, 7, 7, (2, 4, 8)),
+    "neighborhood_attention/triton_na3d_brick_h32_d64_kt3_ky7_kx7": _na3d(32, 3, 7, 7, (2, 4, 8)),
+    "neighborhood_attention/triton_na3d_brick_h4_d64_kt11_ky11_kx11": _na3d(4, 11, 11, 11,
+                                                                            (4, 4, 4)),
+    "neighborhood_attention/triton_na3d_brick_h8_d64_kt3_ky5_kx5": _na3d(8, 3, 5, 5, (2, 4, 8)),
     "qsa_index/triton_paged_score_topk_qsa_index_h4": [
         ("_score_keys_kernel", {"Q": "*bf16", "KC": "*bf16", "PT": "*i32", "NCB": "*i32",
                                 "KEYS": "*i64", "max_pages": "i32", "width": "i32"},
@@ -113,7 +143,8 @@ for name, signature, constexprs, warps in kernels:
 
 
 def test_every_triton_solution_is_listed():
-    found = {f"{p.parent.name}/{p.stem}" for p in (ROOT / "solutions").glob("*/triton_*.json")}
+    found = {f"{p.parent.name}/{p.stem}" for p in (ROOT / "solutions").glob("*/*.json")
+             if json.loads(p.read_text())["spec"]["language"] == "triton"}
     assert found == set(KERNELS)
 
 

@@ -33,7 +33,8 @@ pytestmark = pytest.mark.skipif(
     reason="needs Triton's interpreter, enabled before triton's first import: run "
            "tests/test_triton_*.py in their own pytest process")
 
-# (definition, solution): the BF16-MMA kernel and the FP8-MMA variant of each definition.
+# (definition, solution): the BF16-MMA kernel, the FP8-MMA variant and the dequantise +
+# torch._grouped_mm solution of each definition.
 CASES = [
     ("grouped_gemm_fp8_fp4_e384_n4608_k5120_g32",
      "triton_fp4_dequant_bf16_grouped_gemm_n4608_k5120"),
@@ -43,6 +44,10 @@ CASES = [
      "triton_fp4_to_fp8_mma_grouped_gemm_n4608_k5120"),
     ("grouped_gemm_fp8_fp4_e384_n5120_k2304_g32",
      "triton_fp4_to_fp8_mma_grouped_gemm_n5120_k2304"),
+    ("grouped_gemm_fp8_fp4_e384_n4608_k5120_g32",
+     "dequant_bf16_torch_grouped_mm_n4608_k5120"),
+    ("grouped_gemm_fp8_fp4_e384_n5120_k2304_g32",
+     "dequant_bf16_torch_grouped_mm_n5120_k2304"),
 ]
 
 
