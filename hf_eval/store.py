@@ -17,6 +17,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -85,6 +86,7 @@ class VerifiedFiles:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or cache_dir() / "verified.json"
+        self._lock = threading.Lock()
         try:
             self.entries: dict[str, list] = json.loads(self.path.read_text())
         except (FileNotFoundError, json.JSONDecodeError):
@@ -97,10 +99,13 @@ class VerifiedFiles:
         if entry and entry[0] == st.st_size and entry[1] == st.st_mtime_ns:
             return entry[2]
         digest = sha256_file(file)
-        self.entries[key] = [st.st_size, st.st_mtime_ns, digest]
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.entries))
-        tmp.replace(self.path)
+        # Audit lanes are threads of one process: one writer at a time, and a temporary
+        # name per thread as well as per process (other processes share the cache).
+        with self._lock:
+            self.entries[key] = [st.st_size, st.st_mtime_ns, digest]
+            tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(self.entries))
+            tmp.replace(self.path)
         return digest
 
 

@@ -133,3 +133,20 @@ def test_loads_to_requested_device(store):
     assert store.load(desc, "cpu").device.type == "cpu"
     if torch.cuda.is_available():
         assert store.load(desc, "cuda").device.type == "cuda"
+
+
+def test_verified_record_survives_concurrent_threads(tmp_path):
+    """Audit lanes are threads of one process sharing the record: concurrent first
+    verifications must neither collide on the temporary file nor lose the JSON."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = []
+    for i in range(64):
+        path = tmp_path / f"f{i}.bin"
+        path.write_bytes(bytes([i]) * 1000)
+        files.append(path)
+    shared = VerifiedFiles(tmp_path / "verified.json")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        digests = list(pool.map(shared.sha256, files))
+    assert digests == [hashlib.sha256(p.read_bytes()).hexdigest() for p in files]
+    assert len(VerifiedFiles(tmp_path / "verified.json").entries) == len(files)

@@ -94,6 +94,12 @@ KERNELS = {
         ("_score_keys_kernel", {"Q": "*bf16", "KC": "*bf16", "PT": "*i32", "NCB": "*i32",
                                 "KEYS": "*i64", "max_pages": "i32", "width": "i32"},
          {"H": 4, "D": 128, "PAGE": 64, "BLK": 64}, 4)],
+    "qsa_index/triton_score_bisect_select_qsa_index_h4": [
+        ("_score_kernel", {"Q": "*bf16", "KC": "*bf16", "PT": "*i32", "NCB": "*i32",
+                           "BITS": "*i32", "max_pages": "i32", "width": "i32"},
+         {"H": 4, "D": 128, "PAGE": 64, "BLK": 64}, 4)] + [
+        ("_select_kernel", {"BITS": "*i32", "OUT": "*i32", "width": "i32"},
+         {"WP": wp, "TOPK": 512}, 8) for wp in (512, 16384)],
     "qsa_attention/triton_split_kv_sparse_gqa_decode_h24_kv2": [
         ("_split_kernel", {"Q": "*bf16", "KP": "*bf16", "VP": "*bf16", "PT": "*i32",
                            "BIDS": "*i32", "LENS": "*i32", "PM": "*fp32", "PL": "*fp32",
