@@ -9,15 +9,7 @@
 #   (e.g. --validation-only when the device time left does not allow timing the samples).
 set -uo pipefail
 audit_s=${1:-300}; bench_s=${2:-240}; audit_defs=${3:-}; bench_defs=${4:-}
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
-    --format=csv
-  python3 -c 'import sys, torch, triton, fla, pydantic; print("python", sys.version.split()[0],
-"torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(),
-"triton", triton.__version__, "fla-core", fla.__version__, "pydantic", pydantic.__version__)'
-} > "$OUT/env.txt" 2>&1
+source docs/h200/tools/device_setup.sh
 cat "$OUT/env.txt"
 sel=(); [ -n "$audit_defs" ] && sel=(--definitions "$audit_defs")
 bsel=(); [ -n "$bench_defs" ] && bsel=(--definitions "$bench_defs")

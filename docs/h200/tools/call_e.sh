@@ -6,15 +6,7 @@
 #   3. benchmark shapes of the definitions whose Triton/fla solutions were never timed.
 # Run from the repository root on the device machine with .whl carried (see commands.txt).
 set -uo pipefail
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl >/dev/null 2>&1 || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HF_EVAL_CACHE=/tmp/hfc
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
-    --format=csv
-  python3 -c 'import sys, torch, triton, fla, pydantic; print("python", sys.version.split()[0],
-"torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(),
-"triton", triton.__version__, "fla-core", fla.__version__, "pydantic", pydantic.__version__)'
-} > "$OUT/env.txt" 2>&1
+source docs/h200/tools/device_setup.sh
 cat "$OUT/env.txt"
 timeout 100 python3 -m pytest -q -p no:cacheprovider -rs \
   tests/test_adversarial.py::test_side_stream_work_is_counted \

@@ -7,15 +7,7 @@
 #   3. tile sweeps (docs/h200/tools/sweep.py, docs/h200/tools/sweep_f.json) in the time left.
 set -uo pipefail
 start=$SECONDS
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl >/dev/null 2>&1 || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HF_EVAL_CACHE=/tmp/hfc
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
-    --format=csv
-  python3 -c 'import sys, torch, triton, fla, pydantic; print("python", sys.version.split()[0],
-"torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(),
-"triton", triton.__version__, "fla-core", fla.__version__, "pydantic", pydantic.__version__)'
-} > "$OUT/env.txt" 2>&1
+source docs/h200/tools/device_setup.sh
 GG=grouped_gemm_fp8_fp4_e384_n4608_k5120_g32,grouped_gemm_fp8_fp4_e384_n5120_k2304_g32
 GEMM=dense_gemm_bf16_nt_n12288_k4096,dense_gemm_bf16_nt_n4096_k12288,dense_gemm_bf16_nt_n4096_k4096
 NEW=dequant_bf16_torch_grouped_mm_n4608_k5120,dequant_bf16_torch_grouped_mm_n5120_k2304

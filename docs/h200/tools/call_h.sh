@@ -4,15 +4,7 @@
 # shapes, and one more sweep variant (docs/h200/tools/sweep_h.json).
 set -uo pipefail
 start=$SECONDS
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl >/dev/null 2>&1 || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HF_EVAL_CACHE=/tmp/hfc
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
-    --format=csv
-  python3 -c 'import sys, torch, triton, fla, pydantic; print("python", sys.version.split()[0],
-"torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(),
-"triton", triton.__version__, "fla-core", fla.__version__, "pydantic", pydantic.__version__)'
-} > "$OUT/env.txt" 2>&1
+source docs/h200/tools/device_setup.sh
 DEFS=sparse_mla_prefill_h64_d512_k128,sparse_mla_prefill_h64_d512_k640
 SOL=triton_split_gather_sparse_mla_h64_k128,triton_split_gather_sparse_mla_h64_k640
 timeout 120 python3 -m hf_eval audit --device cuda --validation-only --solutions "$SOL" \

@@ -7,15 +7,7 @@
 #   3. tile sweep of the select kernel (docs/h200/tools/sweep_i.json).
 set -uo pipefail
 start=$SECONDS
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl >/dev/null 2>&1 || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HF_EVAL_CACHE=/tmp/hfc
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
-    --format=csv
-  python3 -c 'import sys, torch, triton, fla, pydantic; print("python", sys.version.split()[0],
-"torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(),
-"triton", triton.__version__, "fla-core", fla.__version__, "pydantic", pydantic.__version__)'
-} > "$OUT/env.txt" 2>&1
+source docs/h200/tools/device_setup.sh
 DEFS=gdn_prefill_qk4_v8_d128_k_last,qsa_index_topk_decode_qwen38_h4_d128_topk512_c4
 SOL=fla_chunk_fp32_ieee_gdn_prefill_qk4_v8_d128,fla_chunk_fp32_tf32x3_gdn_prefill_qk4_v8_d128
 SOL=$SOL,triton_score_bisect_select_qsa_index_h4

@@ -5,11 +5,7 @@
 # IEEE FP32 fla chunk GDN prefill (TF32x3 timed the same in call I and is not re-audited).
 set -uo pipefail
 start=$SECONDS
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl >/dev/null 2>&1 || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HF_EVAL_CACHE=/tmp/hfc
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
-    --format=csv; } > "$OUT/env.txt" 2>&1
+source docs/h200/tools/device_setup.sh
 timeout 60 python3 -m hf_eval audit --device cuda --validation-only \
   --solutions triton_score_bisect_select_qsa_index_h4 \
   --definitions qsa_index_topk_decode_qwen38_h4_d128_topk512_c4 \

@@ -1,0 +1,12 @@
+# Sourced by call_<X>.sh on the device machine (repository root, .whl carried): installs
+# the carried wheels (pydantic and its dependencies, fla-core), sets the environment the
+# harness needs, and writes the machine and package versions to $OUT/env.txt.
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site .whl/*.whl >/dev/null 2>&1 || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HF_EVAL_CACHE=/tmp/hfc
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
+    --format=csv
+  python3 -c 'import sys, torch, triton, fla, pydantic; print("python", sys.version.split()[0],
+"torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(),
+"triton", triton.__version__, "fla-core", fla.__version__, "pydantic", pydantic.__version__)'
+} > "$OUT/env.txt" 2>&1
