@@ -5,12 +5,12 @@ little about the shapes real inference uses. ``hf_eval/benchmarks/<definition>.j
 lists axes (plus the structure a generator needs: sequence lengths, image segments,
 experts used, context lengths); this module generates inputs of that shape ON THE DEVICE
 with a fixed seed (torch's generator: these inputs are never committed, so the
-cross-version stability the sample generators need does not matter here), times every
-solution that can run there, and evaluates the roofline in the same run. Generated inputs
-carry realistic structure (valid page tables and indices, sorted expert IDs, real FP8/FP4
-bit patterns, normalised GDN keys) but are NOT correctness evidence: the only check made
-is the one the runner makes between two solutions (each output against the torch
-baseline's, under the task's tolerance), recorded next to the timing.
+cross-version stability the sample generators need does not matter here), and judges and
+times every solution that can run there through the audit's own path (a confined worker,
+every call checked, fresh content per timed call, the audit's clock: docs/verdicts.md),
+so its lines carry the audit's statuses. The truth at these shapes is the task's baseline
+solution's output on the same content (the definition's reference when the baseline does
+not run on the GPU), recorded as ``truth``.
 
 Run on a GPU machine: ``python -m hf_eval.benchmark --out DIR`` writes ``ceilings.json``
 and ``bench.jsonl`` (one line per definition, shape and solution).
@@ -23,23 +23,18 @@ import json
 import math
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
 from hf_eval import roofline
-from hf_eval.acceptance import compare_outputs
 from hf_eval.errors import DataError
 from hf_eval.repository import Dataset
 from hf_eval.schema import Definition, Solution
 
 BENCHMARKS_DIR = Path(__file__).with_name("benchmarks")
 SEED = 20261129
-#: Per-solution timing budget: trials of about this many milliseconds each.
-TRIAL_MS = 25.0
-TRIALS = 3
 GPU_TARGETS = ("cuda", "NVIDIA H200")
 
 Inputs = dict[str, object]
@@ -324,108 +319,92 @@ def runs_on_gpu(solution: Solution) -> bool:
     return any(t in GPU_TARGETS for t in solution.spec.target_hardware)
 
 
-def _timed(fn: Callable[[], object], device: torch.device) -> dict:
-    """Eager and CUDA-graph medians, iterations sized to about TRIAL_MS per trial."""
-    from hf_eval.timing import time_calls
-
-    torch.cuda.synchronize(device)
-    t0 = time.perf_counter()
-    fn()
-    torch.cuda.synchronize(device)
-    first_ms = (time.perf_counter() - t0) * 1e3
-    iters = max(1, min(200, int(TRIAL_MS / max(first_ms, 1e-3))))
-    trials = TRIALS if first_ms < 2000 else 1
-    out = {"eager": time_calls(fn, device=device, warmup=1 if first_ms > 200 else 3,
-                               iters=iters, trials=trials).to_json()}
-    try:
-        stream = torch.cuda.Stream(device)
-        stream.wait_stream(torch.cuda.current_stream(device))
-        with torch.cuda.stream(stream):
-            fn()
-        torch.cuda.current_stream(device).wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            fn()
-        out["graph"] = time_calls(graph.replay, device=device, warmup=2, iters=iters,
-                                  trials=trials).to_json()
-        del graph
-    except Exception as exc:  # reported, never hidden: the eager time stands alone
-        out["graph"] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
-        torch.cuda.synchronize(device)
-    return out
-
-
 def best_ms(timing: dict) -> float | None:
-    """The most faithful median: graph replay where it worked, else eager."""
-    for method in ("graph", "eager"):
+    """The most faithful median: graph replay where it worked, else prepared, else eager."""
+    for method in ("graph", "prepared", "eager"):
         if "median_ms" in timing.get(method, {}):
             return timing[method]["median_ms"]
     return None
 
 
+#: Benchmark timing: the audit's scheme with fewer warm-ups (every timed call still gets
+#: fresh content, and the pool bounds calls per trial at large shapes).
+BENCH_TIMING = {"warmup": 3, "iters": 20, "trials": 3}
+
+
+def _truth(dataset: Dataset, definition: Definition, baseline: Solution | None,
+           device: torch.device) -> Callable[[list[object]], tuple[torch.Tensor, ...]]:
+    """What fresh inputs are judged against at benchmark shapes: the task's baseline (a
+    dataset solution, trusted, run in this process), else the definition's reference."""
+    from hf_eval.modules import compile_reference, load_entry
+
+    fn = (load_entry(baseline).run if baseline is not None and runs_on_gpu(baseline)
+          else compile_reference(definition))
+
+    def truth(inputs: list[object]) -> tuple[torch.Tensor, ...]:
+        on_device = [v.to(device) if isinstance(v, torch.Tensor) else v for v in inputs]
+        with torch.no_grad():
+            out = fn(*on_device)
+        out = out if isinstance(out, tuple) else (out,)
+        return tuple(t.clone() for t in out)
+
+    return truth
+
+
 def bench_definition(dataset: Dataset, name: str, ceilings: dict, write) -> None:
-    from hf_eval.modules import load_entry
+    """Every GPU solution at every benchmark shape, through the audit's isolated worker
+    and checks (:class:`hf_eval.runner.Lane`): the lines carry the audit's statuses."""
+    from hf_eval.channel import shared
+    from hf_eval.runner import Audit, AuditConfig, Case, Lane
+    from hf_eval.schema import Timing
 
     definition = dataset.definition(name)
-    task = dataset.task(name)
+    task = dataset.task(name).model_copy(update={"timing": Timing(**BENCH_TIMING)})
     solutions = [s for s in dataset.solutions_for(name) if runs_on_gpu(s)]
-    baseline = task.baseline.solution
-    solutions.sort(key=lambda s: s.name != baseline)  # baseline first: its output is the check
+    baseline = next((s for s in solutions if s.name == task.baseline.solution), None)
     device = torch.device("cuda")
     entries = roofline.load()
-    for shape in load_shapes(definition):
-        base = {"definition": name, "shape": shape["label"], "axes": shape["axes"],
-                "generated_on_device": True}
-        try:
-            inputs = generate(definition, shape)
-            named = dict(zip(definition.inputs, inputs))
-            c = roofline.cost(definition, shape["axes"], named, entries)
-        except Exception as exc:
-            write({**base, "status": "GENERATION_ERROR", "reason": f"{type(exc).__name__}: {exc}"})
-            continue
-        roof_s = c.time_s(ceilings)
-        derived = roofline.derived_counts(entries.get(name, {}), named)
-        reference = None
-        for solution in solutions:
-            record = {**base, "solution": solution.name, "flops": c.flops, "bytes": c.bytes,
-                      "compute": c.compute, "derived": derived, "roofline_ms": roof_s * 1e3,
-                      "ceilings": {k: ceilings[k] for k in roofline.CEILING_KEYS}}
+    audit = Audit(dataset, AuditConfig(report=Path("/dev/null"), devices=["cuda"],
+                                       reference_cache=False))
+    lane = Lane(audit, device)
+    truth = _truth(dataset, definition, baseline, device)
+    try:
+        for shape in load_shapes(definition):
+            base = {"definition": name, "shape": shape["label"], "axes": shape["axes"],
+                    "generated_on_device": True,
+                    "truth": f"baseline {baseline.name}" if baseline else "reference"}
             try:
-                entry = load_entry(solution)
-                with torch.no_grad():
-                    fn = (entry.prepare(*inputs) if entry.prepare is not None
-                          else (lambda e=entry, x=inputs: e.run(*x)))
-                    produced = fn()
-                    produced = produced if isinstance(produced, tuple) else (produced,)
-                    if reference is None and solution.name == baseline:
-                        reference = tuple(t.clone() for t in produced)
-                        record["check"] = "is the baseline"
-                    elif reference is not None:
-                        verdicts = compare_outputs(list(definition.outputs), produced, reference,
-                                                   task.tolerance_for)
-                        bad = [v for v in verdicts if not v.passed]
-                        record["check"] = ("agrees with baseline" if not bad else
-                                           f"DISAGREES with baseline: {bad[0].name}: "
-                                           f"{bad[0].reason}")
-                    else:
-                        record["check"] = "no baseline output to compare"
-                    del produced
-                    record["timing"] = _timed(fn, device)
-                ms = best_ms(record["timing"])
-                record["status"] = "TIMED"
-                if ms:
+                generated = generate(definition, shape)
+                named = dict(zip(definition.inputs, generated))
+                c = roofline.cost(definition, shape["axes"], named, entries)
+                derived = roofline.derived_counts(entries.get(name, {}), named)
+                inputs = [shared(v.cpu()) if isinstance(v, torch.Tensor) else v
+                          for v in generated]
+                generated = named = None
+                case = Case(definition, task, None, inputs, truth(inputs),
+                            key=f"bench-{shape['label']}")
+            except Exception as exc:
+                write({**base, "status": "GENERATION_ERROR",
+                       "reason": f"{type(exc).__name__}: {exc}"})
+                continue
+            roof_s = c.time_s(ceilings)
+            for solution in solutions:
+                record = {**base, "solution": solution.name, "flops": c.flops,
+                          "bytes": c.bytes, "compute": c.compute, "derived": derived,
+                          "roofline_ms": roof_s * 1e3,
+                          "ceilings": {k: ceilings[k] for k in roofline.CEILING_KEYS}}
+                record.update(lane.judge(solution, case, truth))
+                ms = best_ms(record.get("timing", {}))
+                if ms and record["status"] == "PASSED":
                     record["fraction"] = roofline.fraction(roof_s, ms)
                     record["tflops"] = c.flops / (ms * 1e-3) / 1e12
                     record["tbps"] = c.bytes / (ms * 1e-3) / 1e12
-            except Exception as exc:
-                record.update(status="RUNTIME_ERROR",
-                              reason=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}",
-                              traceback=traceback.format_exc(limit=-3)[-1500:])
-                torch.cuda.synchronize()
-            write(record)
+                write(record)
+            lane.isolation.shutdown()
+            case = inputs = None  # free the shape's tensors before the next one
             torch.cuda.empty_cache()
-        inputs = named = reference = None  # free the shape's tensors before the next one
-        torch.cuda.empty_cache()
+    finally:
+        lane.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -456,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{record['definition'][:44]:44} {record['shape']:28} "
                   f"{record.get('solution', '-')[:44]:44} {record['status']:14} "
                   f"{'' if ms is None else f'{ms:10.4f} ms'} "
-                  f"{record.get('fraction', float('nan')):.2f} {record.get('check', '')[:60]}",
+                  f"{record.get('fraction', float('nan')):.2f} {record.get('reason', '')[:60]}",
                   flush=True)
 
         for name in names:

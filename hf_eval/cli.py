@@ -50,7 +50,24 @@ def cmd_audit(args: argparse.Namespace) -> int:
                          reference_cache=not args.no_reference_cache, resume=args.resume,
                          cold_l2=args.cold_l2, strict_diagnostic=args.strict_diagnostic,
                          scale_probe=args.scale_probe)
-    return Audit(dataset, config).run()
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from hf_eval.records import exit_code
+    from hf_eval.report import print_summary
+
+    audit = Audit(dataset, config)
+    total = audit.cases()
+    for note in audit.notes:
+        print(note, file=sys.stderr)
+    with Progress("audit", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True)) as progress:
+        bar = progress.add_task("audit", total=total)
+        records = audit.run(on_record=lambda _: progress.advance(bar))
+    print_summary([r.model_dump(mode="json") for r in records], Console())
+    failed = sum(not r.passed for r in records)
+    print(f"report: {report}  cases: {len(records)}  failed: {failed}")
+    return exit_code(records)
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:

@@ -1,29 +1,54 @@
-"""The audit's side of candidate isolation: one spawned worker per solution at a time.
+"""The audit's side of candidate isolation: one confined worker process per solution.
 
-A worker is started for a solution, loads it once, and serves its cases. Each request has
-a deadline; a worker that misses it is killed (TIMEOUT), one that dies is reported with its
-exit signal (RUNTIME_ERROR), and after any fatal reply the next case gets a fresh worker.
-Inputs are shared with the worker (shared memory on CPU, CUDA IPC on GPU) so the parent can
-byte-check them itself after every request; outputs come back as CPU copies.
+A worker is a fresh interpreter (``python -m hf_eval.worker``) started under its own uid
+(when the audit runs as root), in its own network namespace, behind Landlock rules that
+let it read the Python installation and nothing of the dataset or the harness's caches
+(:mod:`hf_eval.sandbox`). It has a private directory for its package and compiler
+caches; when it ends, every process of its uid is killed and the directory removed, so
+nothing it leaves can influence a later call or candidate.
+
+Each request has a deadline (TIMEOUT when missed, RUNTIME_ERROR with the exit signal when
+the worker dies) and a nonce the reply must carry. The audit times every request with its
+own clock: :meth:`WorkerHandle.request` returns the wall time beside the reply, and
+:attr:`WorkerHandle.overhead_ms` is the round trip of an empty request, measured before
+the candidate's code was loaded, so the candidate cannot inflate it.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
+import os
 import secrets
 import signal
+import socket
+import subprocess
+import sys
 import tempfile
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
 import torch
-import torch.multiprocessing as mp
 
-from hf_eval import worker as worker_module
+from hf_eval import sandbox
+from hf_eval.channel import Channel, ChannelClosed
 from hf_eval.modules import solution_hash
 from hf_eval.schema import Solution
 
 LOAD_TIMEOUT_S = 120.0
+#: Live workers a lane keeps: one definition's solutions plus the next one starting.
+MAX_WORKERS = 8
+#: Worker uids 61000..61899 (sandbox.WORKER_UID_BASE + slot); 61900.. are the tests'.
+UID_SLOTS = 900
+START_TIMEOUT_S = 60.0
+#: Empty requests timed before the candidate loads; the minimum is the request overhead.
+CALIBRATION_REQUESTS = 20
+#: Environment variables a worker inherits (everything else is dropped).
+INHERITED = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_HOME",
+             "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+             "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
 class WorkerFailure(Exception):
@@ -34,66 +59,164 @@ class WorkerFailure(Exception):
         self.status = status
 
 
+class UidLease:
+    """An exclusive claim on one worker uid among every audit on this machine (a lock file
+    per uid), so that reaping one worker's uid can never kill another audit's worker.
+    None when not root: the worker keeps the audit's uid (sandbox.py says what holds then).
+    """
+
+    def __init__(self) -> None:
+        self.uid: int | None = None
+        self._fh = None
+        if os.geteuid() != 0:
+            return
+        for slot in range(UID_SLOTS):
+            uid = sandbox.worker_uid(slot)
+            fh = open(Path(tempfile.gettempdir()) / f"hf_eval-uid-{uid}.lock", "w")
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.close()
+                continue
+            self.uid, self._fh = uid, fh
+            sandbox.reap(uid)  # leftovers of an audit that died: nobody holds the lock
+            return
+        raise sandbox.SandboxError(f"all {UID_SLOTS} worker uids are in use")
+
+    def release(self) -> None:
+        if self._fh is not None:
+            fcntl.flock(self._fh, fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
+
+
 class WorkerHandle:
-    """A spawned worker process and its private pipe."""
+    """A confined worker process, its private channel and its calibrated overhead."""
 
-    def __init__(self, solution: Solution) -> None:
-        ctx = mp.get_context("spawn")
-        self.conn, child = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=worker_module.main, args=(child,), daemon=True,
-                                   name=f"hf_eval-worker-{solution.name}")
-        self.process.start()
-        child.close()
-        self.solution_key = solution_hash(solution)
+    def __init__(self, solution: Solution | None, device: torch.device) -> None:
+        """``solution`` None: a stand-in worker that never loads candidate code."""
+        self.solution_key = solution_hash(solution) if solution is not None else "stand-in"
+        self.lease = UidLease()
+        self.uid = self.lease.uid
+        self.private = sandbox.private_dir(self.uid)
+        mine, theirs = socket.socketpair()
+        walls = {"uid": self.uid, "readable": list(sandbox.default_readable()),
+                 "writable": [str(self.private)], "network": False}
+        env = {k: os.environ[k] for k in INHERITED if k in os.environ}
+        # The worker's uid has no passwd entry: USER and LOGNAME answer getpass.getuser().
+        env.update(sandbox.private_env(self.private), HF_EVAL_CACHE=str(self.private),
+                   PYTHONDONTWRITEBYTECODE="1", USER="hf-eval-worker",
+                   LOGNAME="hf-eval-worker")
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "hf_eval.worker", "--fd", str(theirs.fileno()),
+             "--walls", json.dumps(walls)],
+            pass_fds=[theirs.fileno()], cwd=self.private, env=env, stdin=subprocess.DEVNULL,
+            stdout=self.log, stderr=self.log, start_new_session=True)
+        theirs.close()
+        self.channel = Channel(mine, restricted=True)
+        self.overhead_ms = self._calibrate()
 
-    def request(self, message: dict, timeout: float) -> dict:
+    def _calibrate(self) -> float:
+        walls = []
+        for _ in range(CALIBRATION_REQUESTS):
+            _, ms = self.request({"op": "null"}, START_TIMEOUT_S)
+            walls.append(ms)
+        return min(walls)
+
+    def request(self, message: dict, timeout: float) -> tuple[dict, float]:
+        """Send one request; the reply and the wall milliseconds this process measured."""
         nonce = secrets.token_hex(16)
+        t0 = time.perf_counter()
         try:
-            self.conn.send({**message, "nonce": nonce})
+            self.channel.send({**message, "nonce": nonce})
         except (BrokenPipeError, OSError) as exc:
             raise WorkerFailure("RUNTIME_ERROR",
                                 self._death(f"worker unreachable ({exc})")) from None
-        if not self.conn.poll(timeout):
+        if not self.channel.poll(timeout):
             self.kill()
             raise WorkerFailure("TIMEOUT", f"no answer within {timeout:.0f} s")
         try:
-            reply = self.conn.recv()
-        except (EOFError, OSError):
+            reply = self.channel.recv()
+        except (ChannelClosed, OSError) as exc:
+            self.kill()
+            text = str(exc)
+            if "refused class" in text or "malformed" in text or "unreadable" in text:
+                raise WorkerFailure("RUNTIME_ERROR", f"result channel tampering: {text}") \
+                    from None
             raise WorkerFailure("RUNTIME_ERROR", self._death("worker process died")) from None
+        wall_ms = (time.perf_counter() - t0) * 1e3
         if not isinstance(reply, dict) or reply.get("nonce") != nonce:
             self.kill()
             raise WorkerFailure("RUNTIME_ERROR", "result channel tampering: a reply without "
                                 "the request's nonce")
-        if self.conn.poll(0):
+        if self.channel.poll(0):
             self.kill()
             raise WorkerFailure("RUNTIME_ERROR", "result channel tampering: unrequested "
                                 "messages on the result pipe")
-        return reply
+        return reply, wall_ms
 
     def _death(self, what: str) -> str:
-        self.process.join(5)
-        code = self.process.exitcode
+        try:
+            code = self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            code = None
         if code is not None and code < 0:
             return f"{what}: killed by {signal.Signals(-code).name}"
-        return f"{what} (exit code {code})"
+        return f"{what} (exit code {code}){self.log_tail()}"
+
+    def log_tail(self, limit: int = 400) -> str:
+        """The end of what the worker wrote to stdout and stderr (for load failures)."""
+        try:
+            self.log.seek(0, os.SEEK_END)
+            size = self.log.tell()
+            self.log.seek(max(0, size - limit))
+            text = self.log.read().decode(errors="replace").strip()
+        except (OSError, ValueError):
+            return ""
+        return f"; worker log: ...{text[-limit:]}" if text else ""
 
     def alive(self) -> bool:
-        return self.process.is_alive()
+        return self.process.poll() is None
 
     def kill(self) -> None:
-        if self.process.is_alive():
+        if self.alive():
             self.process.kill()
-        self.process.join(10)
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
 
     def close(self) -> None:
-        if self.process.is_alive():
+        """End the worker, every process of its uid, and its private directory."""
+        if self.alive():
             try:
-                self.conn.send({"op": "exit", "nonce": ""})
-                self.process.join(10)
-            except (BrokenPipeError, OSError):
+                self.channel.send({"op": "exit", "nonce": ""})
+                self.process.wait(10)
+            except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
-        self.conn.close()
+        self.channel.close()
+        if self.uid is not None:
+            sandbox.reap(self.uid)
+            _remove_owned(Path("/dev/shm"), self.uid)
+        sandbox.remove_private_dir(self.private)
+        self.lease.release()
+        self.log.close()
+
+
+def _remove_owned(directory: Path, uid: int) -> None:
+    """Delete what ``uid`` left in a shared directory such as /dev/shm."""
+    try:
+        entries = list(directory.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.lstat().st_uid == uid:
+                entry.unlink()
+        except OSError:
+            pass
 
 
 @contextmanager
@@ -116,24 +239,64 @@ def gpu_lock(device: torch.device):
 class Isolation:
     """At most one live worker per solution; a worker is replaced after any fatal failure.
 
-    Workers stay up while the audit moves between workloads of one definition (starting
-    one costs an interpreter, a torch import and, on GPU, a CUDA context) and are shut
-    down by :meth:`shutdown` when the audit moves on to another definition.
+    Workers stay up while the audit moves between workloads of one definition and are
+    shut down by :meth:`shutdown` when the audit moves on to another definition. Starting
+    one (an interpreter, the walls, a torch import, the calibration) takes seconds, so the
+    next one is always being started in the background: a new solution takes a worker
+    that is ready, never one that served anything before. Every worker holds a uid of
+    its own (:class:`UidLease`), so reaping one never touches another.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, device: torch.device, lane: int = 0) -> None:
+        self.device = device
+        self.lane = lane
         self.workers: dict[str, tuple[WorkerHandle, dict]] = {}
+        self._stand_in: WorkerHandle | None = None
+        self._spares = ThreadPoolExecutor(max_workers=1)
+        self._spare: Future | None = None
+
+    def _start_spare(self) -> None:
+        while len(self.workers) >= MAX_WORKERS:  # end the longest-kept worker
+            self.discard(next(iter(self.workers)))
+        self._spare = self._spares.submit(WorkerHandle, None, self.device)
+
+    def _fresh_worker(self, solution: Solution) -> WorkerHandle:
+        if self._spare is None:
+            self._start_spare()
+        future, self._spare = self._spare, None
+        handle = future.result()
+        if not handle.alive():  # died while waiting (killed from outside): start afresh
+            handle.close()
+            handle = WorkerHandle(None, self.device)
+        handle.solution_key = solution_hash(solution)
+        self.workers[handle.solution_key] = (handle, {"status": "RUNTIME_ERROR",
+                                                      "reason": "not loaded"})
+        self._start_spare()
+        return handle
+
+    def stand_in(self) -> WorkerHandle:
+        """This lane's harness-only worker (same walls, never a candidate), whose cost
+        for the same requests is what the audit subtracts from a candidate's."""
+        if self._stand_in is None or not self._stand_in.alive():
+            if self._stand_in is not None:
+                self._stand_in.close()
+            self._stand_in = WorkerHandle(None, self.device)
+            self._stand_in.request({"op": "load", "stand_in": True,
+                                    "device": str(self.device)}, LOAD_TIMEOUT_S)
+        return self._stand_in
 
     def worker(self, solution: Solution, timeout: float) -> tuple[WorkerHandle, dict]:
         key = solution_hash(solution)
         found = self.workers.get(key)
         if found is None or not found[0].alive():
-            handle = WorkerHandle(solution)
-            self.workers[key] = (handle, {"status": "RUNTIME_ERROR", "reason": "not loaded"})
-            # Starting the interpreter and importing the solution (which may JIT-compile
-            # kernels) gets at least LOAD_TIMEOUT_S, whatever the per-call timeout.
-            reply = handle.request({"op": "load", "solution": solution.model_dump_json()},
-                                   max(timeout, LOAD_TIMEOUT_S))
+            if found is not None:
+                self.discard(key)
+            handle = self._fresh_worker(solution)
+            # Importing the solution (which may JIT-compile kernels) gets at least
+            # LOAD_TIMEOUT_S, whatever the per-call timeout.
+            reply, _ = handle.request({"op": "load", "solution": solution.model_dump_json(),
+                                       "device": str(self.device)},
+                                      max(timeout, LOAD_TIMEOUT_S))
             self.workers[key] = (handle, reply)
         return self.workers[key]
 
@@ -141,10 +304,23 @@ class Isolation:
         """Drop a solution's worker (after a timeout, crash or fatal error)."""
         found = self.workers.pop(solution_key, None)
         if found is not None:
-            found[0].kill()
-            found[0].conn.close()
+            found[0].close()
 
     def shutdown(self) -> None:
+        """End every candidate worker (the stand-in and the spare stay for the next one)."""
         for handle, _ in self.workers.values():
             handle.close()
         self.workers.clear()
+
+    def close(self) -> None:
+        self.shutdown()
+        if self._spare is not None:
+            try:
+                self._spare.result().close()
+            except Exception:  # noqa: BLE001 - a spare that failed to start has nothing to end
+                pass
+            self._spare = None
+        self._spares.shutdown()
+        if self._stand_in is not None:
+            self._stand_in.close()
+            self._stand_in = None

@@ -88,9 +88,10 @@ def load_module_file(path: Path, module_name: str) -> types.ModuleType:
     return module
 
 
-def load_entry(solution: Solution) -> Entry:
-    """Write and import a solution; raises whatever its import raises (a COMPILE_ERROR)."""
-    package = write_package(solution)
+def load_entry(solution: Solution, where: str | Path | None = None) -> Entry:
+    """Write a solution under ``where`` (default: the cache) and import it; raises
+    whatever its import raises (a COMPILE_ERROR)."""
+    package = write_package(solution, Path(where) if where else None)
     module = load_module_file(package / solution.entry_file,
                               f"hf_eval_solution_{solution_hash(solution)[:16]}")
     run = getattr(module, solution.entry_symbol, None)

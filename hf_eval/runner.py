@@ -1,43 +1,39 @@
 """The audit: for each definition, workload and solution, a verdict and timings.
 
-Per case (harness.md): materialise inputs (verified) and share them with the candidate's
-worker process; compute the reference in this process (or read it from the cache); call
-the candidate; judge every output under the task tolerance; byte-check every input; time
-eager calls, the prepared ``launch`` and CUDA-graph replays, re-judging the outputs each
-method produced; write the second input set into the same buffers and judge again; write
-one JSON line. The candidate runs in a spawned worker (:mod:`hf_eval.executor`), so a
-crash, hang or patched timer costs that case only.
+Per case (harness.md): materialise inputs (verified) into shared memory; compute the
+reference in this process (or read it from the cache, which the worker cannot read);
+then one :class:`~hf_eval.trials.Session` per solution calls, checks and times the
+candidate in its confined worker (:mod:`hf_eval.executor`), so a crash, hang or cheat
+costs that case only; write one JSON line per case as it completes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import queue
+import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from hf_eval.acceptance import compare_outputs
+from hf_eval.channel import shared
 from hf_eval.errors import DataError
 from hf_eval.executor import Isolation, WorkerFailure, gpu_lock
 from hf_eval.modules import compile_reference, solution_hash, source_hash
+from hf_eval.records import CaseRecord
 from hf_eval.reference_cache import ReferenceCache, cache_key
-from hf_eval.report import ReportWriter, environment, print_summary, read_report
+from hf_eval.report import ReportWriter, environment, read_report
 from hf_eval.repository import Dataset, Located
 from hf_eval.schema import Definition, Solution, TaskConfig
-from hf_eval.schema import Timing as TimingConfig
 from hf_eval.snapshot import InputSnapshot
-from hf_eval.variants import InPlace, scale_probe, second_input_set
+from hf_eval.trials import CPU_TIMING, Failure, InputSet, Session, session_failure
+from hf_eval.variants import InPlace, scale_probe
 
 SUITES = ("sample", "first", "dev", "all")
-#: CPU timing is for orientation only: one warm-up and three single-call trials.
-CPU_TIMING = TimingConfig(warmup=1, iters=1, trials=3)
-#: A timing request may take this many times the task's per-call timeout.
-TIMING_TIMEOUT_FACTOR = 3
 
 
 @dataclass
@@ -108,32 +104,43 @@ def select_solutions(dataset: Dataset, task: TaskConfig, definition: str, how: s
 
 @dataclass
 class Case:
-    """Everything the parent holds for one workload: inputs and the truth for each set."""
+    """Everything the parent holds for one workload: inputs and the truth."""
 
     definition: Definition
     task: TaskConfig
     row: Located
-    inputs: list[object]
-    reference: tuple[torch.Tensor, ...]
-    second: list[object]
-    second_reference: tuple[torch.Tensor, ...]
-    snapshot: InputSnapshot | None = None  # of ``inputs``, valid while nothing changed
+    inputs: list[object]  # shared CPU memory: what the worker maps
+    reference: tuple[torch.Tensor, ...]  # on the audit's device
+    snapshot: InputSnapshot | None = None  # of ``inputs`` (CPU audits)
     probe: list[object] | None = None
     probe_reference: tuple[torch.Tensor, ...] | None = None
     reference_source: str = "computed"
     reference_seconds: float = 0.0
+    #: Names the case's input set in the worker (the workload UUID, or a benchmark shape).
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        self.key = self.key or self.row.value.workload.uuid
 
 
 class Lane:
     """One device and its candidate worker; audits whole workloads one at a time."""
 
-    def __init__(self, audit: Audit, device: torch.device) -> None:
+    def __init__(self, audit: Audit, device: torch.device, index: int = 0) -> None:
         self.audit = audit
         self.device = device
-        self.isolation = Isolation()
+        self.isolation = Isolation(device, index)
         self.definition: str | None = None  # workers are kept per definition
 
     # ------------------------------------------------------------------ the truth
+    def compute_reference(self, definition: Definition, inputs: list[object]
+                          ) -> tuple[torch.Tensor, ...]:
+        """The reference on this lane's device, from CPU inputs (which it must not change)."""
+        on_device = [v.to(self.device) if isinstance(v, torch.Tensor) else v for v in inputs]
+        with torch.no_grad():
+            out = compile_reference(definition)(*on_device)
+        return out if isinstance(out, tuple) else (out,)
+
     def reference(self, definition: Definition, row: Located, inputs: list[object],
                   tag: str, snapshot: InputSnapshot | None = None
                   ) -> tuple[tuple[torch.Tensor, ...], str, float]:
@@ -144,10 +151,8 @@ class Lane:
             return cached, "cache", 0.0
         snapshot = snapshot or InputSnapshot(list(definition.inputs), inputs)
         t0 = time.perf_counter()
-        with torch.no_grad():
-            out = compile_reference(definition)(*inputs)
+        outputs = self.compute_reference(definition, inputs)
         seconds = time.perf_counter() - t0
-        outputs = out if isinstance(out, tuple) else (out,)
         changed = snapshot.changed(inputs)
         if changed:
             raise DataError(self.audit.dataset.where(row),
@@ -156,138 +161,132 @@ class Lane:
         return outputs, "computed", seconds
 
     def prepare_case(self, definition: Definition, task: TaskConfig, row: Located) -> Case:
-        inputs = self.audit.dataset.materialise_inputs(definition, row, self.device, shared=True)
+        inputs = self.audit.dataset.materialise_inputs(definition, row, "cpu", shared=True)
         snapshot = InputSnapshot(list(definition.inputs), inputs)
         reference, source, seconds = self.reference(definition, row, inputs, "main", snapshot)
-        second = second_input_set(definition, inputs, row.value.workload.uuid)
-        second_reference, _, _ = self.reference(definition, row, second, "second")
-        case = Case(definition, task, row, inputs, reference, second, second_reference,
-                    snapshot=snapshot, reference_source=source, reference_seconds=seconds)
+        case = Case(definition, task, row, inputs, reference, snapshot=snapshot,
+                    reference_source=source, reference_seconds=seconds)
         if self.audit.config.scale_probe:
             case.probe = scale_probe(definition, inputs)
             if case.probe is not None:
+                case.probe = [shared(v) if isinstance(v, torch.Tensor) else v
+                              for v in case.probe]
                 case.probe_reference = self.reference(definition, row, case.probe, "probe")[0]
         return case
 
     # ------------------------------------------------------------------ judging
-    def judge(self, solution: Solution, case: Case) -> dict:
-        """The verdict on one solution for one case (never raises for candidate faults)."""
+    def judge(self, solution: Solution, case: Case,
+              reference: Callable[[list[object]], tuple[torch.Tensor, ...]] | None = None
+              ) -> dict:
+        """The verdict on one solution for one case (never raises for candidate faults).
+
+        ``reference`` computes the truth of fresh input sets (default: the definition's
+        reference on this lane's device)."""
         timeout = case.task.call_timeout_s
         try:
             handle, loaded = self.isolation.worker(solution, timeout)
-            if loaded["status"] != "OK":
-                return {k: loaded[k] for k in ("status", "reason") if k in loaded}
-            return self._judge(handle, case, timeout)
         except WorkerFailure as failure:
             self.isolation.discard(solution_hash(solution))
             return {"status": failure.status, "reason": str(failure)}
-
-    def _request(self, handle, message: dict, timeout: float) -> dict:
-        reply = handle.request({**message, "device": str(self.device)}, timeout)
-        if reply.get("fatal"):
-            self.isolation.discard(handle.solution_key)
-        return reply
-
-    def _verdict(self, case: Case, outputs: list[dict], reference: tuple[torch.Tensor, ...],
-                 changed: list[str], when: str) -> dict:
-        names = list(case.definition.outputs)
-        tensors = []
-        for out, ref in zip(outputs, reference):
-            if torch.device(out["device"]) != ref.device:
-                return {"status": "INCORRECT_SHAPE", "reason": f"{when}: output on "
-                        f"{out['device']}, the reference is on {ref.device}"}
-            tensors.append(out["tensor"].to(ref.device))
-        verdicts = compare_outputs(names, tuple(tensors), reference, case.task.tolerance_for)
-        result = {"status": "PASSED", "outputs": [v.to_json() for v in verdicts]}
-        failed = [v for v in verdicts if not v.passed]
-        if failed:
-            result.update(status=failed[0].status,
-                          reason=f"{when}: {failed[0].name}: {failed[0].reason}")
-        if changed:
-            if not failed:
-                result["status"] = "INCORRECT_NUMERICAL"
-            result["reason"] = (result.get("reason", "") + ("; " if failed else "")
-                                + f"{when}: input(s) modified: {', '.join(changed)}")
-        if self.audit.config.strict_diagnostic and case.task.diagnostic_tolerance:
-            strict = compare_outputs(names, tuple(tensors), reference,
-                                     lambda _: case.task.diagnostic_tolerance)
-            result["diagnostic"] = [v.to_json() for v in strict]
+        if loaded["status"] != "OK":
+            return {k: loaded[k] for k in ("status", "reason") if k in loaded}
+        main = InputSet(f"m-{case.key}", case.inputs, case.reference, case.snapshot)
+        strict = (case.task.diagnostic_tolerance
+                  if self.audit.config.strict_diagnostic else None)
+        session = None
+        try:
+            session = Session(handle, self.isolation.stand_in(), case.definition, case.task,
+                              self.device, main,
+                              reference or (lambda inputs: self.compute_reference(
+                                  case.definition, inputs)),
+                              self.audit.secret, timeout, strict)
+            result = self._judge(session, case, loaded)
+            session.forget([main.id], graph=True)
+        except (Failure, WorkerFailure) as exc:
+            result = session_failure(exc)
+            fatal = result.pop("fatal", False) or isinstance(exc, WorkerFailure)
+            if not fatal and session is not None:
+                try:  # the worker is fine; drop what it holds of this case
+                    session.forget(list(session.registered), graph=True)
+                except (Failure, WorkerFailure):
+                    fatal = True
+            if fatal:
+                self.isolation.discard(solution_hash(solution))
+        if session is not None:
+            result["content"] = {"fresh_sets": session.distinct_sets,
+                                 "secret_sha256": self.audit.secret_digest}
+        result["isolation"] = loaded.get("walls", [])
         return result
 
-    def _call(self, handle, case: Case, inputs: list[object], snapshot: InputSnapshot,
-              reference, when: str, timeout: float, new_case: bool = False) -> dict:
-        reply = self._request(handle, {"op": "call", "inputs": inputs, "when": when,
-                                       "n_outputs": len(case.definition.outputs),
-                                       "new_case": new_case}, timeout)
-        if reply["status"] != "OK":
-            return {k: reply[k] for k in ("status", "reason") if k in reply}
-        return self._verdict(case, reply["outputs"], reference, snapshot.changed(inputs), when)
-
-    def _judge(self, handle, case: Case, timeout: float) -> dict:
+    def _judge(self, session: Session, case: Case, loaded: dict) -> dict:
         config = self.audit.config
-        snapshot = case.snapshot
-        result = self._call(handle, case, case.inputs, snapshot, case.reference, "first call",
-                            timeout, new_case=True)
-        if result["status"] != "PASSED":
-            return result
+        main = session.main
+        result = session.call([main], "first call")
         if not config.validation_only:
-            timing = case.task.timing if self.device.type == "cuda" else CPU_TIMING
+            cuda = self.device.type == "cuda"
+            spec = case.task.timing if cuda else CPU_TIMING
+            methods = ["eager"] + (["prepared"] if loaded.get("prepare") else [])
+            timings: dict = {}
             with gpu_lock(self.device):
-                reply = self._request(handle, {
-                    "op": "time", "inputs": case.inputs, "timing": timing.model_dump(),
-                    "n_outputs": len(case.definition.outputs), "cold_l2": config.cold_l2},
-                    timeout * TIMING_TIMEOUT_FACTOR)
-            if reply["status"] != "OK":
-                return {k: reply[k] for k in ("status", "reason") if k in reply}
-            changed = snapshot.changed(case.inputs)
-            for method, outputs in reply["outputs"].items():
-                after = self._verdict(case, outputs, case.reference, changed,
-                                      f"after {method} timing")
-                if after["status"] != "PASSED":
-                    return after
-            result["timing"] = reply["timing"]
-            graph = reply["timing"].get("graph", {})
-            if "error" in graph:
-                result["graph_capture_error"] = graph["error"]
-        # The second input set goes into the same buffers: pointer-keyed caches fail here.
-        swap = InPlace(case.inputs, case.second)
+                for method in methods:
+                    timings[method] = session.time(method, spec, cuda)
+                if cuda:
+                    timings["graph"] = session.time_graph(methods[-1], spec)
+            result["timing"] = timings
+            if "error" in timings.get("graph", {}):
+                result["graph_capture_error"] = timings["graph"]["error"]
+        # New content in the *same* buffers: a cache keyed on pointers fails here.
+        variant = session.fresh()
+        swap = InPlace(case.inputs, variant.inputs)
         try:
-            snapshot.retake(case.inputs, [i for i, _ in swap.saved])
-            second = self._call(handle, case, case.inputs, snapshot, case.second_reference,
-                                "second input set", timeout)
+            if case.snapshot is not None:
+                case.snapshot.retake(case.inputs, [i for i, _ in swap.saved])
+            session.call([InputSet(main.id, case.inputs, variant.reference, case.snapshot)],
+                         "second input set", refresh=True)
         finally:
             swap.restore()
-            snapshot.retake(case.inputs, [i for i, _ in swap.restored])
-        result["second_input_set"] = {"status": second["status"], "changed": swap.changed}
-        if second["status"] != "PASSED":
-            return {**result, "status": second["status"], "reason": second.get("reason", "")}
+            if case.snapshot is not None:
+                case.snapshot.retake(case.inputs, [i for i, _ in swap.restored])
+        result["second_input_set"] = {"status": "PASSED", "changed": swap.changed}
         if case.probe is not None:
-            probe = self._call(handle, case, case.probe, snapshot, case.probe_reference,
-                               "scale probe", timeout)
-            result["scale_probe"] = {k: probe.get(k) for k in ("status", "reason")}
-            if probe["status"] != "PASSED":
-                return {**result, "status": probe["status"], "reason": probe.get("reason", "")}
+            probe = InputSet(f"p-{main.id}", case.probe, case.probe_reference)
+            try:
+                session.call([probe], "scale probe")
+            except Failure as failure:
+                result["scale_probe"] = {k: failure.result.get(k) for k in ("status", "reason")}
+                raise
+            result["scale_probe"] = {"status": "PASSED", "reason": None}
         return result
 
     def close(self) -> None:
-        self.isolation.shutdown()
+        self.isolation.close()
 
 
 class Audit:
-    def __init__(self, dataset: Dataset, config: AuditConfig,
-                 console: Console | None = None) -> None:
+    """The audit library: plans units, judges them, writes the report; prints nothing.
+
+    :meth:`run` returns one :class:`~hf_eval.records.CaseRecord` per case; the caller
+    renders them and chooses an exit code (the CLI does both).
+    """
+
+    def __init__(self, dataset: Dataset, config: AuditConfig) -> None:
         self.dataset = dataset
         self.config = config
         self.devices = [torch.device(d) for d in config.devices]
         self.references = ReferenceCache(enabled=config.reference_cache)
-        self.console = console or Console(stderr=True)
         self.records: list[dict] = []
+        #: Things a reader should know that are not case records (solutions not audited).
+        self.notes: list[str] = []
+        #: Seeds every fresh input set of this audit; only its digest is reported.
+        self.secret = secrets.token_bytes(32)
+        self.secret_digest = hashlib.sha256(self.secret).hexdigest()
         self._lock = threading.Lock()
 
     def plan(self) -> list[tuple[Definition, TaskConfig, list[Solution], Located]]:
         """(definition, task, solutions, workload) units, in a stable order."""
         names = self.config.definitions or sorted(self.dataset.definitions)
         units = []
+        self.notes = []
         for name in names:
             definition = self.dataset.definition(name)
             task = self.dataset.task(name)
@@ -298,13 +297,17 @@ class Audit:
                 skipped = sorted(s.name for s in self.dataset.solutions_for(name)
                                  if not runs_on(s, self.devices[0]))
                 if skipped:
-                    self.console.print(f"{name}: not auditing {', '.join(skipped)} "
-                                       f"(target_hardware excludes {self.devices[0].type})")
+                    self.notes.append(f"{name}: not auditing {', '.join(skipped)} "
+                                      f"(target_hardware excludes {self.devices[0].type})")
             for row in select_workloads(self.dataset, task, name, self.config.suite,
                                         self.config.uuids):
                 if solutions:
                     units.append((definition, task, solutions, row))
         return units
+
+    def cases(self) -> int:
+        """How many records :meth:`run` will produce (for a progress bar)."""
+        return sum(len(s) for _, _, s, _ in self.plan())
 
     def _done(self) -> set[tuple[str, str, str]]:
         if not (self.config.resume and Path(self.config.report).is_file()):
@@ -314,56 +317,48 @@ class Audit:
         return {(r["definition"], r["workload"], r["hashes"]["solution"]) for r in records
                 if "hashes" in r and "solution" in r["hashes"]}
 
-    def run(self) -> int:
+    def run(self, on_record: Callable[[dict], None] | None = None) -> list[CaseRecord]:
+        """Audit every planned case; ``on_record`` sees each record as it is written
+        (and each case a resumed report already held)."""
         done = self._done()
         units = self.plan()
-        total = sum(len(s) for _, _, s, _ in units)
         env = {str(d): environment(d) for d in self.devices}
         writer = ReportWriter(self.config.report, append=self.config.resume)
+        report = on_record or (lambda record: None)
+        for record in self.records:
+            report(record)
         work: queue.Queue = queue.Queue()
         for unit in units:
             work.put(unit)
-        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=self.console)
-        with progress:
-            bar = progress.add_task("audit", total=total)
 
-            def lane_main(device: torch.device) -> None:
-                lane = Lane(self, device)
-                try:
-                    while True:
-                        try:
-                            unit = work.get_nowait()
-                        except queue.Empty:
-                            return
-                        self._audit_unit(lane, unit, env[str(device)], done, writer,
-                                         lambda d: progress.update(bar, description=d),
-                                         lambda: progress.advance(bar))
-                finally:
-                    lane.close()
+        def lane_main(index: int, device: torch.device) -> None:
+            lane = Lane(self, device, index)
+            try:
+                while True:
+                    try:
+                        unit = work.get_nowait()
+                    except queue.Empty:
+                        return
+                    self._audit_unit(lane, unit, env[str(device)], done, writer, report)
+            finally:
+                lane.close()
 
-            threads = [threading.Thread(target=lane_main, args=(d,)) for d in self.devices]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+        threads = [threading.Thread(target=lane_main, args=(i, d))
+                   for i, d in enumerate(self.devices)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
         writer.close()
-        print_summary(self.records, Console())
-        failed = sum(r["status"] != "PASSED" for r in self.records)
-        Console().print(f"report: {self.config.report}  cases: {len(self.records)}  "
-                        f"failed: {failed}")
-        return 1 if failed or not self.records else 0
+        return [CaseRecord.model_validate(r) for r in self.records]
 
     def _audit_unit(self, lane: Lane, unit, env: dict, done: set, writer: ReportWriter,
-                    describe, advance) -> None:
+                    report: Callable[[dict], None]) -> None:
         definition, task, solutions, row = unit
         uuid = row.value.workload.uuid
         todo = [s for s in solutions if (definition.name, uuid, solution_hash(s)) not in done]
-        for _ in range(len(solutions) - len(todo)):
-            advance()
         if not todo:
             return
-        describe(f"{definition.name[:40]:40}")
         if lane.definition != definition.name:
             lane.isolation.shutdown()
             lane.definition = definition.name
@@ -380,8 +375,7 @@ class Audit:
                 self._emit(writer, {**base, "solution": solution.name, "status": "DATA_ERROR",
                                     "reason": str(err),
                                     "hashes": {**base["hashes"],
-                                               "solution": solution_hash(solution)}})
-                advance()
+                                               "solution": solution_hash(solution)}}, report)
             return
         for solution in todo:
             t0 = time.perf_counter()
@@ -391,16 +385,17 @@ class Audit:
                                     "seconds": round(case.reference_seconds, 4)},
                       "wall_seconds": round(time.perf_counter() - t0, 4), **result,
                       "hashes": {**base["hashes"], "solution": solution_hash(solution)}}
-            self._emit(writer, record)
-            advance()
+            self._emit(writer, record, report)
             if record["status"] != "PASSED":
                 # A failed candidate may have modified the inputs: reload them so the next
                 # solution sees the workload's real bytes.
-                case.inputs = self.dataset.materialise_inputs(definition, row, lane.device,
+                case.inputs = self.dataset.materialise_inputs(definition, row, "cpu",
                                                               shared=True)
                 case.snapshot = InputSnapshot(list(definition.inputs), case.inputs)
 
-    def _emit(self, writer: ReportWriter, record: dict) -> None:
+    def _emit(self, writer: ReportWriter, record: dict,
+              report: Callable[[dict], None]) -> None:
         with self._lock:
             writer.write(record)
             self.records.append(record)
+            report(record)

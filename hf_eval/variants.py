@@ -1,5 +1,12 @@
 """Other input sets of the same shapes, so a result cached across calls cannot pass.
 
+:func:`fresh_content` makes the sets every timed call gets (:mod:`hf_eval.trials`): the
+floating-point inputs permuted by a generator the audit seeds from its secret, so the
+content can be neither recognised nor predicted. Inputs of more than
+:data:`VARY_LIMIT_BYTES` (a layer's weight) stay shared when a smaller floating input
+varies, which keeps a pool of many sets small; the output depends on every input, so
+one changed input already changes the answer.
+
 The second input set permutes the elements of every floating-point input with a generator
 seeded by the workload UUID: the value distribution (and so the realism and the numeric
 range) is unchanged, structural inputs (integers, bool, int8 carriers of quantised data)
@@ -48,6 +55,43 @@ def second_input_set(definition: Definition, inputs: list[object], uuid: str) ->
             value = value.reshape(-1)[perm].reshape(value.shape)
         variant.append(value)
     return variant
+
+
+#: Floating inputs larger than this are shared between fresh sets when a smaller one varies.
+VARY_LIMIT_BYTES = 64 << 20
+#: Up to this many elements a fresh tensor is a full random permutation; above, a random
+#: cyclic shift that no row boundary divides (as unpredictable, and one pass over memory).
+PERMUTE_LIMIT = 1 << 24
+
+
+def _nbytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
+
+
+def fresh_content(definition: Definition, inputs: list[object],
+                  generator: torch.Generator) -> list[object]:
+    """Inputs with new floating-point content in new shared CPU memory (others shared)."""
+    del definition  # one rule for every family today; the hook for a family that needs its own
+    floats = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)
+              and v.dtype.is_floating_point and v.numel() > 1]
+    vary = [i for i in floats if _nbytes(inputs[i]) <= VARY_LIMIT_BYTES]
+    if not vary and floats:
+        vary = [min(floats, key=lambda i: _nbytes(inputs[i]))]
+    fresh = list(inputs)
+    for i in vary:
+        value = inputs[i]
+        flat = value.reshape(-1)
+        if value.numel() <= PERMUTE_LIMIT:
+            perm = torch.randperm(value.numel(), generator=generator, device="cpu")
+            new = flat.cpu()[perm]
+        else:
+            row = value.shape[-1] if value.dim() else 1
+            shift = int(torch.randint(1, value.numel(), (1,), generator=generator))
+            if row > 1 and shift % row == 0:
+                shift += 1
+            new = torch.roll(flat.cpu(), shift)
+        fresh[i] = new.reshape(value.shape).share_memory_()
+    return fresh
 
 
 def scale_probe(definition: Definition, inputs: list[object]) -> list[object] | None:

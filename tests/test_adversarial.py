@@ -1,10 +1,17 @@
-"""Adversarial candidates: each loophole of harness.md must be rejected with the right
-status, while an honest control passes. Candidates live in tests/adversarial/<name>/main.py
-and run against the toy definition in isolated workers."""
+"""Adversarial candidates: each loophole of harness.md must be rejected with the exact
+status, timing cheats must gain no speed-up, and an honest control passes. Candidates
+live in tests/adversarial/<name>/main.py and run against the toy definition in confined
+workers (tests/adversarial/README.md lists them by class)."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
+import socket
+import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,66 +19,200 @@ import torch
 
 from hf_eval.errors import DataError
 from hf_eval.modules import solution_from_directory
-from hf_eval.report import read_report
+from hf_eval.records import Status
 from hf_eval.repository import Dataset
 from hf_eval.runner import Audit, AuditConfig
+from hf_eval.sandbox import WORKER_UID_BASE
 from hf_eval.schema import Solution, parse
 
 HERE = Path(__file__).parent / "adversarial"
 DEFINITION = "toy_linear_n8_k16"
+DENIED = r"Permission denied|Operation not permitted"
 
-#: candidate -> (expected status, a phrase the reason must contain)
+#: candidate -> (expected status, a regular expression the reason must match)
 EXPECTED = {
-    "honest": ("PASSED", ""),
-    "alias_input": ("INCORRECT_NUMERICAL", "aliases input 0"),
-    "cache_same_tensor": ("INCORRECT_NUMERICAL", "aliases an output of an earlier call"),
-    "cache_by_pointer": ("INCORRECT_NUMERICAL", "second input set"),
-    "cache_by_call_count": ("INCORRECT_NUMERICAL", "second input set"),
-    "mutate_then_undo": ("INCORRECT_NUMERICAL", "first call: input(s) modified: w"),
-    "deferred_thread": ("INCORRECT_NUMERICAL", "first call"),
-    "patch_timer": ("RUNTIME_ERROR", "time.perf_counter"),
-    "patch_torch": ("RUNTIME_ERROR", "Tensor.clone"),
-    "forge_result": ("RUNTIME_ERROR", "result channel tampering"),
-    "crash": ("RUNTIME_ERROR", "SIGSEGV"),
-    "hang": ("TIMEOUT", "no answer within"),
-    "nan_output": ("INCORRECT_NUMERICAL", "non-finite"),
-    "wrong_dtype": ("INCORRECT_DTYPE", "dtype torch.float32 != torch.bfloat16"),
-    "lazy_output": ("INCORRECT_DTYPE", "not a plain torch.Tensor"),
+    "honest": ("PASSED", r"^$"),
+    "slow_honest": ("PASSED", r"^$"),
+    # outputs that are not fresh, plain, correct tensors
+    "alias_input": ("INCORRECT_NUMERICAL", r"output 0 aliases input 0"),
+    "nan_output": ("INCORRECT_NUMERICAL", r"first call: y: .*non-finite"),
+    "wrong_dtype": ("INCORRECT_DTYPE", r"dtype torch.float32 != torch.bfloat16"),
+    "wrong_shape": ("INCORRECT_SHAPE", r"first call: y: shape"),
+    "lazy_output": ("INCORRECT_DTYPE", r"not a plain torch.Tensor"),
+    "deferred_thread": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    # phase detection: every call is checked, so a detected "timed" call that cheats fails
+    "phase_by_call_count": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    "phase_by_spacing": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    "phase_by_arguments": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    "phase_by_stack": ("PASSED", r"^$"),  # finds no difference, so stays honest (and slow)
+    "phase_by_environment": ("PASSED", r"^$"),
+    # caches across calls: fresh content per timed call, new content in the same buffers
+    "cache_same_tensor": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    "cache_by_call_count": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    "cache_by_shape": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    "cache_by_pointer": ("INCORRECT_NUMERICAL", r"^(eager timing trial \d|second input set): y: "),
+    "cache_by_fingerprint": ("PASSED", r"^$"),  # never hits, so never faster
+    "cache_by_content_hash": ("PASSED", r"^$"),
+    # the truth and the dataset are unreadable; nothing outlives the worker
+    "read_reference_cache": ("RUNTIME_ERROR", DENIED),
+    "read_blob": ("RUNTIME_ERROR", DENIED),
+    "read_workload_file": ("RUNTIME_ERROR", DENIED),
+    "read_parent_memory": ("RUNTIME_ERROR", DENIED),
+    "process_vm_readv": ("RUNTIME_ERROR", DENIED),
+    "proc_environ_of_parent": ("RUNTIME_ERROR", DENIED),
+    "gc_scan_truth": ("RUNTIME_ERROR", r"LookupError: no reference output in this process"),
+    "network": ("RUNTIME_ERROR", r"Network is unreachable|" + DENIED),
+    "leave_file": ("RUNTIME_ERROR", DENIED),
+    "leave_process": ("PASSED", r"^$"),  # allowed to start it; it is killed with the worker
+    # the harness inside the worker: patched, forged, crashed, hung
+    "patch_timer": ("RUNTIME_ERROR", r"harness integrity: .*time.perf_counter"),
+    "patch_torch": ("RUNTIME_ERROR", r"harness integrity: .*Tensor.clone"),
+    "forge_result": ("RUNTIME_ERROR", r"result channel tampering"),
+    "forge_event_time": ("PASSED", r"^$"),  # the audit's own clock counts the time
+    "mutate_then_undo": ("INCORRECT_NUMERICAL", r"^first call: input\(s\) modified: w"),
+    "prepare_computes_answer": ("INCORRECT_NUMERICAL", r"^prepared timing trial 1: y: "),
+    "crash": ("RUNTIME_ERROR", r"SIGSEGV"),
+    "hang": ("TIMEOUT", r"no answer within 10 s"),
 }
+#: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
+#: hit, or forge the worker's event time): their time must not drop below the sleep.
+NO_SPEEDUP = ["slow_honest", "phase_by_stack", "phase_by_environment", "cache_by_fingerprint",
+              "cache_by_content_hash", "forge_event_time"]
+LEFTOVER = Path("/tmp/hf_eval_adversarial_leftover")
+
+
+def _world_readable_root() -> Path:
+    """A toy dataset (and cache) that the worker's uid could read by file permissions
+    alone, so only the sandbox's walls can keep it out."""
+    from tests.conftest import build_toy_root
+
+    base = Path(tempfile.mkdtemp(prefix="hf_eval-adversarial-"))
+    build_toy_root(base, call_timeout_s=10.0)
+    for path in [base, *base.rglob("*")]:
+        path.chmod(path.stat().st_mode | stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0))
+    return base
+
+
+#: Candidates that are one template (tests/adversarial/<template>) with a path written in.
+TEMPLATES = {"read_reference_cache": "read_file", "read_blob": "read_file",
+             "read_workload_file": "read_file"}
+
+
+def _candidate(name: str, tmp: Path, target: str | None = None) -> Solution:
+    """A candidate from tests/adversarial; templated ones get ``target`` written in."""
+    source = HERE / TEMPLATES.get(name, name)
+    package = tmp / "candidates" / name
+    shutil.copytree(source, package)
+    if target is not None:
+        main = package / "main.py"
+        main.write_text(main.read_text().replace("__TARGET__", target))
+    return solution_from_directory(package / "main.py", DEFINITION)
+
+
+def _uid_processes(uid: int) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    pids.append(int(entry.name))
+            except OSError:
+                pass
+    return pids
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory) -> dict[str, dict]:
-    """One audit of every CPU candidate on the toy's first workload."""
-    from tests.conftest import build_toy_root
-
-    tmp = tmp_path_factory.mktemp("adversarial")
-    root = build_toy_root(tmp, call_timeout_s=10.0)
-    candidates = [solution_from_directory(HERE / name / "main.py", DEFINITION)
-                  for name in EXPECTED]
-    report = tmp / "report.jsonl"
-    config = AuditConfig(report=report, solutions="none", extra_solutions=candidates,
-                         suite="first", reference_cache=False)
-    Audit(Dataset.load(root), config).run()
-    return {r["solution"].removeprefix("candidate-"): r for r in read_report(report)}
+def records() -> dict[str, dict]:
+    """One audit of every CPU candidate on the toy's first workload, with the reference
+    cache on (so the file a candidate tries to read exists)."""
+    base = _world_readable_root()
+    root = base / "ds"
+    cache = base / "cache"
+    old_cache = os.environ.get("HF_EVAL_CACHE")
+    os.environ["HF_EVAL_CACHE"] = str(cache)
+    server = socket.create_server(("127.0.0.1", 0))
+    LEFTOVER.unlink(missing_ok=True)
+    try:
+        dataset = Dataset.load(root)
+        warm = base / "warm.jsonl"  # fills the reference cache
+        Audit(dataset, AuditConfig(report=warm, suite="first", validation_only=True)).run()
+        targets = {
+            "read_reference_cache": str(next((cache / "references").rglob("*.safetensors"))),
+            "read_blob": str(next((root / "blob").rglob("*.safetensors"))),
+            "read_workload_file": str(root / "workloads/toy/toy_linear_n8_k16.jsonl"),
+            "network": str(server.getsockname()[1]),
+        }
+        candidates = [_candidate(n, base, targets.get(n)) for n in EXPECTED]
+        report = base / "report.jsonl"
+        config = AuditConfig(report=report, solutions="none", extra_solutions=candidates,
+                             suite="first")
+        audited = Audit(dataset, config).run()
+        uids = {int(w.removeprefix("uid:")) for r in audited
+                for w in r.model_dump().get("isolation", []) if w.startswith("uid:")}
+        survivors = [pid for uid in sorted(uids) for pid in _uid_processes(uid)]
+    finally:
+        server.close()
+        if old_cache is None:
+            os.environ.pop("HF_EVAL_CACHE", None)
+        else:
+            os.environ["HF_EVAL_CACHE"] = old_cache
+    out = {r.solution.removeprefix("candidate-"): r.model_dump(mode="json") for r in audited}
+    out["__survivors__"] = {"pids": survivors}
+    out["__report__"] = {"lines": report.read_text().splitlines()}
+    shutil.rmtree(base, ignore_errors=True)
+    return out
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_candidate_verdict(records, name):
-    status, phrase = EXPECTED[name]
+    status, pattern = EXPECTED[name]
     record = records[name]
     assert record["status"] == status, record.get("reason")
-    assert phrase in record.get("reason", ""), record.get("reason")
+    assert re.search(pattern, record.get("reason", "")), record.get("reason")
 
 
-def test_honest_control_was_timed_and_rechecked(records):
+@pytest.mark.parametrize("name", NO_SPEEDUP)
+def test_timing_cheats_gain_no_speedup(records, name):
+    """The honest work sleeps 20 ms a call; a cheat that skipped it would report ~0 ms."""
+    timing = records[name]["timing"]["eager"]
+    assert timing["trials"] == 2 and timing["iters"] == 1
+    assert timing["median_ms"] >= 19.0, timing
+    assert timing["min_ms"] >= 19.0, timing
+
+
+def test_forged_event_time_is_overruled_by_the_audits_clock(records):
+    timing = records["forge_event_time"]["timing"]["eager"]
+    assert timing["event_median_ms"] < 0.001  # what the candidate claimed
+    assert timing["bound_median_ms"] >= 19.0  # what the audit saw
+
+
+def test_every_timed_call_got_fresh_content(records):
     record = records["honest"]
-    assert record["timing"]["eager"]["median_ms"] > 0
+    # first call on the workload, 2 timed trials, 1 second input set: 3 fresh sets
+    assert record["content"]["fresh_sets"] == 3
+    assert re.fullmatch(r"[0-9a-f]{64}", record["content"]["secret_sha256"])
     assert record["second_input_set"] == {"status": "PASSED", "changed": True}
 
 
-def test_audit_survived_every_bad_candidate(records):
-    assert set(records) == set(EXPECTED)
+def test_nothing_outlives_the_workers(records):
+    assert records["__survivors__"]["pids"] == []
+    assert not LEFTOVER.exists()
+
+
+def test_workers_ran_behind_the_walls(records):
+    walls = records["honest"]["isolation"]
+    assert any(w.startswith("landlock-abi") for w in walls), walls
+    assert "no_new_privs" in walls
+    if os.geteuid() == 0:
+        assert "netns" in walls, walls
+        uid = int(next(w for w in walls if w.startswith("uid:")).removeprefix("uid:"))
+        assert WORKER_UID_BASE <= uid < WORKER_UID_BASE + 900, walls
+
+
+def test_report_has_one_line_per_candidate(records):
+    lines = records["__report__"]["lines"]
+    assert len(lines) == len(EXPECTED)
+    assert {json.loads(line)["status"] for line in lines} <= {s.value for s in Status}
 
 
 def test_hardcoded_scale_passes_normally_and_fails_the_scale_probe(tmp_path):
@@ -82,13 +223,12 @@ def test_hardcoded_scale_passes_normally_and_fails_the_scale_probe(tmp_path):
     results = {}
     for probe in (False, True):
         report = tmp_path / f"probe-{probe}.jsonl"
-        Audit(Dataset.load(root), AuditConfig(
+        results[probe] = Audit(Dataset.load(root), AuditConfig(
             report=report, solutions="none", extra_solutions=[candidate], suite="first",
-            validation_only=True, scale_probe=probe)).run()
-        results[probe] = read_report(report)[0]
-    assert results[False]["status"] == "PASSED"
-    assert results[True]["status"] == "INCORRECT_NUMERICAL"
-    assert "scale probe" in results[True]["reason"]
+            validation_only=True, scale_probe=probe)).run()[0]
+    assert results[False].status is Status.PASSED
+    assert results[True].status is Status.INCORRECT_NUMERICAL
+    assert results[True].reason.startswith("scale probe: y: ")
 
 
 def test_source_path_escaping_the_package_is_refused(tmp_path):
@@ -108,18 +248,55 @@ def test_source_path_escaping_the_package_is_refused(tmp_path):
         parse(Solution, data, "solutions/x.json")
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="side streams need CUDA")
-def test_side_stream_work_is_counted(tmp_path):
+CUDA_EXPECTED = {
+    "honest_cuda_sleep": ("PASSED", r"^$"),
+    "side_stream_wait": ("PASSED", r"^$"),
+    "side_stream": ("PASSED", r"^$"),
+    # eager calls are honest; the graph replays do nothing and are judged on poisoned buffers
+    "capture_only": ("INCORRECT_NUMERICAL",
+                     r"^(graph replay 1 .*: y: |output 0 aliases an output of another call)"),
+}
+
+
+@pytest.fixture(scope="module")
+def cuda_records(tmp_path_factory) -> dict[str, dict]:
     from tests.conftest import build_toy_root
 
-    root = build_toy_root(tmp_path)
-    candidate = solution_from_directory(HERE / "side_stream" / "main.py", DEFINITION)
-    report = tmp_path / "r.jsonl"
-    Audit(Dataset.load(root), AuditConfig(report=report, solutions="none",
-                                          extra_solutions=[candidate], suite="first",
-                                          devices=["cuda"])).run()
-    record = read_report(report)[0]
-    assert record["status"] == "PASSED", record
-    graph = record.get("timing", {}).get("graph")
-    assert graph is not None, record
-    assert graph.get("median_ms", 0) > 0 or "error" in graph
+    tmp = tmp_path_factory.mktemp("adversarial-cuda")
+    root = build_toy_root(tmp, call_timeout_s=60.0)
+    candidates = [solution_from_directory(HERE / n / "main.py", DEFINITION)
+                  for n in CUDA_EXPECTED]
+    audited = Audit(Dataset.load(root), AuditConfig(
+        report=tmp / "cuda.jsonl", solutions="none", extra_solutions=candidates,
+        suite="first", devices=["cuda"])).run()
+    return {r.solution.removeprefix("candidate-"): r.model_dump(mode="json") for r in audited}
+
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+
+
+@needs_cuda
+def test_side_stream_work_is_counted(cuda_records):
+    """The same ~1 ms of device work on a side stream is not faster than on the current."""
+    honest = cuda_records["honest_cuda_sleep"]["timing"]
+    cheat = cuda_records["side_stream_wait"]["timing"]
+    for method in ("eager",):
+        assert cheat[method]["median_ms"] >= 0.8 * honest[method]["median_ms"], (cheat, honest)
+    assert cheat["eager"]["median_ms"] >= 0.5  # 2e6 sleep cycles at ~2 GHz
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", sorted(CUDA_EXPECTED))
+def test_cuda_candidate_verdict(cuda_records, name):
+    status, pattern = CUDA_EXPECTED[name]
+    record = cuda_records[name]
+    assert record["status"] == status, record.get("reason")
+    assert re.search(pattern, record.get("reason", "")), record.get("reason")
+
+
+@needs_cuda
+def test_cuda_times_carry_the_audits_bound_and_cupti(cuda_records):
+    timing = cuda_records["honest_cuda_sleep"]["timing"]
+    for method in ("eager", "graph"):
+        assert timing[method]["median_ms"] >= timing[method]["bound_median_ms"]
+        assert timing[method]["cupti"]["kernels_per_call"] >= 1, timing[method]

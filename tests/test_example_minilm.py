@@ -15,6 +15,7 @@ import torch
 
 from hf_eval.capture.replay import replay
 from hf_eval.checker import run_check
+from hf_eval.records import exit_code
 from hf_eval.report import read_report
 from hf_eval.repository import Dataset
 from hf_eval.runner import Audit, AuditConfig
@@ -71,7 +72,7 @@ def test_real_program_capture_end_to_end(tmp_path, monkeypatch):
     audit_report = tmp_path / "audit.jsonl"
     config = AuditConfig(report=audit_report, solutions="all", suite="all",
                          validation_only=True)
-    assert Audit(Dataset.load(root), config).run() == 0
+    assert exit_code(Audit(Dataset.load(root), config).run()) == 0
     records = read_report(audit_report)
     assert sorted(r["solution"] for r in records) == (
         ["torch_attention_key_padding_h12_d32_fp32"] * 3 + ["torch_linear_n384_k384_bias_fp32"] * 2)

@@ -25,6 +25,7 @@ from hf_eval.capture.interop import export_fib, import_fib
 from hf_eval.checker import run_check
 from hf_eval.cli import main
 from hf_eval.errors import DataError
+from hf_eval.records import exit_code
 from hf_eval.repository import Dataset
 from hf_eval.runner import Audit, AuditConfig
 from tests.conftest import write_json
@@ -138,7 +139,7 @@ def test_import_materialises_with_recorded_seeds_and_passes_check_and_audit(
             == sorted(p.name for p in (root / "blob").rglob("*.safetensors")))
     report = tmp_path / "audit.jsonl"
     config = AuditConfig(report=report, solutions="all", suite="all", validation_only=True)
-    assert Audit(Dataset.load(root), config).run() == 0
+    assert exit_code(Audit(Dataset.load(root), config).run()) == 0
 
 
 def test_import_refuses_a_conflicting_definition_before_writing(fib_source, tmp_path):

@@ -16,8 +16,6 @@ reference, the same code the audit applies to a candidate's returned outputs. A
 Solution JSON or a solution from the dataset is code that runs on this machine.
 """
 
-import contextlib
-import io
 import tempfile
 from pathlib import Path
 
@@ -150,16 +148,9 @@ def _audit(dataset, prediction, group, device):
                              extra_solutions=[solution] if external else [],
                              suite="all", uuids=[c["workload"] for c in group],
                              devices=[device], validation_only=True)
-        audit = Audit(dataset, config, console=_quiet_console())
-        with contextlib.redirect_stdout(io.StringIO()):
-            audit.run()
-    return {r["workload"]: r for r in audit.records if r.get("solution") == solution.name}
-
-
-def _quiet_console():
-    from rich.console import Console
-
-    return Console(file=io.StringIO())
+        records = Audit(dataset, config).run()
+    return {r.workload: r.model_dump(mode="json") for r in records
+            if r.solution == solution.name}
 
 
 def _judge_outputs(dataset, row, path, device):

@@ -1,0 +1,377 @@
+"""What the candidate's process serves, once :mod:`hf_eval.worker` has confined it.
+
+It loads one solution and runs what the audit asks for. It never sees a reference output,
+the reference cache or a dataset file: inputs arrive as shared-memory descriptors and
+outputs leave the same way.
+
+Every call of the candidate goes through :meth:`Worker.trial`, whether the audit will
+time it, check it, or both (it checks every one), so the call stack, the arguments' kind
+and the environment are the same for all of them. Whatever this process reports about
+time is only a cross-check: the audit's own clock, outside this process, bounds it.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+import traceback
+from collections.abc import Callable
+
+import torch
+
+from hf_eval.channel import Channel, ChannelClosed
+from hf_eval.modules import Entry, load_entry
+from hf_eval.schema import Solution
+
+# Bound before any candidate code runs; checked unchanged after every request (a patched
+# function can only hurt the candidate here: the audit's clock and checks live elsewhere).
+_synchronize = torch.cuda.synchronize
+_perf_counter = time.perf_counter
+_untyped_storage = torch.Tensor.untyped_storage
+GUARDED = [
+    (time, "perf_counter"), (statistics, "median"), (torch, "equal"),
+    (torch.cuda, "synchronize"), (torch.cuda, "graph"), (torch.cuda.Event, "record"),
+    (torch.cuda.Event, "elapsed_time"), (torch.cuda.CUDAGraph, "replay"),
+    (torch.Tensor, "data_ptr"), (torch.Tensor, "untyped_storage"), (torch.Tensor, "cpu"),
+    (torch.Tensor, "clone"), (torch.Tensor, "detach"), (torch.Tensor, "copy_"),
+    (torch.Tensor, "to"), (Channel, "send"), (Channel, "recv"),
+]
+_ORIGINALS = [(owner, name, owner.__dict__.get(name, getattr(owner, name)))
+              for owner, name in GUARDED]
+
+
+def _integrity_problems() -> list[str]:
+    """Names of harness functions that candidate code replaced."""
+    return [f"{getattr(owner, '__name__', owner)}.{name}"
+            for owner, name, original in _ORIGINALS
+            if owner.__dict__.get(name, getattr(owner, name, None)) is not original]
+
+
+def _span(t: torch.Tensor) -> tuple[int, int, str]:
+    storage = _untyped_storage(t)
+    start = storage.data_ptr()
+    return start, start + storage.nbytes(), str(t.device)
+
+
+def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+    return a[2] == b[2] and a[0] < b[1] and b[0] < a[1] and a[0] != a[1] and b[0] != b[1]
+
+
+def _to_shared_cpu(t: torch.Tensor) -> torch.Tensor:
+    """One copy straight into shared memory (the channel then sends it as it is)."""
+    out = torch.empty(t.shape, dtype=t.dtype).share_memory_()
+    out.copy_(t)
+    return out
+
+
+def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+
+
+class OutputError(Exception):
+    """An output that is not a fresh, plain, dense tensor."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+def poison(tensor: torch.Tensor) -> None:
+    """Fill a graph's output buffer with values no correct kernel leaves behind."""
+    if tensor.dtype.is_floating_point:
+        tensor.fill_(float("nan"))
+    elif tensor.dtype == torch.bool:
+        tensor.fill_(True)
+    else:
+        tensor.fill_(-7)
+
+
+class Worker:
+    def __init__(self, channel: Channel, walls: list[str]) -> None:
+        self.channel = channel
+        self.walls = walls
+        self.entry: Entry | None = None
+        self.device = torch.device("cpu")
+        self.sets: dict[str, list[object]] = {}  # id -> inputs on the worker's device
+        self.sources: dict[str, list[object]] = {}  # id -> the shared CPU inputs
+        self.launches: dict[str, Callable[[], object]] = {}
+        self.graph: tuple[torch.cuda.CUDAGraph, list[str], list[object]] | None = None
+        self.produced: list[tuple[str, object]] = []  # (set id, outputs) of the last trial
+        self.stand_in: list[torch.Tensor] | None = None
+
+    # ----------------------------------------------------------------- inputs
+    def register(self, request: dict) -> dict:
+        """Keep input sets; on CUDA, upload them (a tensor shared by sets is uploaded once)."""
+        uploaded: dict[int, torch.Tensor] = {}
+        for set_id, inputs in request["sets"].items():
+            self.sources[set_id] = inputs
+            if self.device.type == "cpu":
+                self.sets[set_id] = inputs
+                continue
+            on_device = []
+            for value in inputs:
+                if isinstance(value, torch.Tensor):
+                    key = value.data_ptr()
+                    if key not in uploaded:
+                        uploaded[key] = value.to(self.device)
+                    value = uploaded[key]
+                on_device.append(value)
+            self.sets[set_id] = on_device
+        self._sync()
+        return {"status": "OK"}
+
+    def refresh(self, request: dict) -> dict:
+        """Copy the shared inputs' current content into the device copies (after the audit
+        rewrote them), and poison the captured graph's outputs."""
+        if self.device.type == "cuda":
+            for set_id in request["ids"]:
+                for mine, source in zip(self.sets[set_id], self.sources[set_id]):
+                    if isinstance(mine, torch.Tensor) and mine is not source:
+                        mine.copy_(source, non_blocking=False)
+        if self.graph is not None:
+            for outputs in self.graph[2]:
+                for out in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
+                    if isinstance(out, torch.Tensor):
+                        poison(out)
+        self._sync()
+        return {"status": "OK"}
+
+    def forget(self, request: dict) -> dict:
+        for set_id in request["ids"]:
+            self.sets.pop(set_id, None)
+            self.sources.pop(set_id, None)
+            self.launches.pop(set_id, None)
+        if request.get("graph"):
+            self.graph = None
+        return {"status": "OK"}
+
+    # ----------------------------------------------------------------- calls
+    def prepare(self, request: dict) -> dict:
+        """``prepare`` on each set's buffers; the audit then rewrites their content."""
+        for set_id in request["ids"]:
+            self.launches[set_id] = self.entry.prepare(*self.sets[set_id])
+        self._sync()
+        return {"status": "OK"}
+
+    def _call(self, method: str, set_id: str) -> Callable[[], object]:
+        if method == "prepared":
+            return self.launches[set_id]
+        inputs = self.sets[set_id]
+        return lambda: self.entry.run(*inputs)
+
+    def capture(self, request: dict) -> dict:
+        """One CUDA graph over one call per set (prepared launches where there are)."""
+        ids, method = request["ids"], request["method"]
+        calls = [self._call(method, i) for i in ids]
+        stream = torch.cuda.Stream(self.device)
+        stream.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(stream):
+            for fn in calls[:3]:  # warm up outside capture (allocator, lazy init, tuning)
+                fn()
+        torch.cuda.current_stream(self.device).wait_stream(stream)
+        _synchronize(self.device)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            outputs = [fn() for fn in calls]
+        self.graph = (graph, ids, outputs)
+        self._sync()
+        return {"status": "OK"}
+
+    def trial(self, request: dict) -> dict:
+        """The one path of every call, in one request the audit clocks from outside:
+        take the request's new input sets (and refreshed content), run the calls back to
+        back, wait for the whole device, and hand every output back.
+
+        A stand-in worker (``request["stand_in"]``, never loaded with a candidate) returns
+        staged tensors instead of calling anything: the audit times it to learn what this
+        request costs without a candidate, and subtracts only that."""
+        t_start = _perf_counter()
+        if request.get("sets"):
+            self.register(request)
+        if request.get("refresh"):
+            self.refresh({"ids": request["refresh"]})
+        t_inputs = _perf_counter()
+        method, ids = request["method"], request["ids"]
+        cuda = self.device.type == "cuda"
+        profiler = None
+        if request.get("profile") and cuda:
+            try:
+                profiler = torch.profiler.profile(
+                    activities=[torch.profiler.ProfilerActivity.CUDA])
+                profiler.__enter__()
+            except Exception:  # no CUPTI here: the trial runs unprofiled
+                profiler = None
+        if self.stand_in is not None:
+            staged = tuple(self.stand_in)
+            calls = [lambda: staged for _ in ids]
+        elif method == "graph":
+            calls = [self.graph[0].replay]
+        else:
+            calls = [self._call(method, i) for i in ids]
+        self._sync()
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+        t0 = _perf_counter()
+        results = [fn() for fn in calls]
+        if cuda:
+            end.record()
+        self._sync()
+        elapsed = start.elapsed_time(end) if cuda else (_perf_counter() - t0) * 1e3
+        if profiler is not None:
+            try:
+                profiler.__exit__(None, None, None)
+                cupti = _kernel_summary(profiler)
+            except Exception as exc:  # CUPTI is a cross-check: its failure is reported only
+                cupti = {"error": _one_line(exc)}
+        if method == "graph" and self.stand_in is None:
+            self.produced = list(zip(self.graph[1], self.graph[2]))
+        else:
+            self.produced = list(zip(ids, results))
+        t_calls = _perf_counter()
+        reply = self.collect(request)
+        reply["event_ms"] = elapsed
+        # Where this request's time went, as this process saw it (a diagnostic only).
+        reply["phases_ms"] = {"inputs": (t_inputs - t_start) * 1e3,
+                              "calls": (t_calls - t_inputs) * 1e3,
+                              "outputs": (_perf_counter() - t_calls) * 1e3}
+        if profiler is not None:
+            reply["cupti"] = cupti
+        return reply
+
+    def stage(self, request: dict) -> dict:
+        """(Stand-in workers only) the outputs to return instead of calling a candidate."""
+        self.stand_in = [t.to(self.device) for t in request["outputs"]]
+        self._sync()
+        return {"status": "OK"}
+
+    def collect(self, request: dict) -> dict:
+        """The last trial's outputs as CPU tensors, after the checks only this process can
+        make (type, density, aliasing); plus which device copies of inputs changed."""
+        n_outputs = request["n_outputs"]
+        outputs, spans = [], []
+        for set_id, produced in self.produced:
+            if self.stand_in is not None:
+                spans = []  # a stand-in returns the same staged tensors on every call
+            outputs.append(self._checked(produced, set_id, n_outputs, spans))
+        self._sync()
+        copies = [[_to_shared_cpu(t) for t in outs] for outs in outputs]
+        self.produced = []
+        return {"status": "OK", "outputs": copies}
+
+    def changed(self, request: dict) -> dict:
+        """(CUDA) Which device copies of inputs differ from the shared originals (the audit
+        byte-checks CPU inputs itself); asked after a trial, outside its clock."""
+        changed, verdict = [], {}  # a tensor shared by several sets is compared once
+        for set_id in request["ids"]:
+            for index, (mine, source) in enumerate(zip(self.sets[set_id],
+                                                       self.sources[set_id])):
+                if not isinstance(mine, torch.Tensor) or mine is source:
+                    continue
+                key = mine.data_ptr()
+                if key not in verdict:
+                    verdict[key] = _same_bytes(mine.to("cpu"), source)
+                if not verdict[key]:
+                    changed.append([set_id, index])
+        return {"status": "OK", "changed": changed}
+
+    def _checked(self, produced: object, set_id: str, n_outputs: int,
+                 spans: list[tuple[int, int, str]]) -> list[torch.Tensor]:
+        outputs = produced if isinstance(produced, (tuple, list)) else (produced,)
+        if len(outputs) != n_outputs:
+            raise OutputError("INCORRECT_SHAPE", f"returned {len(outputs)} outputs, the "
+                              f"definition has {n_outputs}")
+        input_spans = [(i, _span(t)) for i, t in enumerate(self.sets[set_id])
+                       if isinstance(t, torch.Tensor)]
+        checked = []
+        for index, out in enumerate(outputs):
+            if type(out) is not torch.Tensor:
+                raise OutputError("INCORRECT_DTYPE", f"output {index} is "
+                                  f"{type(out).__name__}, not a plain torch.Tensor")
+            if out.layout != torch.strided or out.is_meta or out.requires_grad:
+                raise OutputError("INCORRECT_DTYPE", f"output {index} must be a dense, "
+                                  "materialised tensor without autograd history")
+            span = _span(out)
+            for i, other in input_spans:
+                if _overlaps(span, other):
+                    raise OutputError("INCORRECT_NUMERICAL", f"output {index} aliases input {i}")
+            if any(_overlaps(span, other) for other in spans):
+                raise OutputError("INCORRECT_NUMERICAL", f"output {index} aliases an output "
+                                  "of another call (a cached or reused result)")
+            spans.append(span)
+            checked.append(out.detach())
+        return checked
+
+    # ----------------------------------------------------------------- serving
+    def load(self, request: dict) -> dict:
+        device = torch.device(request["device"])
+        if device.type == "cuda":
+            device = torch.device("cuda", device.index or 0)
+            torch.cuda.set_device(device)
+        self.device = device
+        if request.get("stand_in"):
+            return {"status": "OK", "walls": self.walls, "prepare": False}
+        solution = Solution.model_validate_json(request["solution"])
+        try:
+            self.entry = load_entry(solution, os.environ.get("TMPDIR"))
+        except Exception as exc:
+            return {"status": "COMPILE_ERROR", "reason": _one_line(exc),
+                    "traceback": traceback.format_exc(limit=-5)}
+        return {"status": "OK", "walls": self.walls, "prepare": self.entry.prepare is not None}
+
+    def _sync(self) -> None:
+        if self.device.type == "cuda":
+            _synchronize(self.device)  # the whole device: every stream of this process
+
+    def serve(self) -> None:
+        handlers = {"load": self.load, "register": self.register, "refresh": self.refresh,
+                    "forget": self.forget, "prepare": self.prepare, "capture": self.capture,
+                    "trial": self.trial, "stage": self.stage,
+                    "changed": self.changed}
+        while True:
+            try:
+                request = self.channel.recv()
+            except ChannelClosed:
+                return
+            if request["op"] == "exit":
+                return
+            try:
+                if request["op"] == "null":
+                    self._sync()
+                    reply = {"status": "OK"}
+                else:
+                    reply = handlers[request["op"]](request)
+            except OutputError as exc:
+                reply = {"status": exc.status, "reason": str(exc)}
+            except torch.OutOfMemoryError as exc:
+                reply = {"status": "RUNTIME_ERROR", "reason": f"out of memory: {_one_line(exc)}",
+                         "fatal": True}
+            except Exception as exc:
+                reply = {"status": "RUNTIME_ERROR", "reason": _one_line(exc),
+                         "traceback": traceback.format_exc(limit=-5), "fatal": True}
+            tampered = _integrity_problems()
+            if tampered:
+                reply = {"status": "RUNTIME_ERROR", "fatal": True,
+                         "reason": "harness integrity: candidate code replaced "
+                                   + ", ".join(tampered)}
+            reply["nonce"] = request["nonce"]
+            self.channel.send(reply)
+
+
+def _kernel_summary(profiler) -> dict:
+    """CUPTI's view of the trial: kernel time summed and the span over every stream."""
+    kernels = [e for e in profiler.events()
+               if e.device_type == torch.autograd.DeviceType.CUDA]
+    if not kernels:
+        return {"kernels": 0, "kernel_ms": 0.0, "span_ms": 0.0}
+    starts = [e.time_range.start for e in kernels]
+    ends = [e.time_range.end for e in kernels]
+    return {"kernels": len(kernels),
+            "kernel_ms": sum(e.time_range.elapsed_us() for e in kernels) / 1e3,
+            "span_ms": (max(ends) - min(starts)) / 1e3}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,724 @@
+"""OS-enforced confinement of the audit's worker process (the one that runs candidate code).
+
+The verdict and the timing of an audit are a reward signal, so a candidate that could read
+the reference outputs, the dataset or the harness's cache, write outside its own directory,
+inspect the parent's memory, reach the network or leave processes behind would be paid for
+cheating. Python-level checks cannot stop code running in the same process; only the
+kernel can. ``confine`` therefore asks the kernel, irreversibly and before any candidate
+code runs, for these walls (each one reported by name so the audit can record them):
+
+``netns``
+    (root, ``network=False``) a fresh network namespace: no interface but a ``lo`` that
+    is down, so no socket can reach anything, including services on the host's loopback.
+``mountns``
+    (root) a private mount namespace, used for two things only: a fresh private tmpfs on
+    ``/dev/shm`` (so workers cannot leave files there for each other) and making trees
+    the worker must read reachable by the worker uid when an ancestor is not (the
+    interpreter under ``/root/.pyenv`` behind a ``0700`` ``/root``; see ``_make_reachable``).
+``rlimit_core``
+    no core files (a crash must not write the process's memory anywhere).
+``no_new_privs``
+    execve can never gain privileges again (setuid binaries, file capabilities); Landlock
+    requires it of an unprivileged process.
+``landlock-abiN``
+    a Landlock domain: the file system is read-only and only inside ``Walls.readable``,
+    read-write only inside ``Walls.writable``; everything else (the dataset, the cache,
+    other workers' directories, ``/tmp``, ``/root``) cannot be opened at all. Landlock
+    also forbids ptrace, ``/proc/<pid>/mem`` and ``process_vm_readv`` of any process
+    outside the domain (the parent included), and forbids mounting.
+``landlock-net``
+    (ABI >= 4, ``network=False``) TCP bind and connect denied, a second network wall that
+    also holds when not root (no netns then).
+``landlock-scope``
+    (ABI >= 6) no signals to processes outside the domain (the candidate cannot kill or
+    stop the parent) and no connecting to abstract unix sockets outside it.
+``capbset``
+    (root) every capability removed from the bounding set and the ambient set.
+``uid:N``
+    (root, ``Walls.uid`` set) groups cleared, then gid and uid set to N (real, effective
+    and saved): the worker loses every capability and DAC keeps it out of root's files.
+``caps``
+    (root, ``Walls.uid`` None) effective/permitted/inheritable capabilities cleared, the
+    best that is possible while keeping uid 0. Note that uid 0 still owns most files, so a
+    root worker without ``uid`` is weaker (it can read root-owned files that Landlock
+    allows, e.g. ``/etc/shadow``): pass a uid whenever running as root.
+``nondumpable``
+    ``PR_SET_DUMPABLE 0`` (set after the uid change, which resets it): no same-uid
+    process (another candidate process of the same lane) can ptrace the worker.
+
+Not root (a developer's laptop): no netns, mountns, capbset or uid; Landlock,
+no_new_privs, rlimit_core, landlock-net and nondumpable still apply.
+
+What stays reachable, by design (see ``_apply_landlock``): reading ``Walls.readable``
+(system trees, the interpreter, the hf_eval package); opening the device nodes in
+``DEVICE_NODES`` (``/dev/null`` and friends, ``/dev/nvidia*``) for read, write and ioctl;
+``/dev/shm`` (private per worker when root, the host's shared one otherwise); file writes
+under ``/proc/<pid>`` of the worker itself (CUDA's initialisation needs one: error 304
+otherwise), or under all of ``/proc`` after a uid drop, where DAC limits them to the
+worker's own processes (so a child process can initialise CUDA too).
+
+Limits: file descriptors inherited from the parent are not re-checked (give the worker
+only its pipe and ``/dev/null``, never a tty: TIOCSTI); UDP and unix-path sockets are only
+stopped by the netns (root); there is no cgroup, so memory, CPU and process count are not
+capped here (reap() kills by uid; a fork bomb can only delay it); nvidia device nodes
+created after ``confine`` (nvidia-modprobe) are not covered, so initialise the driver in
+the parent first.
+
+``confine`` must run while the process has exactly one thread, i.e. before ``torch`` (which
+starts threads at import) is imported: Landlock and the namespaces apply to the calling
+thread only, and any other thread would be an unconfined thread sharing the candidate's
+address space.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import platform
+import resource
+import shutil
+import signal
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "SandboxError",
+    "Walls",
+    "confine",
+    "default_readable",
+    "harden_parent",
+    "landlock_abi",
+    "private_dir",
+    "private_env",
+    "reap",
+    "remove_private_dir",
+    "worker_uid",
+]
+
+# Per-lane uids: 61000 + lane. Dedicated and otherwise unused, so that reap() of one lane
+# can kill by uid without touching anything else (another lane, the user, a daemon).
+WORKER_UID_BASE = 61000
+MAX_LANES = 1000
+PRIVATE_PREFIX = "hf-eval-worker-"
+
+# --------------------------------------------------------------------------- Landlock ABI
+# Syscall numbers: 444-446 in the unified table every architecture shares since 5.13
+# (x86_64, aarch64, riscv64, ...); alpha is the exception (+110).
+_SYS_BASE = 554 if platform.machine().startswith("alpha") else 444
+SYS_LANDLOCK_CREATE_RULESET = _SYS_BASE
+SYS_LANDLOCK_ADD_RULE = _SYS_BASE + 1
+SYS_LANDLOCK_RESTRICT_SELF = _SYS_BASE + 2
+LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
+LANDLOCK_RULE_PATH_BENEATH = 1
+
+FS_EXECUTE = 1 << 0
+FS_WRITE_FILE = 1 << 1
+FS_READ_FILE = 1 << 2
+FS_READ_DIR = 1 << 3
+FS_REMOVE_DIR = 1 << 4
+FS_REMOVE_FILE = 1 << 5
+FS_MAKE_CHAR = 1 << 6
+FS_MAKE_DIR = 1 << 7
+FS_MAKE_REG = 1 << 8
+FS_MAKE_SOCK = 1 << 9
+FS_MAKE_FIFO = 1 << 10
+FS_MAKE_BLOCK = 1 << 11
+FS_MAKE_SYM = 1 << 12
+FS_REFER = 1 << 13  # ABI 2
+FS_TRUNCATE = 1 << 14  # ABI 3
+FS_IOCTL_DEV = 1 << 15  # ABI 5
+NET_BIND_TCP = 1 << 0  # ABI 4
+NET_CONNECT_TCP = 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
+SCOPE_SIGNAL = 1 << 1  # ABI 6
+
+# Rights that make sense on a file (the kernel rejects directory rights on a file rule).
+FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV
+READ_RIGHTS = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
+# Device nodes: read, write (CUDA opens /dev/nvidia* O_RDWR; everyone writes /dev/null),
+# truncate (a shell's ``> /dev/null`` opens with O_TRUNC) and ioctl (CUDA drives the GPU
+# through ioctls on /dev/nvidia*). Granted only to the nodes in DEVICE_NODES, not to all
+# of /dev: a root worker (uid None) could otherwise read a raw disk and so the dataset.
+DEVICE_RIGHTS = FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV
+PROC_SELF_RIGHTS = FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_READ_DIR
+DEVICE_NODES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+                "/dev/nvidia*", "/dev/nvidia-caps*")
+
+
+def _abi_rights(abi: int) -> tuple[int, int, int]:
+    """(handled fs rights, handled net rights, scopes) that Landlock ABI ``abi`` knows."""
+    fs = (1 << 13) - 1
+    if abi >= 2:
+        fs |= FS_REFER
+    if abi >= 3:
+        fs |= FS_TRUNCATE
+    if abi >= 5:
+        fs |= FS_IOCTL_DEV
+    net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
+    return fs, net, scoped
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64),
+                ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1  # __attribute__((packed)) in the uapi header: 12 bytes
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+class SandboxError(RuntimeError):
+    """A wall that should be available could not be applied (the worker must not run)."""
+
+
+@dataclass(frozen=True)
+class Walls:
+    """What the worker asks the OS to enforce before any candidate code runs."""
+
+    uid: int | None  # drop to this uid and gid (only when running as root); None = keep
+    readable: tuple[str, ...]  # directory trees (or files) the candidate may read and execute
+    writable: tuple[str, ...]  # directory trees it may also write (its private dir)
+    network: bool = False  # False: a fresh network namespace (no interfaces but lo) when root
+
+
+# --------------------------------------------------------------------------- libc helpers
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+_libc.prctl.restype = ctypes.c_int
+_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                        ctypes.c_ulong]
+_libc.mount.restype = ctypes.c_int
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                        ctypes.c_char_p]
+_libc.unshare.restype = ctypes.c_int
+_libc.unshare.argtypes = [ctypes.c_int]
+
+PR_GET_DUMPABLE = 3
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_GET_NO_NEW_PRIVS = 39
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+
+
+def _os_error(what: str) -> OSError:
+    err = ctypes.get_errno()
+    return OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _prctl(option: int, arg2: int = 0, arg3: int = 0) -> int:
+    result = _libc.prctl(option, arg2, arg3, 0, 0)
+    if result < 0:
+        raise _os_error(f"prctl({option})")
+    return result
+
+
+def _syscall(number: int, *args: int | ctypes.c_void_p) -> int:
+    result = _libc.syscall(ctypes.c_long(number), *args)
+    if result < 0:
+        raise _os_error(f"syscall {number}")
+    return result
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int,
+           data: str | None = None) -> None:
+    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+    if _libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
+        raise _os_error(f"mount {source} on {target}")
+
+
+# --------------------------------------------------------------------------- Landlock
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version; 0 when Landlock is absent or disabled at boot."""
+    if sys.platform != "linux":
+        return 0
+    result = _libc.syscall(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0),
+                           ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+    return max(int(result), 0)
+
+
+def _add_path_rule(ruleset_fd: int, path: str, access: int, handled: int) -> bool:
+    """Allow ``access`` beneath ``path`` (file rights only on a file); False if absent."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            access &= FILE_RIGHTS
+        attr = _PathBeneathAttr(allowed_access=access & handled, parent_fd=fd)
+        _syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset_fd),
+                 ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(attr),
+                 ctypes.c_uint32(0))
+    except OSError as exc:
+        raise SandboxError(f"Landlock rule for {path} rejected: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
+    return True
+
+
+def _device_nodes() -> list[str]:
+    return sorted({p for pattern in DEVICE_NODES for p in glob.glob(pattern)})
+
+
+def _apply_landlock(readable: Iterable[str], writable: Iterable[str], *, restrict_tcp: bool,
+                    scope: bool = True, proc_tree_writable: bool = False) -> list[str]:
+    """Create, fill and enforce a Landlock domain on the calling thread; return walls.
+
+    ``/dev`` in ``readable`` gets directory listing only; the nodes in ``DEVICE_NODES``
+    get DEVICE_RIGHTS and ``/dev/shm`` is writable (torch and CUDA put shared memory
+    there). Other paths under ``/dev`` named in ``readable`` get DEVICE_RIGHTS too.
+    ``/proc`` is readable, plus file writes under the caller's own ``/proc/<pid>`` (or
+    under all of ``/proc`` with ``proc_tree_writable``, for a worker whose uid was dropped).
+    """
+    abi = landlock_abi()
+    if abi < 1:
+        raise SandboxError("Landlock is not available (kernel without CONFIG_SECURITY_LANDLOCK"
+                           " or landlock missing from lsm=); the worker cannot be confined")
+    fs, net, scoped = _abi_rights(abi)
+    if not restrict_tcp:
+        net = 0
+    if not scope:
+        scoped = 0
+    attr = _RulesetAttr(handled_access_fs=fs, handled_access_net=net, scoped=scoped)
+    size = 8 if abi < 4 else 16 if abi < 6 else 24
+    try:
+        ruleset = _syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
+                           ctypes.c_uint32(0))
+    except OSError as exc:
+        raise SandboxError(f"Landlock ruleset could not be created: {exc.strerror}") from exc
+    try:
+        for path in readable:
+            norm = os.path.normpath(path)
+            if norm == "/dev":
+                _add_path_rule(ruleset, norm, FS_READ_DIR, fs)
+                for node in _device_nodes():
+                    _add_path_rule(ruleset, node, DEVICE_RIGHTS | FS_READ_DIR, fs)
+                _add_path_rule(ruleset, "/dev/shm", fs, fs)
+            elif norm == "/proc":
+                # CUDA's initialisation writes to a file of its own process under
+                # /proc/<pid> (cudaGetDeviceCount fails with error 304 otherwise). With a
+                # uid drop DAC limits /proc writes to the worker's own processes, so the
+                # tree gets write (child processes can init CUDA too); else only the
+                # caller's own /proc/<pid> does (threads included, children not): uid 0
+                # without capabilities could still write many /proc/sys files.
+                if proc_tree_writable:
+                    _add_path_rule(ruleset, norm, READ_RIGHTS | PROC_SELF_RIGHTS, fs)
+                else:
+                    _add_path_rule(ruleset, norm, READ_RIGHTS, fs)
+                    _add_path_rule(ruleset, f"/proc/{os.getpid()}", PROC_SELF_RIGHTS, fs)
+            elif norm.startswith("/dev/"):
+                _add_path_rule(ruleset, norm, DEVICE_RIGHTS | FS_READ_DIR, fs)
+            else:
+                _add_path_rule(ruleset, norm, READ_RIGHTS, fs)
+        for path in writable:
+            _add_path_rule(ruleset, os.path.normpath(path), fs, fs)
+        if _prctl(PR_GET_NO_NEW_PRIVS) != 1:
+            _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        try:
+            _syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
+        except OSError as exc:
+            raise SandboxError(f"landlock_restrict_self failed: {exc.strerror}") from exc
+    finally:
+        os.close(ruleset)
+    walls = [f"landlock-abi{abi}"]
+    if net:
+        walls.append("landlock-net")
+    if scoped:
+        walls.append("landlock-scope")
+    return walls
+
+
+# --------------------------------------------------------------------------- mount namespace
+def _traversable(st: os.stat_result, uid: int) -> bool:
+    """Whether uid (gid == uid, no supplementary groups) may search a directory (DAC)."""
+    if st.st_uid == uid:
+        return bool(st.st_mode & stat.S_IXUSR)
+    if st.st_gid == uid:
+        return bool(st.st_mode & stat.S_IXGRP)
+    return bool(st.st_mode & stat.S_IXOTH)
+
+
+def _blocking_ancestor(path: str, uid: int) -> str | None:
+    """The topmost proper ancestor of ``path`` that ``uid`` cannot search, if any."""
+    parts = Path(path).parts
+    for i in range(2, len(parts)):
+        ancestor = os.path.join(*parts[:i])
+        if not _traversable(os.stat(ancestor), uid):
+            return ancestor
+    return None
+
+
+def _make_reachable(trees: Iterable[str], uid: int) -> list[str]:
+    """In the (private) mount namespace, make each tree reachable by ``uid``.
+
+    The interpreter may live behind a directory the worker uid cannot search (pyenv under
+    a ``0700`` ``/root``), and the worker must not get to search that directory (it holds
+    ``~/.cache``). So the blocking ancestor is covered with a fresh tmpfs holding only a
+    skeleton of ``0755`` directories, and each tree is bind-mounted back at its own path.
+    The rest of the ancestor is then invisible to the worker, not merely unreadable. Trees
+    whose own mode keeps ``uid`` out are left alone (fix their permissions instead).
+    Returns the covered ancestors.
+    """
+    by_ancestor: dict[str, list[str]] = {}
+    for tree in sorted({os.path.realpath(t) for t in trees if os.path.exists(t)}):
+        ancestor = _blocking_ancestor(tree, uid)
+        if ancestor is None:
+            continue
+        kept = by_ancestor.setdefault(ancestor, [])
+        if not any(tree.startswith(k + os.sep) for k in kept):
+            kept.append(tree)
+    for ancestor, kept in by_ancestor.items():
+        fds = {tree: os.open(tree, os.O_PATH | os.O_CLOEXEC) for tree in kept}
+        try:
+            _mount("tmpfs", ancestor, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+            for tree, fd in fds.items():
+                if stat.S_ISDIR(os.fstat(fd).st_mode):
+                    os.makedirs(tree, mode=0o755, exist_ok=True)
+                else:
+                    os.makedirs(os.path.dirname(tree), mode=0o755, exist_ok=True)
+                    Path(tree).touch(mode=0o644)
+                _mount(f"/proc/self/fd/{fd}", tree, None, MS_BIND | MS_REC)
+        finally:
+            for fd in fds.values():
+                os.close(fd)
+    return sorted(by_ancestor)
+
+
+def _drop_bounding_caps() -> None:
+    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    for cap in range(last + 1):
+        _prctl(PR_CAPBSET_DROP, cap)
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _clear_caps() -> None:
+    header = _CapHeader(version=0x20080522, pid=0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (_CapData * 2)()
+    if _libc.capset(ctypes.byref(header), data) != 0:
+        raise _os_error("capset")
+
+
+def _thread_count() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+# --------------------------------------------------------------------------- confine
+def confine(walls: Walls) -> list[str]:
+    """Apply the walls to the calling process (irreversible); return the names of the walls
+    applied, e.g. ["netns", "landlock-abi7", "uid:61000", "no_new_privs", "rlimit_core"].
+
+    Order matters: the namespaces and mounts while still root (Landlock forbids mounting),
+    then no_new_privs and Landlock, then the bounding set (needs CAP_SETPCAP), then
+    setgroups([])/setgid/setuid, then non-dumpable (the uid change resets it). Raises
+    SandboxError with a one-line reason if a requested wall cannot be applied when it
+    should be available (no Landlock, root but setuid fails, more than one thread).
+    Not root, ``walls.uid`` is ignored (no uid can be dropped to) and no namespace is made;
+    the returned list says so by lacking ``uid:N``/``netns``.
+    """
+    if sys.platform != "linux":
+        raise SandboxError(f"confinement needs Linux (Landlock); this is {sys.platform}")
+    threads = _thread_count()
+    if threads != 1:
+        raise SandboxError(f"confine() needs a single-threaded process, this one has {threads} "
+                           "threads (Landlock confines the calling thread only): call it "
+                           "before importing torch")
+    root = os.geteuid() == 0
+    if walls.uid is not None and root and walls.uid == 0:
+        raise SandboxError("Walls.uid must not be 0")
+    applied: list[str] = []
+    readable = tuple(walls.readable)
+    writable = tuple(walls.writable)
+    if root:
+        flags = CLONE_NEWNS | (0 if walls.network else CLONE_NEWNET)
+        if _libc.unshare(flags) != 0:
+            raise SandboxError(f"unshare failed as root: {_os_error('unshare').strerror}")
+        if not walls.network:
+            applied.append("netns")
+        try:
+            _mount(None, "/", None, MS_REC | MS_PRIVATE)
+            if os.path.isdir("/dev/shm"):
+                _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+            if walls.uid is not None:
+                _make_reachable(readable + writable, walls.uid)
+        except OSError as exc:
+            raise SandboxError(f"private mount namespace: {exc}") from exc
+        applied.append("mountns")
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        applied.append("rlimit_core")
+        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        applied.append("no_new_privs")
+    except OSError as exc:
+        raise SandboxError(f"rlimit/no_new_privs: {exc}") from exc
+    applied += _apply_landlock(readable, writable, restrict_tcp=not walls.network,
+                               proc_tree_writable=root and walls.uid is not None)
+    if root:
+        try:
+            _drop_bounding_caps()
+        except OSError as exc:
+            raise SandboxError(f"dropping the capability bounding set: {exc}") from exc
+        applied.append("capbset")
+        if walls.uid is not None:
+            uid = walls.uid
+            try:
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+            except OSError as exc:
+                raise SandboxError(f"dropping to uid {uid} failed: {exc}") from exc
+            if os.getresuid() != (uid,) * 3 or os.getresgid() != (uid,) * 3 or os.getgroups():
+                raise SandboxError(f"uid drop to {uid} did not stick")
+            try:
+                os.setuid(0)
+            except PermissionError:
+                pass
+            else:
+                raise SandboxError("uid 0 could be regained after the uid drop")
+            applied.append(f"uid:{uid}")
+        else:
+            try:
+                _clear_caps()
+            except OSError as exc:
+                raise SandboxError(f"clearing capabilities: {exc}") from exc
+            applied.append("caps")
+    try:
+        _prctl(PR_SET_DUMPABLE, 0)
+    except OSError as exc:
+        raise SandboxError(f"PR_SET_DUMPABLE: {exc}") from exc
+    applied.append("nondumpable")
+    return applied
+
+
+# --------------------------------------------------------------------------- readable trees
+def _cache_roots() -> list[Path]:
+    """The harness cache (same rule as hf_eval.cache.cache_dir, without creating it) and
+    ``~/.cache`` (pip, torch hub, Hugging Face, Triton caches of the parent's user)."""
+    roots = [Path.home() / ".cache"]
+    env = os.environ.get("HF_EVAL_CACHE")
+    roots.append(Path(env) if env else Path.home() / ".cache" / "inference-kernels")
+    return roots
+
+
+def _default_dataset_root() -> Path:
+    import hf_eval
+    return Path(hf_eval.__file__).resolve().parent.parent
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def default_readable(dataset_root: str | os.PathLike[str] | None = None,
+                     exclude: Iterable[str | os.PathLike[str]] = ()) -> tuple[str, ...]:
+    """The trees a Python+torch worker needs to run: sys.base_prefix, sys.prefix, every
+    sys.path entry that is a directory and is not (inside) the dataset root, plus /usr,
+    /lib, /lib64, /bin, /etc, /dev, /proc, /sys, /opt if present, the CUDA install if any
+    (CUDA_HOME, CUDA_PATH, /usr/local/cuda*, /usr/local/nvidia), and the hf_eval package
+    directory itself. NOT the dataset root or ~/.cache.
+
+    ``dataset_root`` defaults to the checkout that holds hf_eval (what the CLI uses; an
+    editable install or ``python -m`` puts it on sys.path), and that checkout stays
+    excluded when another root is given if it holds a dataset (``definitions/``). The
+    ``''`` entry (the cwd) is never granted. Any candidate tree inside, or containing, a
+    dataset root, the harness cache, ``~/.cache`` or an ``exclude`` path is left out (a
+    tree containing one would expose it), except that the
+    interpreter prefixes and the hf_eval directory are kept when merely inside one (a venv
+    in the checkout is fine: Landlock grants the venv tree, not its parent).
+    """
+    import hf_eval
+    roots = [] if dataset_root is None else [Path(dataset_root)]
+    checkout = _default_dataset_root()
+    if dataset_root is None or (checkout / "definitions").is_dir():
+        roots.append(checkout)  # the repository's own dataset, whichever one is audited
+    banned = [p.resolve() for p in [*roots, *_cache_roots(), *map(Path, exclude)]]
+    # Never a tree holding the temp root: other workers' private dirs and the parent's
+    # temporary files live there (a venv somewhere under it stays allowed).
+    containers = [*banned, Path(tempfile.gettempdir()).resolve()]
+    package = Path(hf_eval.__file__).resolve().parent
+    required = [Path(sys.base_prefix), Path(sys.prefix), package]
+    system = [Path(p) for p in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc",
+                                "/dev", "/proc", "/sys", "/opt", "/usr/local/nvidia")]
+    cuda = [Path(os.environ[v]) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    cuda += [Path(p) for p in sorted(glob.glob("/usr/local/cuda*"))]
+    entries = [Path(p) for p in sys.path if p]  # not '' (the cwd: often /tmp or the root)
+    out: list[str] = []
+    for candidate in [*required, *system, *cuda, *entries]:
+        if not candidate.is_absolute() or not candidate.exists():
+            continue
+        resolved = candidate.resolve()
+        if candidate in entries and not resolved.is_dir():
+            continue  # zip files and path hooks
+        if any(_inside(b, resolved) for b in containers):
+            continue  # would expose a banned tree
+        if candidate not in required and any(_inside(resolved, b) for b in banned):
+            continue
+        if str(resolved) not in out:
+            out.append(str(resolved))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- parent side
+def worker_uid(lane: int) -> int | None:
+    """A dedicated uid per audit lane (61000 + lane) when running as root, else None;
+    dedicated so reap() of one lane never touches another lane's worker."""
+    if not 0 <= lane < MAX_LANES:
+        raise ValueError(f"lane {lane} outside 0..{MAX_LANES - 1}")
+    return WORKER_UID_BASE + lane if os.geteuid() == 0 else None
+
+
+def private_dir(uid: int | None) -> Path:
+    """Parent side: a fresh temporary directory for one worker (mode 0700), chowned to uid
+    when given. The worker's HOME, TMPDIR and compiler caches point into it (private_env)."""
+    path = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX)).resolve()
+    os.chmod(path, 0o700)
+    if uid is not None:
+        os.chown(path, uid, uid)
+    return path
+
+
+def private_env(path: Path) -> dict[str, str]:
+    """Environment entries pointing every per-user cache and temp location into ``path``
+    (merge them into the worker's environment): the rest of the disk is not writable, and
+    a shared cache would let one candidate's compiled artefacts reach another's run."""
+    p = str(path)
+    return {"HOME": p, "TMPDIR": p, "TMP": p, "TEMP": p, "XDG_CACHE_HOME": f"{p}/.cache",
+            "XDG_CONFIG_HOME": f"{p}/.config", "TRITON_CACHE_DIR": f"{p}/.triton",
+            "TORCHINDUCTOR_CACHE_DIR": f"{p}/inductor", "CUDA_CACHE_PATH": f"{p}/.nv",
+            "PYTHONPYCACHEPREFIX": f"{p}/pycache", "MPLCONFIGDIR": f"{p}/.config"}
+
+
+def remove_private_dir(path: Path) -> None:
+    """Parent side: delete the worker's private dir and everything in it (after reap(), so
+    nothing is still writing). Modes the candidate removed are restored first where needed;
+    symlinks inside are removed, never followed."""
+    path = Path(path)
+    if not path.name.startswith(PRIVATE_PREFIX):
+        raise ValueError(f"{path} is not a worker private dir")
+
+    top = str(path)
+
+    def fix(func: object, failed: str, exc_info: object) -> None:
+        parent = os.path.dirname(failed)
+        if parent.startswith(top):  # never chmod anything outside the private dir
+            os.chmod(parent, 0o700)
+        if os.path.isdir(failed) and not os.path.islink(failed):
+            os.chmod(failed, 0o700)
+            shutil.rmtree(failed, **handler)
+        else:
+            os.unlink(failed)
+
+    handler: dict[str, object] = {"onexc" if sys.version_info >= (3, 12) else "onerror": fix}
+    if path.exists():
+        shutil.rmtree(path, **handler)
+
+
+def _status_uids(pid: int) -> tuple[set[int], bool] | None:
+    """The real and effective uids of ``pid`` and whether it is a zombie; None if gone."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    uids: set[int] = set()
+    zombie = False
+    for line in text.splitlines():
+        if line.startswith("Uid:"):
+            uids = set(map(int, line.split()[1:3]))
+        elif line.startswith("State:"):
+            zombie = line.split()[1] in ("Z", "X")
+    return uids, zombie
+
+
+def _live_pids(uid: int) -> list[int]:
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            info = _status_uids(int(name))
+            if info is not None and uid in info[0] and not info[1]:
+                pids.append(int(name))
+    return pids
+
+
+def reap(uid: int, timeout: float = 5.0) -> int:
+    """Parent side (root): SIGKILL every process whose real or effective uid is ``uid``,
+    until none is left, so nothing a candidate started outlives its worker; return how
+    many were killed. Each pid is pinned with a pidfd and its uid re-read before the
+    signal, so a pid recycled by another uid's process in between is never hit. Zombies
+    count as gone. Raises SandboxError if some survive ``timeout`` seconds."""
+    if uid == 0 or uid == os.getuid() or uid == os.geteuid():
+        raise ValueError(f"refusing to reap uid {uid}")
+    killed: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [pid for pid in _live_pids(uid) if pid != os.getpid()]
+        if not alive:
+            return len(killed)
+        if time.monotonic() > deadline:
+            raise SandboxError(f"processes of uid {uid} survived SIGKILL: {alive[:10]}")
+        for pid in alive:
+            try:
+                fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                continue
+            try:
+                info = _status_uids(pid)
+                if info is None or uid not in info[0]:
+                    continue
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+                killed.add(pid)
+            except ProcessLookupError:
+                pass
+            finally:
+                os.close(fd)
+        time.sleep(0.01)
+
+
+def harden_parent() -> None:
+    """Mark the calling process (the audit) non-dumpable: no process of the same uid,
+    e.g. a candidate that escaped Landlock but not the uid, can ptrace it or read its
+    ``/proc/<pid>/mem``, ``environ`` or ``maps`` (root with CAP_SYS_PTRACE still can).
+
+    Trade-off: it equally stops the user's own debugging tools (gdb/py-spy attach, which
+    then need root), makes ``/proc/<pid>/`` files root-owned, and disables core dumps of
+    the audit; so it is a function the audit calls, not an import side effect. Children
+    inherit the flag until they execve a program."""
+    if sys.platform != "linux":
+        return
+    try:
+        _prctl(PR_SET_DUMPABLE, 0)
+    except OSError as exc:
+        raise SandboxError(f"PR_SET_DUMPABLE: {exc}") from exc
+    if _prctl(PR_GET_DUMPABLE) != 0:
+        raise SandboxError("the parent is still dumpable")
+
+
+def is_dumpable() -> bool:
+    """Whether the calling process is dumpable (for checks and tests)."""
+    return _prctl(PR_GET_DUMPABLE) == 1
+
