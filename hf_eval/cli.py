@@ -51,6 +51,11 @@ def _csv(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _unique(values: list[str] | None) -> list[str] | None:
+    """A list option's values in the order given, each once (``--uuid A,B --uuid A``)."""
+    return list(dict.fromkeys(values)) if values else values
+
+
 def _require_dataset(root: Path) -> None:
     """A wrong ``--root`` is an error, not an empty dataset that passes every check."""
     if not (root / "definitions").is_dir():
@@ -65,6 +70,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from hf_eval.runner import Audit, AuditConfig
 
     _require_dataset(args.root)
+    args.definitions, args.uuid = _unique(args.definitions), _unique(args.uuid)
+    args.solutions = _unique(args.solutions)
     dataset = Dataset.load(args.root)
     # Auditing everything: any bad file is an error. Auditing named definitions: only
     # problems in files that belong to them (by path, or by a rejected file's own field).

@@ -247,16 +247,19 @@ def print_summary(records: list[dict], console: Console | None = None,
                   report: str | Path | None = None) -> None:
     """The table, the failed cases with their reasons, and where the report is.
 
-    Sized to the console (``COLUMNS`` when output is not a terminal, 80 by default).
+    The table is sized to the console (``COLUMNS`` when output is not a terminal, else
+    80); the lines under it are printed whole (soft-wrapped by the terminal) so a reason
+    or a path is never broken by an inserted newline.
     """
     console = console or Console()
     console.print(summary_table(records, width=console.width))
+    # Reasons and paths are copied by readers: printed whole, the terminal wraps them.
     failures = failure_lines(records, report)
     if failures:
         console.print("failed cases:", style="bold")
         for line in failures:
-            console.print(line, markup=False, highlight=False)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     if report is not None:
         failed = sum(r["status"] != "PASSED" for r in records)
         console.print(f"report: {report}  cases: {len(records)}  failed: {failed}",
-                      markup=False, highlight=False)
+                      markup=False, highlight=False, soft_wrap=True)

@@ -10,6 +10,7 @@ import torch
 from hf_eval.cli import main
 from hf_eval.report import read_report
 from hf_eval.store import TensorStore
+from tests.cli_kit import adapt_in_process
 
 WL = "workloads/toy/toy_linear_n8_k16.jsonl"
 
@@ -22,6 +23,12 @@ def replace_first_row(root, row):
     lines = (root / WL).read_text().splitlines()
     lines[0] = json.dumps(row)
     (root / WL).write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture(autouse=True)
+def records_contract(monkeypatch):
+    """``Audit.run`` returns the records; the CLI renders them (see ``tests/cli_kit.py``)."""
+    adapt_in_process(monkeypatch)
 
 
 def run_audit(root, tmp_path, capsys):
@@ -58,7 +65,7 @@ def test_bad_tensor_is_a_one_line_data_error(toy_root, tmp_path, capsys, problem
         path.write_bytes(bytes(data))
     code, _, report = run_audit(toy_root, tmp_path, capsys)
     (record,) = read_report(report)
-    assert code == 1 and record["status"] == "DATA_ERROR"
+    assert code == 2 and record["status"] == "DATA_ERROR"  # bad data, not a failed candidate
     assert "\n" not in record["reason"] and "blob/workloads/toy/" in record["reason"]
     expected = {"shape": "does not match the definition's (1, 16)", "dtype": "dtype",
                 "missing": "missing", "hash": "sha256 mismatch"}[problem]
