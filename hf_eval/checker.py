@@ -10,6 +10,7 @@ configs point at existing workloads and solutions; no blob file is unreferenced.
 from __future__ import annotations
 
 import importlib
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -184,36 +185,58 @@ def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:
             continue
         definition = ds.definitions[name].value
         rules = family_rules(definition.op_type)
+        # Regenerated tensors by path, kept while a later row of this definition uses
+        # them: a weight shared by every workload is drawn once, then released.
+        drawn: dict[str, torch.Tensor] = {}
+        uses = Counter(d.path for row in rows for d in row.value.workload.inputs.values()
+                       if isinstance(d, SafetensorsInput))
         for row in rows:
-            absent = {n: (d.path, state) for n, d in row.value.workload.inputs.items()
-                      if isinstance(d, SafetensorsInput)
-                      and (state := local_state(ds.root / d.path)) != "present"}
+            tensors = {n: d.path for n, d in row.value.workload.inputs.items()
+                       if isinstance(d, SafetensorsInput)}
+            absent = {n: (path, state) for n, path in tensors.items()
+                      if (state := local_state(ds.root / path)) != "present"}
             committed = {p: s for p, s in absent.values()
                          if not listed_as_regenerated(ds.root, p)}
             if absent and lazy:
                 skipped += 1
-                continue
-            if committed:
+            elif committed:
                 for path, state in sorted(committed.items()):
                     if path not in reported:
                         reported.add(path)
                         yield _absent_problem(path, state)
-                continue
-            try:
-                drawn = regenerate_in_memory(ds, row, set(absent)) if absent else {}
-                values = ds.materialise_inputs(definition, row, "cpu", mapped=True,
-                                               provided=drawn)
-                del drawn
-            except DataError as err:
-                yield err
-                continue
-            if rules is not None:
-                named = dict(zip(definition.inputs, values))
-                for problem in rules(name, named):
-                    yield DataError(ds.where(row), problem, field="value rule")
-            del values
+            else:
+                yield from _check_row(ds, definition, rules, row,
+                                      {n: p for n, (p, _) in absent.items()}, drawn)
+            for path in tensors.values():
+                uses[path] -= 1
+                if uses[path] == 0:
+                    drawn.pop(path, None)
     if skipped:
         yield f"{skipped} workload(s) not checked: tensors not present locally (--lazy)"
+
+
+def _check_row(ds: Dataset, definition, rules, row, absent: dict[str, str],
+               drawn: dict[str, torch.Tensor]) -> Iterator[DataError]:
+    """Load one workload (drawing its absent regenerable tensors), apply its value rules.
+
+    A function of its own so that nothing of this row (a mapped or drawn multi-GB tensor)
+    is still referenced while the next row loads: holding two rows' weights at once is
+    what made ``check`` peak at twice the largest weight.
+    """
+    try:
+        missing = {n for n, path in absent.items() if path not in drawn}
+        if missing:
+            fresh = regenerate_in_memory(ds, row, missing)
+            drawn.update({absent[n]: fresh[n] for n in missing})
+            del fresh
+        values = ds.materialise_inputs(definition, row, "cpu", mapped=True,
+                                       provided={n: drawn[p] for n, p in absent.items()})
+    except DataError as err:
+        yield err
+        return
+    if rules is not None:
+        for problem in rules(definition.name, dict(zip(definition.inputs, values))):
+            yield DataError(ds.where(row), problem, field="value rule")
 
 
 def run_check(root: str | Path, lazy: bool = False) -> tuple[list[str], list[str]]:
