@@ -165,8 +165,11 @@ def wrap_name(name: str, width: int, indent: str = "") -> list[str]:
 
 
 def _short(status: str) -> str:
-    """A status as the table shows it: ``INCORRECT_NUMERICAL`` -> ``NUMERICAL``."""
-    return status.removeprefix("INCORRECT_").removesuffix("_ERROR")
+    """A status as the table shows it (its first distinguishing word, at most 9 letters
+    for every status the runner has): ``INCORRECT_NUMERICAL`` -> ``NUMERICAL``,
+    ``RUNTIME_ERROR`` -> ``RUNTIME``, ``TIMING_MISMATCH`` -> ``TIMING``. The list under
+    the table and the report give the full status."""
+    return status.removeprefix("INCORRECT_").removesuffix("_ERROR").split("_")[0]
 
 
 def summary_table(records: list[dict], width: int = 80) -> Table:
@@ -188,7 +191,7 @@ def summary_table(records: list[dict], width: int = 80) -> Table:
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("definition\n  solution", width=name_width, no_wrap=True, overflow="fold")
     for header, col_width in _COLUMNS:
-        table.add_column(header, width=col_width, no_wrap=True,
+        table.add_column(header, width=col_width, no_wrap=True, overflow="fold",
                          justify="left" if header == "failed" else "right")
     for (definition, solution), recs in sorted(groups.items()):
         passed = sum(r["status"] == "PASSED" for r in recs)

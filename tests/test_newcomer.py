@@ -41,6 +41,13 @@ def tree(root: Path) -> dict[str, tuple[int, int]]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def name_column(table: str) -> str:
+    """The table's first column read top to bottom, white space dropped: a wrapped name
+    comes back whole (it is broken only after an underscore), a cut one does not."""
+    return "".join(m.group(1) for line in table.splitlines()
+                   if (m := re.match(r"\s*(\S+)", line)))
+
+
 def audit(root: Path, report: Path, *extra: str, columns: int = 200):
     result = hf_eval("--root", root, "audit", "--validation-only", "--report", report, *extra,
                      columns=columns)
@@ -63,11 +70,40 @@ def test_summary_table_fits_80_columns_and_names_are_whole(toy_root, tmp_path):
     assert max(len(line) for line in lines if not line.startswith("report: ")) <= 80, \
         result.stdout
     assert "…" not in result.stdout
-    # Names wrap only after an underscore: without the white space, each is there whole.
-    flat = re.sub(r"\s+", "", result.stdout)
-    assert LONG_SOLUTION in flat and DEF in flat and "torch_toy" in flat
+    flat = name_column(result.stdout)
+    assert f"{DEF}torch_toy{DEF}{LONG_SOLUTION}" in flat
     assert any(line.rstrip().endswith("_") for line in lines)  # the long name did wrap
     assert f"report: {tmp_path / 'r.jsonl'}  cases: 6  failed: 0" in result.stdout
+
+
+def test_every_real_name_fits_80_columns_whole():
+    """The rendering itself, on every definition and solution name of the repository."""
+    from rich.console import Console
+
+    from hf_eval.report import print_summary
+    from tests.kit import dataset
+
+    statuses = ["PASSED", "INCORRECT_NUMERICAL", "TIMING_MISMATCH", "RUNTIME_ERROR",
+                "DATA_ERROR", "TIMEOUT"]
+    records = [{"definition": s.value.definition, "solution": s.value.name,
+                "workload": f"w{i}", "status": status, "reason": "r",
+                "timing": {"eager": {"median_ms": 12345.678}}}
+               for s in dataset().solutions.values() for i, status in enumerate(statuses)]
+    console = Console(width=80, record=True)
+    print_summary(records, console)
+    text = console.export_text()
+    table = text.split("failed cases:", 1)[0]
+    assert max(len(line) for line in table.splitlines()) <= 80
+    assert "…" not in table
+    flat = name_column(table)
+    names = {n for rec in records for n in (rec["definition"], rec["solution"])}
+    for rec in records:
+        assert rec["definition"] + rec["solution"] in flat
+    # Broken only after an underscore: every piece ends in one or ends a name.
+    pieces = [m.group(1) for line in table.strip().splitlines()[4:-1]
+              if (m := re.match(r"\s*([a-z0-9_]+)", line))]
+    assert all(p.endswith("_") or any(n.endswith(p) for n in names) for p in pieces)
+    assert "1 TIMING" in table and "1 NUMERICAL" in table
 
 
 # ------------------------------------------------------------------ 2. why a solution is invalid
