@@ -180,6 +180,7 @@ def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:
     """
     skipped = 0
     reported: set[str] = set()
+    regenerated: set[str] = set()
     for name, rows in sorted(ds.workloads.items()):
         if name not in ds.definitions:
             continue
@@ -207,10 +208,14 @@ def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:
             else:
                 yield from _check_row(ds, definition, rules, row,
                                       {n: p for n, (p, _) in absent.items()}, drawn)
+                regenerated |= {p for p, _ in absent.values()}
             for path in tensors.values():
                 uses[path] -= 1
                 if uses[path] == 0:
                     drawn.pop(path, None)
+    if regenerated:
+        yield (f"{len(regenerated)} large sample tensor(s) not on disk were drawn in memory "
+               "and verified, not written (an audit writes them; --lazy skips them)")
     if skipped:
         yield f"{skipped} workload(s) not checked: tensors not present locally (--lazy)"
 
