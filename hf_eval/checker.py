@@ -158,8 +158,9 @@ def _absent_problem(relpath: str, state: str) -> DataError:
     if state == "pointer":
         return DataError(relpath, "tensor file is a Git LFS pointer with no content: check "
                          f"never fetches (git lfs pull --include {relpath}; or --lazy)")
-    return DataError(relpath, "tensor file is missing: it is committed, not regenerated on "
-                     f"first use, and check never repairs (git checkout -- {relpath})")
+    return DataError(relpath, "tensor file is missing: not a sample tensor regenerated on "
+                     "first use, and check never fetches or repairs (git checkout -- "
+                     f"{relpath}; or --lazy to skip)")
 
 
 def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:

@@ -131,10 +131,26 @@ def test_check_reports_a_deleted_committed_blob_and_writes_nothing(toy_root):
     no_traceback(result)
     assert result.returncode == 1
     assert result.stdout.strip() == (
-        f"{relpath}: tensor file is missing: it is committed, not regenerated on first use, "
-        f"and check never repairs (git checkout -- {relpath})")
+        f"{relpath}: tensor file is missing: not a sample tensor regenerated on first use, "
+        f"and check never fetches or repairs (git checkout -- {relpath}; or --lazy to skip)")
     assert result.stderr.strip().splitlines()[-1] == "check: 1 problem(s)"
     assert tree(toy_root) == before and not (toy_root / relpath).exists()
+
+
+def test_check_reports_an_lfs_pointer_and_does_not_fetch_it(toy_root):
+    relpath = rows(toy_root)[0]["workload"]["inputs"]["x"]["path"]
+    sha = Path(relpath).stem
+    pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize 104\n"
+    (toy_root / relpath).write_text(pointer)
+    result = hf_eval("--root", toy_root, "check")
+    no_traceback(result)
+    assert (result.returncode, result.stdout.strip()) == (1, (
+        f"{relpath}: tensor file is a Git LFS pointer with no content: check never fetches "
+        f"(git lfs pull --include {relpath}; or --lazy)"))
+    assert (toy_root / relpath).read_text() == pointer
+    lazy = hf_eval("--root", toy_root, "check", "--lazy")
+    assert (lazy.returncode, lazy.stderr.strip().splitlines()[0]) == (
+        0, "note: 1 workload(s) not checked: tensors not present locally (--lazy)")
 
 
 REAL = "mixed_mla_decode_deepseek41_h64_d512_k8128_k4512"  # small regenerated tensors
