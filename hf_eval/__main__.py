@@ -1,7 +1,7 @@
-"""``python -m hf_eval``."""
+"""``python -m hf_eval``: the usage line says so, as the README does."""
 
 import sys
 
 from hf_eval.cli import main
 
-sys.exit(main())
+sys.exit(main(prog="python -m hf_eval"))

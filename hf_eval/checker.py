@@ -10,6 +10,7 @@ configs point at existing workloads and solutions; no blob file is unreferenced.
 from __future__ import annotations
 
 import importlib
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,8 +18,9 @@ import torch
 
 from hf_eval.errors import DataError
 from hf_eval.repository import Dataset
+from hf_eval.samples.regenerate import listed_as_regenerated, regenerate_in_memory
 from hf_eval.schema import RandomInput, SafetensorsInput
-from hf_eval.store import expected_from_name
+from hf_eval.store import expected_from_name, local_state
 
 
 def family_rules(op_type: str):
@@ -151,41 +153,105 @@ def _check_unreferenced_blobs(ds: Dataset) -> Iterator[DataError]:
                 yield DataError(rel, "blob file is referenced by no workload or receipt")
 
 
-def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:
-    """Load every workload (verifying hashes) and apply shape, dtype and value rules.
+def _absent_problem(relpath: str, state: str) -> DataError:
+    """Why an absent committed tensor is a problem, and how to restore it (check never does)."""
+    if state == "pointer":
+        return DataError(relpath, "tensor file is a Git LFS pointer with no content: check "
+                         f"never fetches (git lfs pull --include {relpath}; or --lazy)")
+    return DataError(relpath, "tensor file is missing: not a sample tensor regenerated on "
+                     "first use, and check never fetches or repairs (git checkout -- "
+                     f"{relpath}; or --lazy to skip)")
 
-    With ``lazy``, tensors not present locally are counted instead of fetched; the
-    count is yielded as a plain string so the caller can report it.
+
+def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:
+    """Verify every workload's tensors (hashes, shapes, dtypes, value rules), read-only.
+
+    The checker reports and never repairs: nothing is fetched, regenerated onto disk or
+    written into the dataset (``run_check`` loads it without resolvers). Tensors on disk
+    are mapped, not read, so a multi-GB weight that no value rule reads is hashed in
+    chunks and never resident. An absent tensor is:
+
+    - a generated sample's large tensor, listed as regenerated on first use: drawn in
+      memory and verified against its name (costs the generator's memory); with
+      ``lazy`` the workload is skipped and counted instead;
+    - any other (committed, LFS pointer, Hub data): a problem, reported once per file;
+      with ``lazy`` the workload is skipped and counted instead.
+
+    Counts come back as plain strings (notes) so the caller can report them.
     """
-    not_local = 0
+    skipped = 0
+    reported: set[str] = set()
+    regenerated: set[str] = set()
     for name, rows in sorted(ds.workloads.items()):
         if name not in ds.definitions:
             continue
         definition = ds.definitions[name].value
         rules = family_rules(definition.op_type)
+        # Regenerated tensors by path, kept while a later row of this definition uses
+        # them: a weight shared by every workload is drawn once, then released.
+        drawn: dict[str, torch.Tensor] = {}
+        uses = Counter(d.path for row in rows for d in row.value.workload.inputs.values()
+                       if isinstance(d, SafetensorsInput))
         for row in rows:
-            if lazy and any(not (ds.root / d.path).is_file()
-                            for d in row.value.workload.inputs.values()
-                            if isinstance(d, SafetensorsInput)):
-                not_local += 1
-                continue
-            try:
-                values = ds.materialise_inputs(definition, row, "cpu")
-            except DataError as err:
-                yield err
-                continue
-            if rules is not None:
-                named = dict(zip(definition.inputs, values))
-                for problem in rules(name, named):
-                    yield DataError(ds.where(row), problem, field="value rule")
-            del values
-    if not_local:
-        yield f"{not_local} workload(s) not checked: tensors not present locally (--lazy)"
+            tensors = {n: d.path for n, d in row.value.workload.inputs.items()
+                       if isinstance(d, SafetensorsInput)}
+            absent = {n: (path, state) for n, path in tensors.items()
+                      if (state := local_state(ds.root / path)) != "present"}
+            committed = {p: s for p, s in absent.values()
+                         if not listed_as_regenerated(ds.root, p)}
+            if absent and lazy:
+                skipped += 1
+            elif committed:
+                for path, state in sorted(committed.items()):
+                    if path not in reported:
+                        reported.add(path)
+                        yield _absent_problem(path, state)
+            else:
+                yield from _check_row(ds, definition, rules, row,
+                                      {n: p for n, (p, _) in absent.items()}, drawn)
+                regenerated |= {p for p, _ in absent.values()}
+            for path in tensors.values():
+                uses[path] -= 1
+                if uses[path] == 0:
+                    drawn.pop(path, None)
+    if regenerated:
+        yield (f"{len(regenerated)} large sample tensor(s) not on disk were drawn in memory "
+               "and verified, not written (an audit writes them; --lazy skips them)")
+    if skipped:
+        yield f"{skipped} workload(s) not checked: tensors not present locally (--lazy)"
+
+
+def _check_row(ds: Dataset, definition, rules, row, absent: dict[str, str],
+               drawn: dict[str, torch.Tensor]) -> Iterator[DataError]:
+    """Load one workload (drawing its absent regenerable tensors), apply its value rules.
+
+    A function of its own so that nothing of this row (a mapped or drawn multi-GB tensor)
+    is still referenced while the next row loads: holding two rows' weights at once is
+    what made ``check`` peak at twice the largest weight.
+    """
+    try:
+        missing = {n for n, path in absent.items() if path not in drawn}
+        if missing:
+            fresh = regenerate_in_memory(ds, row, missing)
+            drawn.update({absent[n]: fresh[n] for n in missing})
+            del fresh
+        values = ds.materialise_inputs(definition, row, "cpu", mapped=True,
+                                       provided={n: drawn[p] for n, p in absent.items()})
+    except DataError as err:
+        yield err
+        return
+    if rules is not None:
+        for problem in rules(definition.name, dict(zip(definition.inputs, values))):
+            yield DataError(ds.where(row), problem, field="value rule")
 
 
 def run_check(root: str | Path, lazy: bool = False) -> tuple[list[str], list[str]]:
-    """All problems (one line each) and notes, in a stable order."""
-    ds = Dataset.load(root)
+    """All problems (one line each) and notes, in a stable order.
+
+    The dataset is loaded without resolvers: the checker reads what is on disk and never
+    writes into the repository (no LFS fetch, no regeneration, no Hub download).
+    """
+    ds = Dataset.load(root, resolvers=[])
     problems = [str(p) for p in check_files(ds)]
     notes = []
     with torch.no_grad():

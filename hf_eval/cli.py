@@ -1,8 +1,13 @@
-"""Command line: ``python -m hf_eval <command>`` (argument parsing only; work lives elsewhere)."""
+"""The command line (``python -m hf_eval`` or ``hf-eval``): parsing and rendering only.
+
+Work lives in the modules each command imports; this file turns arguments into calls,
+results into lines, and outcomes into the exit codes documented in ``EPILOG``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -12,21 +17,66 @@ from hf_eval.runner import SUITES
 
 DEFAULT_ROOT = Path(__file__).resolve().parent.parent
 
+DESCRIPTION = """\
+Judge inference kernels against real workloads; check the dataset itself.
+
+Start here:
+  %(prog)s audit
+      every definition's preferred solution on the sample workloads
+  %(prog)s list definitions
+      what there is to audit (also: list solutions, list suites)
+  %(prog)s audit --definitions NAME --solutions YOURS --suite dev
+      your solution on one definition's dev workloads
+  %(prog)s check
+      verify every file and tensor of the dataset (never writes)
+
+Run '%(prog)s COMMAND --help' for a command's options."""
+
+EPILOG = """\
+exit status:
+  0    every case passed (check: no problem found)
+  1    a candidate failed: a case's status is not PASSED and not DATA_ERROR
+       (check: at least one problem found)
+  2    bad input or data: a file that does not load, a DATA_ERROR, a missing or
+       damaged report, a selection that matches no case, a bad argument
+  130  interrupted
+
+State outside the clone: ~/.cache/inference-kernels ($HF_EVAL_CACHE) holds
+reference outputs, verified hashes and written solution packages; see the
+README's "Where state lives"."""
+
 
 def _csv(text: str) -> list[str]:
+    """One argument of a list option: comma-separated (``action="extend"`` adds repeats)."""
     return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _unique(values: list[str] | None) -> list[str] | None:
+    """A list option's values in the order given, each once (``--uuid A,B --uuid A``)."""
+    return list(dict.fromkeys(values)) if values else values
+
+
+def _require_dataset(root: Path) -> None:
+    """A wrong ``--root`` is an error, not an empty dataset that passes every check."""
+    if not (root / "definitions").is_dir():
+        raise DataError(root, "not a dataset root: it has no definitions/ directory "
+                        "(see --root)")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from hf_eval.modules import solution_from_directory
+    from hf_eval.records import exit_code
+    from hf_eval.report import print_summary, repair_for_resume
     from hf_eval.repository import Dataset
     from hf_eval.runner import Audit, AuditConfig
 
+    _require_dataset(args.root)
+    args.definitions, args.uuid = _unique(args.definitions), _unique(args.uuid)
+    args.solutions = _unique(args.solutions)
     dataset = Dataset.load(args.root)
     # Auditing everything: any bad file is an error. Auditing named definitions: only
-    # problems in files that belong to them.
-    blocking = [p for p in dataset.problems
-                if not args.definitions or any(name in p.file for name in args.definitions)]
+    # problems in files that belong to them (by path, or by a rejected file's own field).
+    blocking = dataset.problems_for(args.definitions)
     for problem in blocking:
         print(f"error: {problem}", file=sys.stderr)
     if blocking:
@@ -41,10 +91,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.resume and not args.report:
         print("error: --resume needs the --report to continue", file=sys.stderr)
         return 2
+    if args.resume:
+        note = repair_for_resume(report)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
     devices = [f"cuda:{i}" for i in args.gpus] if args.gpus else [args.device]
-    config = AuditConfig(report=report, definitions=args.definitions,
-                         solutions="none" if extra and args.solutions == "preferred"
-                         else args.solutions,
+    solutions = ",".join(args.solutions or ["none" if extra else "preferred"])
+    config = AuditConfig(report=report, definitions=args.definitions, solutions=solutions,
                          extra_solutions=extra, suite=args.suite, uuids=args.uuid or [],
                          devices=devices, validation_only=args.validation_only,
                          reference_cache=not args.no_reference_cache, resume=args.resume,
@@ -53,34 +106,55 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from hf_eval.records import exit_code
-    from hf_eval.report import print_summary
-
     audit = Audit(dataset, config)
     total = audit.cases()
+    if not total and not args.resume:
+        print("error: the selection matches no case (see 'list definitions', 'list suites' "
+              "and the --uuid values)", file=sys.stderr)
+        return 2
     for note in audit.notes:
-        print(note, file=sys.stderr)
+        print(f"note: {note}", file=sys.stderr)
     with Progress("audit", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True)) as progress:
+                  console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("audit", total=total)
         records = audit.run(on_record=lambda _: progress.advance(bar))
-    print_summary([r.model_dump(mode="json") for r in records], Console())
-    failed = sum(not r.passed for r in records)
-    print(f"report: {report}  cases: {len(records)}  failed: {failed}")
+    print_summary([r.model_dump(mode="json") for r in records], report=report)
     return exit_code(records)
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
     from hf_eval.summary import summarize
 
-    summary_path, performance_path = summarize(args.reports, args.out)
+    summary_path, performance_path, notes = summarize(args.reports, args.out)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     print(f"wrote {summary_path} and {performance_path}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from hf_eval import listing
+    from hf_eval.repository import Dataset
+
+    _require_dataset(args.root)
+    dataset = Dataset.load(args.root, resolvers=[])
+    for problem in dataset.problems_for(args.definitions):
+        print(f"note: not listed: {problem}", file=sys.stderr)
+    if args.what == "definitions":
+        lines = listing.definitions(dataset, names=args.names)
+    elif args.what == "solutions":
+        lines = listing.solutions(dataset, args.definitions, names=args.names)
+    else:
+        lines = listing.suites(dataset, names=args.names)
+    for line in lines:
+        print(line)
     return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from hf_eval.checker import run_check
 
+    _require_dataset(args.root)
     problems, notes = run_check(args.root, lazy=args.lazy)
     for line in problems:
         print(line)
@@ -104,19 +178,34 @@ def cmd_samples_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hf-eval", description=__doc__)
-    p.add_argument("--root", type=Path, default=DEFAULT_ROOT,
-                   help="dataset root (default: this repository)")
-    sub = p.add_subparsers(dest="command", required=True)
+def _add_definitions(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--definitions", type=_csv, action="extend", metavar="NAME[,NAME...]",
+                   help=f"{what}; comma-separated, repeatable (see 'list definitions')")
 
-    a = sub.add_parser("audit", help="judge solutions on workloads; one JSON line per case")
-    a.add_argument("--definitions", type=_csv, help="comma-separated names (default: all)")
-    a.add_argument("--solutions", default="preferred",
-                   help="'preferred' (per task and hardware), 'all', or comma-separated names")
+
+def parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``prog`` is how the user ran it (``python -m hf_eval`` or ``hf-eval``)."""
+    p = argparse.ArgumentParser(prog=prog or _prog(), description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--root", type=Path, default=DEFAULT_ROOT,
+                   help="dataset root (default: the repository this harness is in)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    a = sub.add_parser("audit", help="judge solutions on workloads; one JSON line per case",
+                       description="Judge solutions on workloads: a verdict and timings per\n"
+                       "case, one JSON line each in the report, a summary table at the end.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_definitions(a, "audit only these definitions (default: all)")
+    a.add_argument("--solutions", type=_csv, action="extend", metavar="NAME[,NAME...]",
+                   help="'preferred' (default: per task and hardware), 'all', or solution "
+                   "names; comma-separated, repeatable (see 'list solutions')")
     a.add_argument("--suite", default="sample", choices=SUITES,
-                   help="sample (generated workloads), first, dev (the task's), all")
-    a.add_argument("--uuid", action="append", help="audit only these workload UUIDs")
+                   help="which workloads: sample = the generated sample (every workload "
+                   "here); first = the first line of each definition's workload file, a "
+                   "quick smoke test; dev = the task's dev UUIDs; all = every workload")
+    a.add_argument("--uuid", type=_csv, action="extend", metavar="UUID[,UUID...]",
+                   help="audit only these workload UUIDs (overrides --suite); "
+                   "comma-separated, repeatable")
     a.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     a.add_argument("--report", type=Path, help="JSONL report path (default: reports/audit-*.jsonl)")
     a.add_argument("--validation-only", action="store_true", help="check correctness, no timing")
@@ -124,9 +213,11 @@ def parser() -> argparse.ArgumentParser:
                    help="always recompute reference outputs")
     a.add_argument("--candidate", type=Path,
                    help="path/to/main.py: audit this module (and its package) for one definition")
-    a.add_argument("--gpus", type=_csv, help="e.g. 0,1: one worker per GPU of this host")
+    a.add_argument("--gpus", type=_csv, action="extend",
+                   help="e.g. 0,1: one worker per GPU of this host (repeatable)")
     a.add_argument("--resume", action="store_true",
-                   help="append to --report, skipping cases it already holds")
+                   help="append to --report, skipping cases it already holds; a torn last "
+                   "line (an interrupted write) is dropped and that case audited again")
     a.add_argument("--cold-l2", action="store_true", help="flush the L2 cache between trials")
     a.add_argument("--strict-diagnostic", action="store_true",
                    help="also report each task's diagnostic_tolerance (never acceptance)")
@@ -134,10 +225,23 @@ def parser() -> argparse.ArgumentParser:
                    help="call again with runtime *scale* scalars halved")
     a.set_defaults(func=cmd_audit)
 
-    c = sub.add_parser("check", help="verify every definition, workload, tensor and receipt")
+    c = sub.add_parser("check", help="verify every definition, workload, tensor and receipt",
+                       description="Verify every definition, workload, tensor and receipt. "
+                       "Read-only: an absent or damaged file is reported, never fetched, "
+                       "regenerated or repaired. Large sample tensors that are regenerated on "
+                       "first use are drawn in memory to be verified when absent. Exit 1 "
+                       "when a problem is found, 2 when the dataset cannot be read.")
     c.add_argument("--lazy", action="store_true",
-                   help="skip (and count) workloads whose tensors are not present locally")
+                   help="skip (and count) workloads whose tensors are not present locally, "
+                   "instead of reporting them or drawing regenerable ones in memory")
     c.set_defaults(func=cmd_check)
+
+    ls = sub.add_parser("list", help="names of definitions, solutions or suites",
+                        description="One per line, name first: what 'audit' accepts.")
+    ls.add_argument("what", choices=("definitions", "solutions", "suites"))
+    _add_definitions(ls, "solutions: only those of these definitions")
+    ls.add_argument("--names", action="store_true", help="bare names, one per line (scripts)")
+    ls.set_defaults(func=cmd_list)
 
     m = sub.add_parser("summarize", help="reports -> summary.json and performance.md")
     m.add_argument("reports", type=Path, nargs="+", help="audit JSONL reports")
@@ -161,8 +265,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def _prog() -> str:
+    """``python -m hf_eval`` when run as a module, else the script's name (``hf-eval``)."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "hf-eval"
+    return "python -m hf_eval" if name in ("__main__.py", "-m", "-c", "") else name
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    args = parser(prog).parse_args(argv)
     try:
         return args.func(args)
     except DataError as err:
@@ -171,3 +281,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `list ... | head`: the reader has what it wanted
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (no flush error at exit)
+        return 0

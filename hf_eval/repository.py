@@ -7,6 +7,7 @@ problem at once and the audit can refuse exactly the definitions a problem touch
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,35 @@ class Located:
     line: int | None = None
 
 
+def _claimed_names(path: Path, kind: str) -> tuple[str | None, str | None]:
+    """The ``name`` and ``definition`` a file that failed validation declares, if readable."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None, None
+    if not isinstance(data, dict):
+        return None, None
+    name = data.get("name")
+    definition = name if kind == "definition" else data.get("definition")
+    return (name if isinstance(name, str) else None,
+            definition if isinstance(definition, str) else None)
+
+
+@dataclass
+class Rejected:
+    """A file left out because it failed validation, with the names it claims (if readable).
+
+    The audit looks a solution or definition up by name; when the file holding that name
+    was rejected, the lookup reports the file's own problem (the line ``check`` prints)
+    instead of "unknown solution", and ``problems_for`` knows which definition it belongs to.
+    """
+
+    kind: str
+    name: str | None
+    definition: str | None
+    error: DataError
+
+
 @dataclass
 class Dataset:
     root: Path
@@ -46,6 +76,7 @@ class Dataset:
     tasks: dict[str, Located] = field(default_factory=dict)
     receipts: dict[str, Located] = field(default_factory=dict)
     problems: list[DataError] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
     store: TensorStore | None = None
 
     @classmethod
@@ -54,9 +85,10 @@ class Dataset:
         root = Path(root)
         ds = cls(root)
         for path in sorted((root / "definitions").rglob("*.json")):
-            ds._add_unique(ds.definitions, ds._load(Definition, path), "definition")
+            ds._add_unique(ds.definitions, ds._load(Definition, path, "definition"),
+                           "definition")
         for path in sorted((root / "solutions").rglob("*.json")):
-            ds._add_unique(ds.solutions, ds._load(Solution, path), "solution")
+            ds._add_unique(ds.solutions, ds._load(Solution, path, "solution"), "solution")
         for path in sorted((root / "tasks").glob("*.json")):
             located = ds._load(TaskConfig, path)
             if located:
@@ -86,12 +118,15 @@ class Dataset:
         except ValueError:
             return str(path)
 
-    def _load(self, model, path: Path) -> Located | None:
+    def _load(self, model, path: Path, kind: str | None = None) -> Located | None:
         try:
             return Located(load_json(model, path), path)
         except DataError as err:
-            err.file = self._rel(path)
-            self.problems.append(DataError(err.file, err.rule, line=err.line, field=err.field))
+            problem = DataError(self._rel(path), err.rule, line=err.line, field=err.field)
+            self.problems.append(problem)
+            if kind is not None:
+                name, definition = _claimed_names(path, kind)
+                self.rejected.append(Rejected(kind, name, definition, problem))
             return None
 
     def _load_lines(self, model, path: Path) -> list[Located]:
@@ -122,9 +157,30 @@ class Dataset:
         index[key] = located
 
     # ----------------------------------------------------------------- lookups
+    def _rejected(self, kind: str, name: str) -> DataError | None:
+        return next((r.error for r in self.rejected if r.kind == kind and r.name == name), None)
+
+    def problems_for(self, definitions: list[str] | None) -> list[DataError]:
+        """The load problems that block auditing ``definitions`` (None: all of them).
+
+        A problem blocks a definition when its file's path names the definition, or when
+        the rejected file (a solution, say) declares it in its ``definition`` field.
+        """
+        if not definitions:
+            return list(self.problems)
+        claimed = {id(r.error): r for r in self.rejected}
+        blocking = []
+        for problem in self.problems:
+            rejected = claimed.get(id(problem))
+            if any(name in problem.file for name in definitions) or (
+                    rejected is not None and rejected.definition in definitions):
+                blocking.append(problem)
+        return blocking
+
     def definition(self, name: str) -> Definition:
         if name not in self.definitions:
-            raise DataError("definitions/", f"unknown definition {name!r}")
+            raise self._rejected("definition", name) or DataError(
+                "definitions/", f"unknown definition {name!r}")
         return self.definitions[name].value
 
     def task(self, name: str) -> TaskConfig:
@@ -134,7 +190,8 @@ class Dataset:
 
     def solution(self, name: str) -> Solution:
         if name not in self.solutions:
-            raise DataError("solutions/", f"unknown solution {name!r}")
+            raise self._rejected("solution", name) or DataError(
+                "solutions/", f"unknown solution {name!r}")
         return self.solutions[name].value
 
     def solutions_for(self, definition: str) -> list[Solution]:
@@ -145,10 +202,15 @@ class Dataset:
 
     def materialise_inputs(self, definition: Definition, row: Located,
                            device: str | torch.device = "cpu",
-                           shared: bool = False) -> list[object]:
+                           shared: bool = False, mapped: bool = False,
+                           provided: dict[str, torch.Tensor] | None = None) -> list[object]:
         """The workload's inputs in argument order, loaded, verified and shape-checked.
 
-        ``shared`` loads CPU tensors into shared memory (for the audit's worker processes).
+        ``shared`` loads CPU tensors into shared memory (for the audit's worker processes);
+        ``mapped`` maps them read-only from their files instead (the checker: a multi-GB
+        weight whose values no rule reads then costs no resident memory). ``provided``
+        holds tensors the caller has already verified (the checker's in-memory
+        regeneration); they are shape- and dtype-checked, not loaded.
         """
         trace: WorkloadTrace = row.value
         where = self.where(row)
@@ -169,17 +231,39 @@ class Dataset:
             if not isinstance(desc, SafetensorsInput):
                 raise DataError(where, "random inputs are not allowed in this dataset",
                                 field=f"workload.inputs.{name}")
-            tensor = self.store.load(desc, device, shared=shared)
-            expected_shape = definition.shape_of(spec, trace.workload.axes)
-            if expected_shape is None:
+            if definition.shape_of(spec, trace.workload.axes) is None:
                 raise DataError(where, "a scalar input must be a scalar descriptor",
                                 field=f"workload.inputs.{name}")
-            if tuple(tensor.shape) != expected_shape:
-                raise DataError(desc.path, f"tensor shape {tuple(tensor.shape)} does not match "
-                                f"the definition's {expected_shape}", field=name)
+            if provided and name in provided:
+                tensor = provided[name]
+            else:
+                tensor = self.store.load(desc, device, shared=shared, mapped=mapped)
+            self._check_shape(definition, row, name, desc, tuple(tensor.shape))
             if tensor.dtype != TORCH_DTYPES[spec.dtype]:
                 raise DataError(desc.path, f"tensor dtype {tensor.dtype} does not match "
                                 f"the definition's {spec.dtype}", field=name)
             inputs.append(tensor)
         return inputs
 
+    def _check_shape(self, definition: Definition, row: Located, name: str,
+                     desc: SafetensorsInput, actual: tuple[int, ...]) -> None:
+        """Blame a shape mismatch on what decided the expected size.
+
+        A variable axis's size comes from the workload line, so a mismatch along it names
+        that file, line and axis (the tensor is named as the evidence); a constant axis or
+        a wrong number of dimensions is the tensor's fault, so the tensor file is named.
+        """
+        spec = definition.inputs[name]
+        axes = row.value.workload.axes
+        expected = definition.shape_of(spec, axes)
+        if actual == expected:
+            return
+        if len(actual) == len(expected):
+            for axis, want, got in zip(spec.shape, expected, actual):
+                if want != got and axis in definition.var_axes:
+                    raise DataError(self.where(row), f"is {want}, but input {name!r} "
+                                    f"({desc.path}) has {got} along {axis} (shape "
+                                    f"{actual}, declared {list(spec.shape)})",
+                                    field=f"workload.axes.{axis}")
+        raise DataError(desc.path, f"tensor shape {actual} does not match the definition's "
+                        f"{expected}", field=name)

@@ -69,6 +69,16 @@ def _head(path: Path) -> bytes:
         return fh.read(1025)
 
 
+def local_state(path: Path) -> str:
+    """"present" (real bytes on disk), "pointer" (a Git LFS pointer) or "missing".
+
+    What a reader that must not fetch (the checker) needs to know about a tensor file.
+    """
+    if not path.is_file():
+        return "missing"
+    return "pointer" if parse_lfs_pointer(_head(path)) else "present"
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -163,17 +173,18 @@ class TensorStore:
                             f"expected {expected.sha256}")
 
     def load(self, desc: SafetensorsInput, device: str | torch.device = "cpu",
-             shared: bool = False) -> torch.Tensor:
+             shared: bool = False, mapped: bool = False) -> torch.Tensor:
         """Load the tensor a descriptor names, verified, directly onto ``device``.
 
         ``shared`` puts a CPU tensor in shared memory without an intermediate copy, so a
         worker process can use it and the caller can still see (and byte-check) it.
+        ``mapped`` maps a CPU tensor from its file (read on touch; see ``tensorfile.read``).
         """
         path = self.materialise(desc.path)
         device = torch.device(device)
         try:
             if device.type == "cpu":
-                return tensorfile.read(path, desc.tensor_key, shared=shared)
+                return tensorfile.read(path, desc.tensor_key, shared=shared, mapped=mapped)
             with safe_open(path, framework="pt", device=str(device)) as fh:
                 if desc.tensor_key not in fh.keys():
                     raise KeyError(desc.tensor_key)
@@ -192,6 +203,10 @@ class TensorStore:
         fd, tmp_name = tempfile.mkstemp(dir=target_dir, suffix=".tmp")
         os.close(fd)
         tmp = Path(tmp_name)
+        # mkstemp creates the file 0600; a dataset file gets the mode any new file would.
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o666 & ~umask)
         try:
             tensorfile.write(tmp, key, tensor)
             digest = sha256_file(tmp)

@@ -9,7 +9,10 @@ checks it) and read straight into ordinary or shared memory.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import mmap
+import os
 import struct
 from pathlib import Path
 
@@ -23,6 +26,7 @@ ST_DTYPES: dict[torch.dtype, str] = {
     torch.bool: "BOOL",
 }
 TORCH_FROM_ST = {v: k for k, v in ST_DTYPES.items()}
+_CHUNK = 16 << 20
 
 
 class TensorFileError(ValueError):
@@ -34,23 +38,48 @@ def _bytes_of(tensor: torch.Tensor) -> memoryview:
     return memoryview(flat.view(torch.uint8).numpy())
 
 
-def write(path: str | Path, key: str, tensor: torch.Tensor) -> None:
-    """Write ``{key: tensor}`` exactly as ``safetensors.torch.save_file`` would."""
+def _header(key: str, tensor: torch.Tensor) -> bytes:
+    """The length prefix and padded JSON header ``save_file`` writes for one tensor."""
     if tensor.dtype not in ST_DTYPES:
         raise TensorFileError(f"dtype {tensor.dtype} has no safetensors name")
     nbytes = tensor.numel() * tensor.element_size()
     header = json.dumps({key: {"dtype": ST_DTYPES[tensor.dtype], "shape": list(tensor.shape),
                                "data_offsets": [0, nbytes]}}, separators=(",", ":")).encode()
     header += b" " * (-len(header) % 8)
+    return struct.pack("<Q", len(header)) + header
+
+
+def write(path: str | Path, key: str, tensor: torch.Tensor) -> None:
+    """Write ``{key: tensor}`` exactly as ``safetensors.torch.save_file`` would."""
+    header = _header(key, tensor)
     with open(path, "wb") as fh:
-        fh.write(struct.pack("<Q", len(header)))
         fh.write(header)
-        if nbytes:
+        if tensor.numel():
             fh.write(_bytes_of(tensor))
 
 
-def read(path: str | Path, key: str, shared: bool = False) -> torch.Tensor:
-    """Read tensor ``key`` into CPU memory (shared memory when ``shared``)."""
+def sha256(key: str, tensor: torch.Tensor) -> str:
+    """The sha256 of the file ``write`` would produce, computed without writing it.
+
+    Lets a reader that must not write (the checker) verify a regenerated tensor against
+    its content-addressed name; the bytes are hashed in place, never copied.
+    """
+    digest = hashlib.sha256(_header(key, tensor))
+    if tensor.numel():
+        data = _bytes_of(tensor)
+        for start in range(0, len(data), _CHUNK):
+            digest.update(data[start:start + _CHUNK])
+    return digest.hexdigest()
+
+
+def read(path: str | Path, key: str, shared: bool = False,
+         mapped: bool = False) -> torch.Tensor:
+    """Read tensor ``key`` into CPU memory (shared memory when ``shared``).
+
+    ``mapped`` maps the file copy-on-write instead of reading it: pages are read on first
+    touch and stay reclaimable, so a reader that looks only at the shape (or a slice) of a
+    multi-GB tensor never holds it in resident memory. Writes to the tensor stay private.
+    """
     with open(path, "rb") as fh:
         prefix = fh.read(8)
         if len(prefix) != 8:
@@ -76,6 +105,15 @@ def read(path: str | Path, key: str, shared: bool = False) -> torch.Tensor:
             numel *= size
         if end - start != numel * element:
             raise TensorFileError(f"data_offsets {start}..{end} do not fit shape {shape}")
+        if mapped:
+            offset = 8 + length + start
+            if os.fstat(fh.fileno()).st_size < offset + (end - start):
+                raise TensorFileError("file is shorter than its header says")
+            if end == start:
+                return torch.empty(shape, dtype=dtype)
+            view = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+            raw = torch.frombuffer(view, dtype=torch.uint8, count=end - start, offset=offset)
+            return raw.view(dtype).reshape(shape)
         if shared:
             raw = torch.empty(0, dtype=torch.uint8).set_(
                 torch.UntypedStorage._new_shared(end - start))

@@ -58,7 +58,7 @@ def test_bad_tensor_is_a_one_line_data_error(toy_root, tmp_path, capsys, problem
         path.write_bytes(bytes(data))
     code, _, report = run_audit(toy_root, tmp_path, capsys)
     (record,) = read_report(report)
-    assert code == 1 and record["status"] == "DATA_ERROR"
+    assert code == 2 and record["status"] == "DATA_ERROR"  # bad data, not a failed candidate
     assert "\n" not in record["reason"] and "blob/workloads/toy/" in record["reason"]
     expected = {"shape": "does not match the definition's (1, 16)", "dtype": "dtype",
                 "missing": "missing", "hash": "sha256 mismatch"}[problem]

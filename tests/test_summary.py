@@ -47,7 +47,8 @@ def test_files_written(tmp_path):
     report = tmp_path / "r.jsonl"
     report.write_text("".join(json.dumps(r) + "\n" for r in
                               [record("base", "w1", 2.0), record("fast", "w1", 1.0)]))
-    summary_path, md_path = summarize([report], tmp_path / "out")
+    summary_path, md_path, notes = summarize([report], tmp_path / "out")
+    assert notes == []
     assert json.loads(summary_path.read_text())["definitions"]["d"]["workloads"] == 1
     text = md_path.read_text()
     assert "| d | fast | 1/1 |" in text and "2.00×" in text

@@ -21,6 +21,7 @@ from hf_eval.dtypes import TORCH_DTYPES
 from hf_eval.errors import DataError
 from hf_eval.repository import Dataset
 from hf_eval.samples.common import sample_uuid
+from hf_eval.samples.regenerate import REGENERATED_MARK
 from hf_eval.schema import (
     Definition,
     Provenance,
@@ -133,7 +134,7 @@ def build_definition(root: Path, definition: Definition) -> list[Receipt]:
             stale.unlink()
     ignore = root / blob_dir / ".gitignore"
     if large:
-        ignore.write_text("# regenerated on first use (hf_eval.samples.regenerate)\n"
+        ignore.write_text(f"{REGENERATED_MARK}\n"
                           + "".join(f"{n}\n" for n in sorted(large)))
     else:
         ignore.unlink(missing_ok=True)

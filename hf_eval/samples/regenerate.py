@@ -17,8 +17,74 @@ from hf_eval.errors import DataError
 from hf_eval.schema import SafetensorsInput
 
 if TYPE_CHECKING:
+    import torch
+
     from hf_eval.repository import Dataset
+    from hf_eval.schema import Definition
     from hf_eval.store import Expected, TensorStore
+
+
+#: The first line ``samples build`` writes into a blob directory's ``.gitignore``.
+REGENERATED_MARK = "# regenerated on first use (hf_eval.samples.regenerate)"
+
+
+def listed_as_regenerated(root: Path, relpath: str) -> bool:
+    """Whether ``samples build`` left this tensor out of git, to be regenerated on first use.
+
+    Such a file is absent by design in a fresh clone; any other absent tensor was committed
+    (or published) and its absence is a problem. The record is the ``.gitignore`` that
+    ``samples build`` writes beside the files, headed by ``REGENERATED_MARK``.
+    """
+    ignore = Path(root) / relpath
+    ignore = ignore.parent / ".gitignore"
+    try:
+        lines = ignore.read_text().splitlines()
+    except OSError:
+        return False
+    return bool(lines) and lines[0] == REGENERATED_MARK and Path(relpath).name in lines[1:]
+
+
+def _case_of(dataset: Dataset, row) -> tuple[Definition, dict, dict] | None:
+    """(definition, generator spec, case) behind a generated workload row, or None."""
+    from hf_eval.samples.build import cases_path
+
+    trace = row.value
+    receipt = dataset.receipts.get(trace.workload.uuid)
+    if receipt is None or receipt.value.provenance.kind != "generated":
+        return None
+    definition = dataset.definition(trace.definition)
+    if not cases_path(definition.name).is_file():
+        return None
+    spec = json.loads(cases_path(definition.name).read_text())
+    case = next((c for c in spec["cases"] if c["label"] == receipt.value.provenance.case), None)
+    if case is None:
+        raise DataError(dataset.where(row), f"receipt case {receipt.value.provenance.case!r} "
+                        f"is not in {cases_path(definition.name).name}")
+    return definition, spec, case
+
+
+def regenerate_in_memory(dataset: Dataset, row, names: set[str]) -> dict[str, torch.Tensor]:
+    """Draw the named inputs of a generated workload, verified, without writing anything.
+
+    For a reader that must not write into the dataset (the checker): each tensor's
+    safetensors bytes are hashed in memory and must match the content-addressed name.
+    """
+    from hf_eval import tensorfile
+    from hf_eval.samples.build import generate_case
+
+    found = _case_of(dataset, row)
+    if found is None:
+        raise DataError(dataset.where(row), "not a generated sample workload: its tensors "
+                        "cannot be regenerated")
+    definition, spec, case = found
+    values = generate_case(definition, spec["generator"], case, only=names)
+    for name in sorted(names):
+        desc = row.value.workload.inputs[name]
+        digest = tensorfile.sha256(name, values[name])
+        if digest != Path(desc.path).name.removesuffix(".safetensors"):
+            raise DataError(desc.path, f"regenerated tensor hashes to {digest}, not the "
+                            "recorded hash: the generator no longer reproduces this sample")
+    return values
 
 
 class SampleRegenerator:

@@ -1,0 +1,440 @@
+"""What a newcomer meets (issue 16), through the real command line in a subprocess.
+
+Each test breaks or uses a copy of a small dataset root the way a user would and asserts
+the exact message and exit code: 0 all passed, 1 a candidate failed (check: a problem),
+2 bad input or data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from hf_eval import tensorfile
+from hf_eval.report import read_report
+from hf_eval.store import TensorStore, sha256_file
+from tests.cli_kit import REPO, hf_eval, no_traceback
+from tests.conftest import GOOD_SOLUTION, solution_json, write_json
+
+DEF = "toy_linear_n8_k16"
+WL = f"workloads/toy/{DEF}.jsonl"
+UUIDS = [f"00000000-0000-0000-0000-00000000000{i}" for i in range(3)]
+
+
+def rows(root: Path) -> list[dict]:
+    return [json.loads(line) for line in (root / WL).read_text().splitlines()]
+
+
+def write_rows(root: Path, found: list[dict]) -> None:
+    (root / WL).write_text("".join(json.dumps(r) + "\n" for r in found))
+
+
+def tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root`` with its size and mtime: what "nothing written" compares."""
+    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def name_column(table: str) -> str:
+    """The table's first column read top to bottom, white space dropped: a wrapped name
+    comes back whole (it is broken only after an underscore), a cut one does not."""
+    return "".join(m.group(1) for line in table.splitlines()
+                   if (m := re.match(r"\s*(\S+)", line)))
+
+
+def audit(root: Path, report: Path, *extra: str, columns: int = 200):
+    result = hf_eval("--root", root, "audit", "--validation-only", "--report", report, *extra,
+                     columns=columns)
+    no_traceback(result)
+    return result
+
+
+# ------------------------------------------------------------------ 1. an 80-column table
+LONG_SOLUTION = "torch_toy_linear_solution_with_a_name_long_enough_to_wrap_twice_at_80"
+
+
+def test_summary_table_fits_80_columns_and_names_are_whole(toy_root, tmp_path):
+    write_json(toy_root / f"solutions/toy/{LONG_SOLUTION}.json",
+               solution_json(LONG_SOLUTION, GOOD_SOLUTION))
+    result = audit(toy_root, tmp_path / "r.jsonl", "--solutions", f"torch_toy,{LONG_SOLUTION}",
+                   columns=80)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    # The table fits; the report line is printed whole (a path is not broken).
+    assert max(len(line) for line in lines if not line.startswith("report: ")) <= 80, \
+        result.stdout
+    assert "…" not in result.stdout
+    flat = name_column(result.stdout)
+    assert f"{DEF}torch_toy{DEF}{LONG_SOLUTION}" in flat
+    assert any(line.rstrip().endswith("_") for line in lines)  # the long name did wrap
+    assert f"report: {tmp_path / 'r.jsonl'}  cases: 6  failed: 0" in result.stdout
+
+
+def test_every_real_name_fits_80_columns_whole():
+    """The rendering itself, on every definition and solution name of the repository."""
+    from rich.console import Console
+
+    from hf_eval.report import print_summary
+    from tests.kit import dataset
+
+    statuses = ["PASSED", "INCORRECT_NUMERICAL", "TIMING_MISMATCH", "RUNTIME_ERROR",
+                "DATA_ERROR", "TIMEOUT"]
+    records = [{"definition": s.value.definition, "solution": s.value.name,
+                "workload": f"w{i}", "status": status, "reason": "r",
+                "timing": {"eager": {"median_ms": 12345.678}}}
+               for s in dataset().solutions.values() for i, status in enumerate(statuses)]
+    console = Console(width=80, record=True)
+    print_summary(records, console)
+    text = console.export_text()
+    table = text.split("failed cases:", 1)[0]
+    assert max(len(line) for line in table.splitlines()) <= 80
+    assert "…" not in table
+    flat = name_column(table)
+    names = {n for rec in records for n in (rec["definition"], rec["solution"])}
+    for rec in records:
+        assert rec["definition"] + rec["solution"] in flat
+    # Broken only after an underscore: every piece ends in one or ends a name.
+    pieces = [m.group(1) for line in table.strip().splitlines()[4:-1]
+              if (m := re.match(r"\s*([a-z0-9_]+)", line))]
+    assert all(p.endswith("_") or any(n.endswith(p) for n in names) for p in pieces)
+    assert "1 TIMING" in table and "1 NUMERICAL" in table
+
+
+# ------------------------------------------------------------------ 2. why a solution is invalid
+ESCAPE = ("solutions/toy/bad_toy.json: sources.0.path: source path must stay inside the "
+          "package (no absolute path, no '..')")
+
+
+def test_audit_names_the_invalid_solution_file_field_and_rule(toy_root, tmp_path):
+    bad = solution_json("bad_toy", GOOD_SOLUTION)
+    bad["sources"][0]["path"] = "../main.py"
+    write_json(toy_root / "solutions/toy/bad_toy.json", bad)
+    result = audit(toy_root, tmp_path / "r.jsonl", "--definitions", DEF, "--solutions",
+                   "bad_toy")
+    assert (result.returncode, result.stderr.strip()) == (2, f"error: {ESCAPE}")
+    check = hf_eval("--root", toy_root, "check")
+    assert (check.returncode, check.stdout.strip()) == (1, ESCAPE)
+
+
+# ------------------------------------------------------------------ 3. check never writes
+def test_check_reports_a_deleted_committed_blob_and_writes_nothing(toy_root):
+    relpath = rows(toy_root)[0]["workload"]["inputs"]["x"]["path"]
+    (toy_root / relpath).unlink()
+    before = tree(toy_root)
+    result = hf_eval("--root", toy_root, "check")
+    no_traceback(result)
+    assert result.returncode == 1
+    assert result.stdout.strip() == (
+        f"{relpath}: tensor file is missing: not a sample tensor regenerated on first use, "
+        f"and check never fetches or repairs (git checkout -- {relpath}; or --lazy to skip)")
+    assert result.stderr.strip().splitlines()[-1] == "check: 1 problem(s)"
+    assert tree(toy_root) == before and not (toy_root / relpath).exists()
+
+
+def test_check_reports_an_lfs_pointer_and_does_not_fetch_it(toy_root):
+    relpath = rows(toy_root)[0]["workload"]["inputs"]["x"]["path"]
+    sha = Path(relpath).stem
+    pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize 104\n"
+    (toy_root / relpath).write_text(pointer)
+    result = hf_eval("--root", toy_root, "check")
+    no_traceback(result)
+    assert (result.returncode, result.stdout.strip()) == (1, (
+        f"{relpath}: tensor file is a Git LFS pointer with no content: check never fetches "
+        f"(git lfs pull --include {relpath}; or --lazy)"))
+    assert (toy_root / relpath).read_text() == pointer
+    lazy = hf_eval("--root", toy_root, "check", "--lazy")
+    assert (lazy.returncode, lazy.stderr.strip().splitlines()[0]) == (
+        0, "note: 1 workload(s) not checked: tensors not present locally (--lazy)")
+
+
+REAL = "mixed_mla_decode_deepseek41_h64_d512_k8128_k4512"  # small regenerated tensors
+
+
+def copy_definition(root: Path, name: str) -> list[str]:
+    """A dataset root with one real definition: its files, and only its committed blobs.
+
+    Returns the blob paths that are regenerated on first use (absent here, as in a clone).
+    """
+    definition = next((REPO / "definitions").rglob(f"{name}.json"))
+    op_type = definition.parent.name
+    for rel in (f"definitions/{op_type}/{name}.json", f"workloads/{op_type}/{name}.jsonl",
+                f"tasks/{name}.json"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / rel, root / rel)
+    for path in (REPO / "solutions").rglob("*.json"):
+        if json.loads(path.read_text())["definition"] == name:
+            target = root / path.relative_to(REPO)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, target)
+    receipts = [line for line in (REPO / "captures.jsonl").read_text().splitlines()
+                if json.loads(line)["definition"] == name]
+    (root / "captures.jsonl").write_text("\n".join(receipts) + "\n")
+    blob = f"blob/workloads/{name}"
+    ignore = (REPO / blob / ".gitignore").read_text().splitlines()
+    (root / blob).mkdir(parents=True)
+    for path in (REPO / blob).iterdir():
+        if path.name not in ignore[1:]:
+            shutil.copy(path, root / blob / path.name)
+    return [f"{blob}/{n}" for n in ignore[1:]]
+
+
+def test_check_verifies_regenerable_tensors_in_memory_without_writing(tmp_path):
+    root = tmp_path / "ds"
+    regenerable = copy_definition(root, REAL)
+    assert regenerable and not any((root / p).exists() for p in regenerable)
+    before = tree(root)
+    result = hf_eval("--root", root, "check")
+    no_traceback(result)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr.strip().splitlines() == [
+        f"note: {len(regenerable)} large sample tensor(s) not on disk were drawn in memory "
+        "and verified, not written (an audit writes them; --lazy skips them)",
+        "check: 0 problem(s)"]
+    assert tree(root) == before  # drawn and verified in memory, nothing written
+    lazy = hf_eval("--root", root, "check", "--lazy")
+    assert lazy.returncode == 0
+    assert lazy.stderr.strip().splitlines() == [
+        "note: 2 workload(s) not checked: tensors not present locally (--lazy)",
+        "check: 0 problem(s)"]
+
+
+def test_check_reports_a_generator_that_no_longer_reproduces(tmp_path):
+    root = tmp_path / "ds"
+    regenerable = copy_definition(root, REAL)
+    wrong = f"blob/workloads/{REAL}/{'0' * 64}.safetensors"
+    path = next(root.rglob(f"{REAL}.jsonl"))
+    text = path.read_text().replace(regenerable[0], wrong)
+    path.write_text(text)
+    with open(root / f"blob/workloads/{REAL}/.gitignore", "a") as fh:
+        fh.write(f"{'0' * 64}.safetensors\n")
+    result = hf_eval("--root", root, "check")
+    no_traceback(result)
+    assert result.returncode == 1
+    (line,) = [p for p in result.stdout.splitlines() if p.startswith(wrong)]
+    assert re.fullmatch(rf"{wrong}: regenerated tensor hashes to [0-9a-f]{{64}}, not the "
+                        r"recorded hash: the generator no longer reproduces this sample", line)
+    assert not (root / wrong).exists()
+
+
+# ------------------------------------------------------------------ 4. memory: mapped, not read
+def test_a_mapped_tensor_equals_the_read_one_and_never_writes_its_file(tmp_path):
+    store = TensorStore(tmp_path)
+    desc = store.write(torch.arange(24, dtype=torch.float32).reshape(4, 6), "blob/t", "w")
+    path = tmp_path / desc.path
+    digest = sha256_file(path)
+    mapped = tensorfile.read(path, "w", mapped=True)
+    assert torch.equal(mapped, tensorfile.read(path, "w"))
+    mapped.fill_(0)  # copy-on-write: the file keeps its bytes
+    assert sha256_file(path) == digest == tensorfile.sha256("w", tensorfile.read(path, "w"))
+
+
+# ------------------------------------------------------------------ 5. data errors: shown, exit 2
+def test_a_data_error_is_shown_with_its_reason_and_exits_2(toy_root, tmp_path):
+    relpath = rows(toy_root)[0]["workload"]["inputs"]["x"]["path"]
+    (toy_root / relpath).unlink()
+    report = tmp_path / "r.jsonl"
+    result = audit(toy_root, report, "--uuid", UUIDS[0])
+    (record,) = read_report(report)
+    assert record["status"] == "DATA_ERROR" and relpath in record["reason"]
+    assert result.returncode == 2
+    assert f"DATA_ERROR: {DEF}: workload {UUIDS[0]}: {record['reason']}" in result.stdout
+
+
+def test_a_candidate_failure_exits_1_with_its_reason(toy_root, tmp_path):
+    write_json(toy_root / "solutions/toy/wrong.json", solution_json("wrong", GOOD_SOLUTION
+               .replace("* scale", "* scale * 2")))
+    report = tmp_path / "r.jsonl"
+    result = audit(toy_root, report, "--uuid", UUIDS[1], "--solutions", "wrong")
+    (record,) = read_report(report)
+    assert record["status"] == "INCORRECT_NUMERICAL"
+    assert result.returncode == 1
+    assert (f"INCORRECT_NUMERICAL: {DEF} / wrong: workload {UUIDS[1]}: {record['reason']}"
+            in result.stdout)
+
+
+# ------------------------------------------------------------------ 6. a wrong axis value
+def wrong_axis(root: Path) -> str:
+    found = rows(root)
+    found[0]["workload"]["axes"]["M"] = 5  # its x tensor has 1 row
+    write_rows(root, found)
+    x = found[0]["workload"]["inputs"]["x"]["path"]
+    return (f"{WL}:1: workload.axes.M: is 5, but input 'x' ({x}) has 1 along M "
+            "(shape (1, 16), declared ['M', 'K'])")
+
+
+def test_a_wrong_axis_is_blamed_on_the_workload_line_and_axis(toy_root, tmp_path):
+    expected = wrong_axis(toy_root)
+    check = hf_eval("--root", toy_root, "check")
+    assert (check.returncode, check.stdout.strip()) == (1, expected)
+    report = tmp_path / "r.jsonl"
+    result = audit(toy_root, report, "--uuid", UUIDS[0])
+    assert result.returncode == 2
+    assert read_report(report)[0]["reason"] == expected
+
+
+# ------------------------------------------------------------------ 7. messages, not tracebacks
+def test_summarize_a_missing_report(tmp_path):
+    result = hf_eval("summarize", tmp_path / "nope.jsonl", "--out", tmp_path / "out")
+    no_traceback(result)
+    assert (result.returncode, result.stderr.strip()) == (
+        2, f"error: {tmp_path / 'nope.jsonl'}: report not found")
+
+
+def passed_report(toy_root: Path, tmp_path: Path) -> Path:
+    report = tmp_path / "r.jsonl"
+    assert audit(toy_root, report).returncode == 0
+    assert len(read_report(report)) == 3
+    return report
+
+
+def tear_last_line(report: Path) -> None:
+    data = report.read_bytes()
+    report.write_bytes(data[:-40])  # an interrupted write: no newline, half a record
+
+
+def test_summarize_skips_exactly_a_torn_last_line_with_a_note(toy_root, tmp_path):
+    report = passed_report(toy_root, tmp_path)
+    tear_last_line(report)
+    result = hf_eval("summarize", report, "--out", tmp_path / "out")
+    no_traceback(result)
+    assert result.returncode == 0
+    assert result.stderr.strip() == (f"note: {report}:3: ignored a torn last line (an "
+                                     "interrupted write); that case is not summarized")
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["definitions"][DEF]["solutions"]["torch_toy"]["audited"] == 2
+
+
+def test_a_torn_line_in_the_middle_is_an_error_naming_file_and_line(toy_root, tmp_path):
+    report = passed_report(toy_root, tmp_path)
+    lines = report.read_text().splitlines(keepends=True)
+    lines[1] = lines[1][:30] + "\n"
+    report.write_text("".join(lines))
+    result = hf_eval("summarize", report, "--out", tmp_path / "out")
+    no_traceback(result)
+    assert result.returncode == 2
+    assert re.fullmatch(rf"error: {re.escape(str(report))}:2: malformed JSON: .+ \(only a torn "
+                        r"last line, left by an interrupted write, is skipped\)",
+                        result.stderr.strip())
+    resume = audit(toy_root, report, "--resume")
+    assert (resume.returncode, resume.stderr.strip()) == (2, result.stderr.strip())
+
+
+def test_resume_drops_a_torn_last_line_and_redoes_that_case(toy_root, tmp_path):
+    report = passed_report(toy_root, tmp_path)
+    last = read_report(report)[-1]["workload"]
+    tear_last_line(report)
+    result = audit(toy_root, report, "--resume")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[0] == (f"note: {report}:3: dropped a torn last line "
+                                             "(an interrupted write); that case is audited "
+                                             "again")
+    records = read_report(report)
+    assert [r["workload"] for r in records] == UUIDS[:2] + [last]
+    assert {r["status"] for r in records} == {"PASSED"}
+
+
+# ------------------------------------------------------------------ 8. where state lives
+def test_the_readme_says_where_state_lives():
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Where state lives", 1)[1].split("\n## ", 1)[0]
+    for needle in ("~/.cache/inference-kernels", "HF_EVAL_CACHE", "references/",
+                   "packages/", "verified.json", "blob/", "reports/", "peak"):
+        assert needle in section, needle
+
+
+# ------------------------------------------------------------------ 9. small inconsistencies
+def test_usage_line_says_how_the_cli_was_run():
+    result = hf_eval("--help", columns=80)
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: python -m hf_eval ")
+    assert "``" not in result.stdout and "exit status:" in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    script = Path(sys.executable).parent / "hf-eval"
+    if not script.exists():
+        pytest.skip("the hf-eval console script is not installed")
+    import subprocess
+
+    usage = subprocess.run([str(script), "--help"], capture_output=True, text=True).stdout
+    assert usage.startswith("usage: hf-eval ")
+
+
+def test_exit_codes_are_documented_in_help_and_readme():
+    help_text = hf_eval("--help").stdout
+    readme = (REPO / "README.md").read_text()
+    for code, meaning in (("0", "every case passed"), ("1", "a candidate failed"),
+                          ("2", "bad input or data")):
+        assert re.search(rf"^\s+{code}\s+{meaning}", help_text, flags=re.M), code
+        assert f"| {code} | {meaning}" in readme, code
+
+
+def test_list_definitions_solutions_and_suites(toy_root):
+    definitions = hf_eval("--root", toy_root, "list", "definitions")
+    assert (definitions.returncode, definitions.stdout) == (0, f"{DEF}  3 workloads\n")
+    solutions = hf_eval("--root", toy_root, "list", "solutions")
+    assert solutions.stdout == f"{DEF}\n  torch_toy  cpu  preferred cpu  baseline\n"
+    names = hf_eval("--root", toy_root, "list", "solutions", "--names")
+    assert names.stdout == "torch_toy\n"
+    suites = hf_eval("--root", toy_root, "list", "suites")
+    assert suites.stdout.splitlines()[:2] == [
+        "sample  3 workloads: the generated sample (here: every workload)",
+        "first   1 workload: the first line of each workload file: a smoke test"]
+    wrong_root = hf_eval("--root", toy_root / "nope", "list", "definitions")
+    assert (wrong_root.returncode, wrong_root.stderr.strip()) == (
+        2, f"error: {toy_root / 'nope'}: not a dataset root: it has no definitions/ "
+        "directory (see --root)")
+
+
+def test_uuid_and_definitions_take_commas_and_repeats(toy_root, tmp_path):
+    report = tmp_path / "r.jsonl"
+    result = audit(toy_root, report, "--definitions", DEF, "--definitions", DEF,
+                   "--uuid", f"{UUIDS[0]},{UUIDS[2]}", "--uuid", UUIDS[1])
+    assert result.returncode == 0, result.stderr
+    assert sorted(r["workload"] for r in read_report(report)) == UUIDS
+
+
+def test_a_selection_of_no_case_exits_2(toy_root, tmp_path):
+    result = audit(toy_root, tmp_path / "r.jsonl", "--uuid", "no-such-uuid")
+    assert (result.returncode, result.stderr.strip().splitlines()[-1]) == (
+        2, "error: the selection matches no case (see 'list definitions', 'list suites' and "
+        "the --uuid values)")
+
+
+def test_suite_first_is_explained_in_help():
+    text = re.sub(r"\s+", " ", hf_eval("audit", "--help").stdout)
+    assert "first = the first line of each definition's workload file, a quick smoke test" \
+        in text
+
+
+def summarize_text(tmp_path: Path, records: list[dict]) -> str:
+    report = tmp_path / "r.jsonl"
+    report.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = hf_eval("summarize", report, "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    return (tmp_path / "out/performance.md").read_text()
+
+
+def record(solution: str, ms: float) -> dict:
+    return {"definition": DEF, "device": "cpu", "solution": solution, "workload": UUIDS[0],
+            "status": "PASSED", "baseline": "torch_toy", "baseline_timed": "call",
+            "timing": {"eager": {"median_ms": ms}}}
+
+
+def test_speedup_column_is_explained_when_only_the_baseline_ran(tmp_path):
+    text = summarize_text(tmp_path, [record("torch_toy", 2.0)])
+    assert "speed-up" not in text.split("| definition", 1)[1]
+    assert "No speed-ups: in these reports no solution was timed on the same workloads as " \
+           "its task's baseline." in text
+    assert text.endswith("|\n") and not text.endswith("\n\n")
+
+
+def test_speedup_column_when_a_solution_is_paired_with_its_baseline(tmp_path):
+    text = summarize_text(tmp_path, [record("torch_toy", 2.0), record("fast", 1.0)])
+    assert f"| {DEF} | fast | 1/1 | 1.000 | 2.00× (2.00–2.00), 1/1 vs torch_toy |" in text
+    assert f"| {DEF} | torch_toy | 1/1 | 2.000 | baseline |" in text
+    assert text.endswith("|\n") and not text.endswith("\n\n")
