@@ -76,6 +76,54 @@ def check_files(ds: Dataset) -> Iterator[DataError]:
             yield DataError(ds.where(receipt), "receipt for a workload that does not exist",
                             field="uuid")
     yield from _check_unreferenced_blobs(ds)
+    yield from check_interface_audit(ds)
+
+
+def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
+    """docs/interface-audit/interfaces.json: valid, one entry per definition, none unknown;
+    every definition's tags point to its entry; named engine baselines exist.
+
+    The rule binds once a dataset has an audit (the file or any pointer tag), so small
+    datasets without one (test fixtures) are not required to carry it.
+    """
+    from hf_eval.interfaces import (
+        AUDIT_PATH,
+        TAG_PREFIX,
+        coverage_problems,
+        load_audit,
+        pointer_tag,
+    )
+
+    path = ds.root / AUDIT_PATH
+    tagged = any(t.startswith(TAG_PREFIX) for d in ds.definitions.values() for t in d.value.tags)
+    if not path.is_file() and not tagged:
+        return
+    try:
+        audit = load_audit(path)
+    except DataError as err:
+        yield DataError(AUDIT_PATH, err.rule, line=err.line, field=err.field)
+        return
+    yield from coverage_problems(audit, ds.definitions)
+    for name, located in ds.definitions.items():
+        tags = located.value.tags
+        wrong = [t for t in tags if t.startswith(TAG_PREFIX) and t != pointer_tag(name)]
+        if pointer_tag(name) not in tags:
+            yield DataError(ds.where(located), f"no tag {pointer_tag(name)!r} pointing to its "
+                            "interface-audit entry", field="tags")
+        for tag in wrong:
+            yield DataError(ds.where(located), f"tag {tag!r} points to another entry",
+                            field="tags")
+    for entry in audit.entries:
+        solution = entry.engine_baseline.solution
+        if solution is None:
+            continue
+        located = ds.solutions.get(solution)
+        if located is None:
+            yield DataError(AUDIT_PATH, f"unknown solution {solution!r}",
+                            field=f"{entry.definition}.engine_baseline.solution")
+        elif located.value.definition != entry.definition:
+            yield DataError(AUDIT_PATH, f"solution {solution!r} is for another definition",
+                            field=f"{entry.definition}.engine_baseline.solution")
 
 
 def _check_task(ds: Dataset, name: str, located) -> Iterator[DataError]:

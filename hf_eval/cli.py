@@ -262,6 +262,10 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     from hf_eval.capture.commands import register as register_dataset_building
 
     register_dataset_building(sub)  # capture, replay, import-fib, export-fib
+
+    from hf_eval.interfaces_readme import register as register_interfaces
+
+    register_interfaces(sub)  # interfaces render, interfaces verify
     return p
 
 

@@ -1,0 +1,401 @@
+"""The SGLang interface audit: where each definition sits in the serving engine, as data.
+
+``docs/interface-audit/interfaces.json`` records, for every definition, the engine call it
+stands for at one pinned SGLang release: the call sites (file inside the release's wheel,
+function, line), the native kernels they reach, every adapter between the engine's
+arguments and the definition's inputs, whether a candidate could replace the engine's call
+as it is, the integration work left, the engine-path baseline and the evidence. An engineer
+reads it before wiring a faster kernel into the engine; the harness checks it.
+
+Three layers of checking, each where it can run:
+- the models below (pydantic, unknown keys forbidden): shape and internal consistency
+  of the file;
+- ``hf-eval check`` (``hf_eval.checker``): one entry per definition of the dataset, none
+  unknown, each definition's tags point to its entry, named baselines exist;
+- :func:`verify_against_wheel`: every cited file exists in the pinned wheel, the cited
+  function or class is defined there, and the cited line lies inside it (the test suite
+  runs it against the wheel ``.ci/setup --test`` downloads).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import zipfile
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from hf_eval.errors import DataError
+
+#: Where the audit lives, relative to the dataset root.
+AUDIT_PATH = "docs/interface-audit/interfaces.json"
+#: The README generated from it (``python -m hf_eval interfaces render``).
+README_PATH = "docs/interface-audit/README.md"
+#: Where ``.ci/setup --test`` puts the pinned wheel (git-ignored: ``/.cache/``).
+WHEEL_DIR = ".cache/wheels"
+#: The tag every definition carries to point at its entry: ``TAG_PREFIX + name``.
+TAG_PREFIX = f"interface:{AUDIT_PATH}#"
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+def pointer_tag(definition: str) -> str:
+    """The tag that points a definition at its entry in the audit."""
+    return f"{TAG_PREFIX}{definition}"
+
+
+class Model(BaseModel):
+    """Base of every audit model: unknown keys are errors, so a typo cannot hide a field."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Engine(Model):
+    """The pinned engine release every call site refers to."""
+
+    name: Literal["sglang"]
+    """The serving engine (only SGLang is audited)."""
+    version: NonEmpty
+    """Release version, e.g. ``0.5.23``; call sites are valid at this release only."""
+    wheel: NonEmpty
+    """File name of the wheel the call sites were read from (``pip download --no-deps``)."""
+    wheel_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    """sha256 of that wheel, so a test against another build fails instead of drifting."""
+    kernel_package: NonEmpty
+    """The engine's CUDA kernel package and version (``sglang-kernel==…``)."""
+    pinned_dependencies: list[NonEmpty] = []
+    """Other kernel libraries the release pins (from the wheel's METADATA): the native
+    kernels of several boundaries live there rather than in ``sgl_kernel``."""
+
+
+class EngineModel(Model):
+    """Which engine model the definition's source model maps to."""
+
+    named: NonEmpty
+    """The model the definition names (its ``model:`` tag), e.g. ``Qwen-Image 2.1 turbo``."""
+    in_release: bool
+    """Whether the release implements that model under a recognisable name; when not, the
+    entry records the nearest engine path and every difference in ``differences``."""
+    engine_path: NonEmpty
+    """The engine's model or pipeline class that holds the boundary (or the nearest one)."""
+    differences: list[NonEmpty] = []
+    """Every known difference between the definition's model and ``engine_path``."""
+
+    @model_validator(mode="after")
+    def _absent_model_lists_differences(self) -> EngineModel:
+        if not self.in_release and not self.differences:
+            raise ValueError("a model absent from the release needs its differences from "
+                             "the nearest engine path")
+        return self
+
+
+class CallSite(Model):
+    """One place in the engine's source on the path from the model to the native kernel."""
+
+    file: NonEmpty
+    """Path inside the wheel, e.g. ``sglang/srt/models/qwen3_next.py``."""
+    function: NonEmpty
+    """Qualified name of the function or class defined in ``file`` that holds ``line``
+    (``Class.method``; nested functions joined with dots)."""
+    line: Annotated[int, Field(ge=1)]
+    """A line inside ``function`` (its ``def`` line or the call itself) at the release."""
+    role: NonEmpty
+    """What happens there, in one sentence (why an integrator looks at this line)."""
+    boundary: bool = False
+    """True for the one call site a candidate kernel would replace (the boundary itself);
+    the others lead to it or show where its inputs are prepared."""
+
+    @field_validator("file")
+    @classmethod
+    def _inside_wheel(cls, file: str) -> str:
+        pure = PurePosixPath(file)
+        if pure.is_absolute() or ".." in pure.parts or "\\" in file:
+            raise ValueError("must be a relative path inside the wheel (no '/', '..' or '\\')")
+        if pure.parts[0] != "sglang" or pure.suffix != ".py":
+            raise ValueError("must be a Python file of the sglang package (sglang/....py)")
+        return file
+
+
+Hardware = Literal["yes", "no", "unverified"]
+
+
+class NativeKernel(Model):
+    """A compiled or JIT kernel (or library call) that the call sites end in."""
+
+    name: NonEmpty
+    """The callable the engine invokes, e.g. ``sgl_kernel.flash_attn.flash_attn_varlen_func``."""
+    package: NonEmpty
+    """The package that ships it: ``sglang-kernel``, ``sgl-flash-mla``, ``flashinfer``,
+    ``torch``, ``sglang`` (Triton/TileLang/JIT sources inside the wheel), …"""
+    sm90: Hardware
+    """Whether this kernel runs on sm_90 (H200) at this release: ``yes`` from the engine's
+    own gating, ``no`` when the engine gates it to other architectures, ``unverified``
+    when that could not be read offline."""
+    note: str | None = None
+    """Gating, selection or build detail an integrator needs (one or two sentences)."""
+
+
+AdapterKind = Literal["flatten", "pad", "layout", "page_remap", "scale", "mask", "gather",
+                      "split", "dtype", "fixed_constant", "output_order", "fusion", "other"]
+
+
+class Adapter(Model):
+    """One transformation between the engine's arguments and the definition's inputs
+    (or the definition's outputs and what the engine consumes)."""
+
+    name: NonEmpty
+    """Short identifier, unique within the entry (``snake_case``)."""
+    kind: AdapterKind
+    """The issue's categories: flattened leading dims, padding, layout, page remapping,
+    scale conventions, dropped masks or fixed scales, plus gathers, output order, fusion."""
+    does: NonEmpty
+    """What it does, precisely enough to implement it."""
+    changes_values: bool
+    """True when the definition's inputs are not a re-view of the engine's bytes: values
+    are recomputed, rounded, dropped or added (then a candidate is not a drop-in)."""
+
+
+class DropIn(Model):
+    """Whether a kernel written to the definition could replace the engine's call as it is."""
+
+    verdict: bool
+    """True only when the engine's arguments can be passed through without changing values."""
+    reason: NonEmpty
+    """Why, in terms of the adapters and the engine's call contract."""
+
+
+class EngineBaseline(Model):
+    """A solution that calls the engine's own code path, kept apart from preferred ones."""
+
+    runs_on_sm90: Hardware
+    """Whether the engine path of this boundary runs on sm_90 (H200)."""
+    needs: str | None = None
+    """What the engine path needs beyond one sm_90 GPU (e.g. ``Blackwell (sm_100)``,
+    ``a full server``); None when nothing more."""
+    solution: str | None = None
+    """Name of the solution under ``solutions/`` that reproduces the engine path, or None."""
+    intended_solution: str | None = None
+    """Name reserved for a baseline not written yet (to be set as the task's
+    ``engine_baseline`` once it exists and is audited)."""
+    note: NonEmpty
+    """How the baseline reproduces the engine path, or why there is none."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> EngineBaseline:
+        if self.solution is not None and self.intended_solution is not None:
+            raise ValueError("give either solution (it exists) or intended_solution, not both")
+        if self.runs_on_sm90 == "no" and not self.needs:
+            raise ValueError("an engine path that does not run on sm_90 must say what it needs")
+        return self
+
+
+class Evidence(Model):
+    """One piece of validation evidence behind the entry."""
+
+    kind: Literal["read", "checked", "not_established"]
+    """``read``: read in the pinned wheel's source; ``checked``: verified by this project's
+    tooling (tests, samples); ``not_established``: could not be settled offline."""
+    statement: NonEmpty
+    """The fact, with enough detail to re-check it."""
+
+
+class InterfaceEntry(Model):
+    """The engine boundary of one definition."""
+
+    definition: NonEmpty
+    """The definition's ``name``."""
+    engine_model: EngineModel
+    """Which engine model holds the boundary."""
+    call_sites: Annotated[list[CallSite], Field(min_length=1)]
+    """From the model's layer down to the last engine-side call, in call order."""
+    native_kernels: Annotated[list[NativeKernel], Field(min_length=1)]
+    """Every kernel the call sites can reach (all selectable backends)."""
+    adapters: list[Adapter]
+    """Every transformation between engine arguments and definition inputs/outputs."""
+    drop_in: DropIn
+    """Whether a candidate replaces the engine's call as it is."""
+    integration_work: Annotated[list[NonEmpty], Field(min_length=1)]
+    """What remains to wire a definition-conforming kernel into the engine."""
+    engine_baseline: EngineBaseline
+    """The engine-path baseline for this definition."""
+    evidence: Annotated[list[Evidence], Field(min_length=1)]
+    """The evidence for the above, including what could not be established offline."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> InterfaceEntry:
+        boundaries = sum(site.boundary for site in self.call_sites)
+        if boundaries != 1:
+            raise ValueError(f"exactly one call site must be the boundary, found {boundaries}")
+        names = [a.name for a in self.adapters]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate adapter names {duplicates}")
+        changing = [a.name for a in self.adapters if a.changes_values]
+        if self.drop_in.verdict and changing:
+            raise ValueError(f"drop_in is true but adapters change values: {changing}")
+        return self
+
+
+class Simplification(Model):
+    """A simplification the audit found feasible: where the definition could be narrowed
+    or the engine's call simplified, and what it would cost."""
+
+    title: NonEmpty
+    """One line."""
+    definitions: Annotated[list[NonEmpty], Field(min_length=1)]
+    """The definitions it concerns."""
+    text: NonEmpty
+    """The account, in this project's words."""
+
+
+class InterfaceAudit(Model):
+    """The whole file: the pinned engine, one entry per definition, the simplifications."""
+
+    engine: Engine
+    """The release every call site refers to."""
+    entries: Annotated[list[InterfaceEntry], Field(min_length=1)]
+    """One entry per definition, sorted by name."""
+    simplifications: list[Simplification] = []
+    """Feasible simplifications (rendered into the README)."""
+
+    @model_validator(mode="after")
+    def _unique_sorted(self) -> InterfaceAudit:
+        names = [e.definition for e in self.entries]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"more than one entry for {duplicates}")
+        if names != sorted(names):
+            raise ValueError("entries must be sorted by definition name (stable diffs)")
+        known = set(names)
+        for s in self.simplifications:
+            unknown = sorted(set(s.definitions) - known)
+            if unknown:
+                raise ValueError(f"simplification {s.title!r} names definitions without an "
+                                 f"entry: {unknown}")
+        return self
+
+    def entry(self, definition: str) -> InterfaceEntry | None:
+        """The entry of one definition, or None."""
+        return next((e for e in self.entries if e.definition == definition), None)
+
+
+def load_audit(path: str | Path) -> InterfaceAudit:
+    """Load and validate the audit file; every problem is a one-line ``DataError``.
+
+    A field inside an entry is named by the entry's definition (``entries[<name>].…``)
+    rather than its list index, so the message says which boundary to fix.
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise DataError(path, "file not found") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
+    try:
+        return InterfaceAudit.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [str(p) for p in err["loc"]]
+        if len(loc) >= 2 and loc[0] == "entries" and loc[1].isdigit():
+            try:
+                loc[:2] = [f"entries[{data['entries'][int(loc[1])]['definition']}]"]
+            except (KeyError, IndexError, TypeError):
+                pass
+        raise DataError(path, err["msg"].removeprefix("Value error, "),
+                        field=".".join(loc) or None) from None
+
+
+def coverage_problems(audit: InterfaceAudit, definitions: Iterable[str],
+                      where: str = AUDIT_PATH) -> list[DataError]:
+    """One entry per definition: missing and unknown entries, each as one error."""
+    wanted = set(definitions)
+    have = {e.definition for e in audit.entries}
+    problems = [DataError(where, f"no entry for definition {name!r}", field="entries")
+                for name in sorted(wanted - have)]
+    problems += [DataError(where, f"entry for unknown definition {name!r}", field="entries")
+                 for name in sorted(have - wanted)]
+    return problems
+
+
+# ------------------------------------------------------------------- the pinned wheel
+def find_wheel(root: str | Path, audit: InterfaceAudit) -> Path:
+    """The pinned wheel under ``<root>/.cache/wheels``; a clear error when it is absent."""
+    path = Path(root) / WHEEL_DIR / audit.engine.wheel
+    if not path.is_file():
+        raise DataError(path, f"the pinned wheel is missing: run `.ci/setup --test`, or "
+                        f"`pip download --no-deps {audit.engine.name}=={audit.engine.version} "
+                        f"-d {WHEEL_DIR}`")
+    return path
+
+
+def _definitions_in(source: str) -> dict[str, tuple[int, int]]:
+    """Qualified name -> (first line incl. decorators, last line) of every def and class."""
+    spans: dict[str, tuple[int, int]] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + child.name
+                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                # a name defined twice (e.g. under if/else) keeps its widest span
+                old = spans.get(name)
+                span = (start, child.end_lineno or child.lineno)
+                spans[name] = span if old is None else (min(old[0], span[0]),
+                                                        max(old[1], span[1]))
+                walk(child, name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(ast.parse(source), "")
+    return spans
+
+
+def verify_against_wheel(audit: InterfaceAudit, wheel: str | Path) -> list[str]:
+    """Every cited file, function and line, checked in the wheel; one line per problem.
+
+    The wheel's sha256 must be the recorded one. A call site passes when its file is in
+    the wheel, its ``function`` is a (qualified) def or class of that file, and its
+    ``line`` lies within that definition (decorators included).
+    """
+    wheel = Path(wheel)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    if digest != audit.engine.wheel_sha256:
+        return [f"{wheel}: sha256 {digest} is not the recorded {audit.engine.wheel_sha256}"]
+    problems: list[str] = []
+    parsed: dict[str, dict[str, tuple[int, int]] | None] = {}
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        for entry in audit.entries:
+            for i, site in enumerate(entry.call_sites):
+                where = f"{entry.definition}: call_sites.{i}"
+                if site.file not in parsed:
+                    parsed[site.file] = (_definitions_in(archive.read(site.file).decode())
+                                         if site.file in names else None)
+                spans = parsed[site.file]
+                if spans is None:
+                    problems.append(f"{where}: {site.file} is not in {wheel.name}")
+                    continue
+                span = spans.get(site.function)
+                if span is None:
+                    problems.append(f"{where}: {site.function} is not defined in {site.file}")
+                elif not span[0] <= site.line <= span[1]:
+                    problems.append(f"{where}: line {site.line} is outside {site.function} "
+                                    f"({site.file}:{span[0]}-{span[1]})")
+    return problems
+
+
+def dump(audit: InterfaceAudit) -> str:
+    """The canonical text of the audit file (two-space JSON, trailing newline)."""
+    return json.dumps(audit.model_dump(mode="json", exclude_none=True), indent=2,
+                      ensure_ascii=False) + "\n"
