@@ -99,6 +99,7 @@ class Worker:
         self.graph: tuple[torch.cuda.CUDAGraph, list[str], list[object]] | None = None
         self.produced: list[tuple[str, object]] = []  # (set id, outputs) of the last trial
         self.stand_in: list[torch.Tensor] | None = None
+        self.l2_buffer: torch.Tensor | None = None
 
     # ----------------------------------------------------------------- inputs
     def register(self, request: dict) -> dict:
@@ -240,6 +241,17 @@ class Worker:
             reply["cupti"] = cupti
         return reply
 
+    def flush(self, request: dict) -> dict:
+        """Overwrite twice the L2 cache (before a trial, outside its clock: a cold L2)."""
+        if self.device.type == "cuda":
+            if self.l2_buffer is None:
+                size = 2 * torch.cuda.get_device_properties(self.device).L2_cache_size
+                self.l2_buffer = torch.empty(max(size, 1 << 20), dtype=torch.uint8,
+                                             device=self.device)
+            self.l2_buffer.fill_(1)
+            self._sync()
+        return {"status": "OK"}
+
     def stage(self, request: dict) -> dict:
         """(Stand-in workers only) the outputs to return instead of calling a candidate."""
         self.stand_in = [t.to(self.device) for t in request["outputs"]]
@@ -328,7 +340,7 @@ class Worker:
         handlers = {"load": self.load, "register": self.register, "refresh": self.refresh,
                     "forget": self.forget, "prepare": self.prepare, "capture": self.capture,
                     "trial": self.trial, "stage": self.stage,
-                    "changed": self.changed}
+                    "changed": self.changed, "flush": self.flush}
         while True:
             try:
                 request = self.channel.recv()

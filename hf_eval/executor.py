@@ -38,7 +38,7 @@ from hf_eval.modules import solution_hash
 from hf_eval.schema import Solution
 
 LOAD_TIMEOUT_S = 120.0
-#: Live workers a lane keeps: one definition's solutions plus the next one starting.
+#: Live candidate workers a lane keeps (those of one definition's solutions).
 MAX_WORKERS = 8
 #: Worker uids 61000..61899 (sandbox.WORKER_UID_BASE + slot); 61900.. are the tests'.
 UID_SLOTS = 900
@@ -254,24 +254,29 @@ class Isolation:
         self._stand_in: WorkerHandle | None = None
         self._spares = ThreadPoolExecutor(max_workers=1)
         self._spare: Future | None = None
+        #: Whether another solution will want a worker after this one (the audit says):
+        #: only then is the next worker started ahead.
+        self.more_to_come = True
 
     def _start_spare(self) -> None:
-        while len(self.workers) >= MAX_WORKERS:  # end the longest-kept worker
-            self.discard(next(iter(self.workers)))
         self._spare = self._spares.submit(WorkerHandle, None, self.device)
 
     def _fresh_worker(self, solution: Solution) -> WorkerHandle:
+        while len(self.workers) >= MAX_WORKERS:  # end the longest-kept worker
+            self.discard(next(iter(self.workers)))
         if self._spare is None:
-            self._start_spare()
-        future, self._spare = self._spare, None
-        handle = future.result()
+            handle = WorkerHandle(None, self.device)
+        else:
+            future, self._spare = self._spare, None
+            handle = future.result()
         if not handle.alive():  # died while waiting (killed from outside): start afresh
             handle.close()
             handle = WorkerHandle(None, self.device)
         handle.solution_key = solution_hash(solution)
         self.workers[handle.solution_key] = (handle, {"status": "RUNTIME_ERROR",
                                                       "reason": "not loaded"})
-        self._start_spare()
+        if self.more_to_come:
+            self._start_spare()
         return handle
 
     def stand_in(self) -> WorkerHandle:

@@ -195,11 +195,11 @@ class Lane:
                   if self.audit.config.strict_diagnostic else None)
         session = None
         try:
-            session = Session(handle, self.isolation.stand_in(), case.definition, case.task,
+            session = Session(handle, self.isolation.stand_in, case.definition, case.task,
                               self.device, main,
                               reference or (lambda inputs: self.compute_reference(
                                   case.definition, inputs)),
-                              self.audit.secret, timeout, strict)
+                              self.audit.secret, timeout, strict, self.audit.config.cold_l2)
             result = self._judge(session, case, loaded)
             session.forget([main.id], graph=True)
         except (Failure, WorkerFailure) as exc:
@@ -281,6 +281,7 @@ class Audit:
         self.secret = secrets.token_bytes(32)
         self.secret_digest = hashlib.sha256(self.secret).hexdigest()
         self._lock = threading.Lock()
+        self._work: queue.Queue = queue.Queue()
 
     def plan(self) -> list[tuple[Definition, TaskConfig, list[Solution], Located]]:
         """(definition, task, solutions, workload) units, in a stable order."""
@@ -330,6 +331,7 @@ class Audit:
         work: queue.Queue = queue.Queue()
         for unit in units:
             work.put(unit)
+        self._work = work
 
         def lane_main(index: int, device: torch.device) -> None:
             lane = Lane(self, device, index)
@@ -377,7 +379,9 @@ class Audit:
                                     "hashes": {**base["hashes"],
                                                "solution": solution_hash(solution)}}, report)
             return
-        for solution in todo:
+        for index, solution in enumerate(todo):
+            # Start the next solution's worker ahead only when there will be one.
+            lane.isolation.more_to_come = index + 1 < len(todo) or not self._work.empty()
             t0 = time.perf_counter()
             result = lane.judge(solution, case)
             record = {**base, "solution": solution.name,

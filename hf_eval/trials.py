@@ -86,8 +86,9 @@ class Session:
     """The checked and timed calls of one solution on one case, over one worker."""
 
     handle: WorkerHandle
-    #: The lane's harness-only worker: the same requests without a candidate.
-    stand_in: WorkerHandle
+    #: Gives the lane's harness-only worker (the same requests without a candidate),
+    #: started on first use: a validation-only audit never needs one.
+    stand_in_worker: Callable[[], WorkerHandle]
     definition: Definition
     task: TaskConfig
     device: torch.device
@@ -98,11 +99,24 @@ class Session:
     secret: bytes
     timeout: float
     strict: object | None = None
+    #: Overwrite the L2 cache before every timed trial (``audit --cold-l2``).
+    cold_l2: bool = False
     counter: int = 0
     distinct_sets: int = 0
     registered: set[str] = field(default_factory=set)
     #: The last timed trial's request, phase by phase, candidate beside stand-in.
     phases: dict | None = None
+    _stand_in: WorkerHandle | None = None
+
+    @property
+    def stand_in(self) -> WorkerHandle:
+        if self._stand_in is None:
+            self._stand_in = self.stand_in_worker()
+        return self._stand_in
+
+    def _both(self) -> list[WorkerHandle]:
+        """The candidate's worker and the stand-in, if it has been needed yet."""
+        return [self.handle] + ([self._stand_in] if self._stand_in is not None else [])
 
     # ------------------------------------------------------------------ requests
     def _request(self, message: dict, timeout: float | None = None,
@@ -120,7 +134,7 @@ class Session:
         return new
 
     def forget(self, ids: list[str], graph: bool = False) -> None:
-        for handle in (self.handle, self.stand_in):
+        for handle in self._both():
             self._request({"op": "forget", "ids": ids, "graph": graph}, handle=handle)
         self.registered.difference_update(ids)
 
@@ -189,6 +203,9 @@ class Session:
         """One clocked trial request, every output judged: (first verdict, event ms, the
         audit's bound in ms, the reply). The bound is this request's wall time on the
         audit's clock less the same request's wall time on the stand-in worker."""
+        if timed and self.cold_l2:
+            for handle in (self.handle, self.stand_in):
+                self._request({"op": "flush"}, handle=handle)
         message = {"op": "trial", "method": method, "ids": [s.id for s in sets],
                    "sets": self._new(sets), "refresh": [s.id for s in sets] if refresh else [],
                    "n_outputs": len(self.definition.outputs), "profile": profile}

@@ -2,17 +2,12 @@
 
 :func:`fresh_content` makes the sets every timed call gets (:mod:`hf_eval.trials`): the
 floating-point inputs permuted by a generator the audit seeds from its secret, so the
-content can be neither recognised nor predicted. Inputs of more than
-:data:`VARY_LIMIT_BYTES` (a layer's weight) stay shared when a smaller floating input
-varies, which keeps a pool of many sets small; the output depends on every input, so
-one changed input already changes the answer.
-
-The second input set permutes the elements of every floating-point input with a generator
-seeded by the workload UUID: the value distribution (and so the realism and the numeric
-range) is unchanged, structural inputs (integers, bool, int8 carriers of quantised data)
-are left as they are, and the audit writes the permuted content into the *same* buffers,
-so a cache keyed on pointers, shapes or call counts returns a stale answer and fails.
-A family can override this with ``second_input_set`` in ``hf_eval/rules/<op_type>.py``.
+content can be neither recognised nor predicted; structural inputs (integers, bool, int8
+carriers of quantised data) stay as they are, so the content stays valid. Inputs of more
+than :data:`VARY_LIMIT_BYTES` (a layer's weight) stay shared when a smaller floating
+input varies, which keeps a pool of many sets small; the output depends on every input,
+so one changed input already changes the answer. :class:`InPlace` writes such a set into
+the workload's own buffers (a cache keyed on pointers then fails).
 
 The scale probe calls again with every runtime ``*scale*`` scalar halved, which catches a
 kernel that hard-codes the scale.
@@ -20,42 +15,9 @@ kernel that hard-codes the scale.
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-
 import torch
 
 from hf_eval.schema import Definition
-
-
-def _generator(uuid: str) -> torch.Generator:
-    seed = int.from_bytes(hashlib.sha256(uuid.encode()).digest()[:8], "little") >> 1
-    return torch.Generator().manual_seed(seed)
-
-
-def _family_hook(definition: Definition):
-    try:
-        module = importlib.import_module(f"hf_eval.rules.{definition.op_type}")
-    except ModuleNotFoundError:
-        return None
-    return getattr(module, "second_input_set", None)
-
-
-def second_input_set(definition: Definition, inputs: list[object], uuid: str) -> list[object]:
-    """Inputs of the same shapes and dtypes with different floating-point content."""
-    hook = _family_hook(definition)
-    if hook is not None:
-        named = hook(definition.name, dict(zip(definition.inputs, inputs)), _generator(uuid))
-        return [named[name] for name in definition.inputs]
-    gen = _generator(uuid)
-    variant = []
-    for value in inputs:
-        if isinstance(value, torch.Tensor) and value.dtype.is_floating_point and value.numel() > 1:
-            perm = torch.randperm(value.numel(), generator=gen).to(value.device)
-            value = value.reshape(-1)[perm].reshape(value.shape)
-        variant.append(value)
-    return variant
-
 
 #: Floating inputs larger than this are shared between fresh sets when a smaller one varies.
 VARY_LIMIT_BYTES = 64 << 20

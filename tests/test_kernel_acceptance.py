@@ -134,3 +134,32 @@ def test_space_files_are_shipped():
     assert "launch_gradio_widget" in (space / "app.py").read_text()
     requirements = (space / "requirements.txt").read_text()
     assert "evaluate" in requirements and "hf-eval" in requirements
+
+
+SCRIPT = """\
+import os
+os.environ.update(HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+import evaluate
+metric = evaluate.load("hf_eval/kernel_acceptance")
+result = metric.compute(predictions=["torch_toy"], references=[{uuid!r}], root={root!r})
+print("RESULT", result["accepted"], result["total"], result["cases"][0]["status"])
+"""
+
+
+@pytest.mark.parametrize("how", ["script", "stdin"])
+def test_metric_works_from_a_plain_script_and_from_stdin(toy_root, tmp_path, how):
+    """The worker is a fresh interpreter: nothing re-imports the caller's ``__main__``, so
+    a script without an ``if __name__ == "__main__"`` guard, or one read from stdin,
+    gets the right verdict and no bootstrapping traceback."""
+    import subprocess
+    import sys
+
+    code = SCRIPT.format(uuid=uuids(toy_root)[0], root=str(toy_root))
+    script = tmp_path / "plain.py"
+    script.write_text(code)
+    argv = [sys.executable, str(script)] if how == "script" else [sys.executable, "-"]
+    done = subprocess.run(argv, input=None if how == "script" else code, cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "RESULT 1 1 PASSED" in done.stdout
