@@ -37,16 +37,22 @@ def _same(saved: object, value: object) -> bool:
 
 
 class InputSnapshot:
-    def __init__(self, names: list[str], inputs: list[object]) -> None:
+    def __init__(self, names: list[str], inputs: list[object],
+                 only: list[int] | None = None) -> None:
+        """``only``: the indices to watch (a fresh set's own tensors; the ones it shares
+        with the workload, a multi-GB weight say, are watched by the workload's snapshot)."""
         self.names = names
-        self.saved = [_take(v) for v in inputs]
+        self.watched = set(range(len(inputs)) if only is None else only)
+        self.saved = [_take(v) if i in self.watched else None for i, v in enumerate(inputs)]
 
     def changed(self, inputs: list[object]) -> list[str]:
-        """Names of inputs whose bytes, shape or dtype differ from the snapshot."""
-        return [name for name, saved, value in zip(self.names, self.saved, inputs)
-                if not _same(saved, value)]
+        """Names of watched inputs whose bytes, shape or dtype differ from the snapshot."""
+        return [name for i, (name, saved, value) in enumerate(zip(self.names, self.saved,
+                                                                  inputs))
+                if i in self.watched and not _same(saved, value)]
 
     def retake(self, inputs: list[object], indices: list[int]) -> None:
         """Snapshot again only the inputs at ``indices`` (the ones the harness rewrote)."""
         for i in indices:
-            self.saved[i] = _take(inputs[i])
+            if i in self.watched:
+                self.saved[i] = _take(inputs[i])

@@ -291,8 +291,10 @@ class Session:
             sets = [self.fresh() for _ in range(iters)]
             self._stage(sets, prepare=method == "prepared")
             for s in sets:
+                own = [i for i, (mine, shared) in enumerate(zip(s.inputs, self.main.inputs))
+                       if mine is not shared]
                 s.snapshot = None if cuda else InputSnapshot(list(self.definition.inputs),
-                                                             s.inputs)
+                                                             s.inputs, own)
             _, event, bound, reply = self._trial(
                 method, sets, f"{method} timing trial {trial + 1}",
                 refresh=True, timed=not profile, profile=profile)
