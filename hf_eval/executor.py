@@ -198,25 +198,10 @@ class WorkerHandle:
         self.kill()
         self.channel.close()
         if self.uid is not None:
-            sandbox.reap(self.uid)
-            _remove_owned(Path("/dev/shm"), self.uid)
+            sandbox.reap(self.uid)  # its /dev/shm was a private tmpfs: nothing left there
         sandbox.remove_private_dir(self.private)
         self.lease.release()
         self.log.close()
-
-
-def _remove_owned(directory: Path, uid: int) -> None:
-    """Delete what ``uid`` left in a shared directory such as /dev/shm."""
-    try:
-        entries = list(directory.iterdir())
-    except OSError:
-        return
-    for entry in entries:
-        try:
-            if entry.lstat().st_uid == uid:
-                entry.unlink()
-        except OSError:
-            pass
 
 
 @contextmanager
@@ -247,9 +232,8 @@ class Isolation:
     its own (:class:`UidLease`), so reaping one never touches another.
     """
 
-    def __init__(self, device: torch.device, lane: int = 0) -> None:
+    def __init__(self, device: torch.device) -> None:
         self.device = device
-        self.lane = lane
         self.workers: dict[str, tuple[WorkerHandle, dict]] = {}
         self._stand_in: WorkerHandle | None = None
         self._spares = ThreadPoolExecutor(max_workers=1)

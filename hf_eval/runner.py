@@ -126,10 +126,10 @@ class Case:
 class Lane:
     """One device and its candidate worker; audits whole workloads one at a time."""
 
-    def __init__(self, audit: Audit, device: torch.device, index: int = 0) -> None:
+    def __init__(self, audit: Audit, device: torch.device) -> None:
         self.audit = audit
         self.device = device
-        self.isolation = Isolation(device, index)
+        self.isolation = Isolation(device)
         self.definition: str | None = None  # workers are kept per definition
 
     # ------------------------------------------------------------------ the truth
@@ -333,8 +333,8 @@ class Audit:
             work.put(unit)
         self._work = work
 
-        def lane_main(index: int, device: torch.device) -> None:
-            lane = Lane(self, device, index)
+        def lane_main(device: torch.device) -> None:
+            lane = Lane(self, device)
             try:
                 while True:
                     try:
@@ -345,8 +345,7 @@ class Audit:
             finally:
                 lane.close()
 
-        threads = [threading.Thread(target=lane_main, args=(i, d))
-                   for i, d in enumerate(self.devices)]
+        threads = [threading.Thread(target=lane_main, args=(d,)) for d in self.devices]
         for t in threads:
             t.start()
         for t in threads:
