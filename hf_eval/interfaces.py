@@ -37,6 +37,7 @@ from pydantic import (
 )
 
 from hf_eval.errors import DataError
+from hf_eval.schema import stays_inside
 
 #: Where the audit lives, relative to the dataset root.
 AUDIT_PATH = "docs/interface-audit/interfaces.json"
@@ -120,7 +121,7 @@ class CallSite(Model):
     @classmethod
     def _inside_wheel(cls, file: str) -> str:
         pure = PurePosixPath(file)
-        if pure.is_absolute() or ".." in pure.parts or "\\" in file:
+        if not stays_inside(file):
             raise ValueError("must be a relative path inside the wheel (no '/', '..' or '\\')")
         if pure.parts[0] != "sglang" or pure.suffix != ".py":
             raise ValueError("must be a Python file of the sglang package (sglang/....py)")

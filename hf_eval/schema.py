@@ -33,6 +33,12 @@ DTypeName = Literal["float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e
                     "float4_e2m1", "int64", "int32", "int16", "int8", "bool"]
 
 
+def stays_inside(path: str) -> bool:
+    """Whether a relative POSIX path stays under the directory it is relative to."""
+    pure = PurePosixPath(path)
+    return not (pure.is_absolute() or ".." in pure.parts or "\\" in path)
+
+
 class Model(BaseModel):
     """Base of every model: unknown keys are errors."""
 
@@ -184,8 +190,7 @@ class SourceFile(Model):
     @field_validator("path")
     @classmethod
     def _inside_package(cls, path: str) -> str:
-        pure = PurePosixPath(path)
-        if pure.is_absolute() or ".." in pure.parts or "\\" in path:
+        if not stays_inside(path):
             raise ValueError("source path must stay inside the package (no absolute path, no '..')")
         return path
 
