@@ -351,17 +351,42 @@ def _truth(dataset: Dataset, definition: Definition, baseline: Solution | None,
     return truth
 
 
-def bench_definition(dataset: Dataset, name: str, ceilings: dict, write) -> None:
-    """Every GPU solution at every benchmark shape, through the audit's isolated worker
-    and checks (:class:`hf_eval.runner.Lane`): the lines carry the audit's statuses."""
+def pick_solutions(dataset: Dataset, name: str, how: str | None) -> list[Solution]:
+    """The GPU solutions of ``name`` to time: every one (``how`` None), or the
+    comma-separated names and keywords in ``how`` (``baseline``: the task's baseline;
+    ``preferred``: the task's preferred H200 solution). Names of other definitions'
+    solutions are ignored, so one list serves a run over several definitions."""
+    solutions = [s for s in dataset.solutions_for(name) if runs_on_gpu(s)]
+    if how is None:
+        return solutions
+    task = dataset.task(name)
+    wanted = set()
+    for word in (w.strip() for w in how.split(",") if w.strip()):
+        if word == "baseline":
+            wanted.add(task.baseline.solution)
+        elif word == "preferred":
+            pick = task.preferred.get("h200")
+            wanted.update([pick.solution] if pick else [])
+        else:
+            wanted.add(word)
+    return [s for s in solutions if s.name in wanted]
+
+
+def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
+                     how: str | None = None) -> None:
+    """The chosen GPU solutions (:func:`pick_solutions`) at every benchmark shape,
+    through the audit's isolated worker and checks (:class:`hf_eval.runner.Lane`): the
+    lines carry the audit's statuses. Workers live until the definition is done, so a
+    solution compiles its kernels once, not once per shape."""
     from hf_eval.channel import shared
     from hf_eval.runner import Audit, AuditConfig, Case, Lane
     from hf_eval.schema import Timing
 
     definition = dataset.definition(name)
     task = dataset.task(name).model_copy(update={"timing": Timing(**BENCH_TIMING)})
-    solutions = [s for s in dataset.solutions_for(name) if runs_on_gpu(s)]
-    baseline = next((s for s in solutions if s.name == task.baseline.solution), None)
+    solutions = pick_solutions(dataset, name, how)
+    baseline = next((s for s in dataset.solutions_for(name)
+                     if s.name == task.baseline.solution and runs_on_gpu(s)), None)
     device = torch.device("cuda")
     entries = roofline.load()
     audit = Audit(dataset, AuditConfig(report=Path("/dev/null"), devices=["cuda"],
@@ -400,7 +425,6 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write) -> None
                     record["tflops"] = c.flops / (ms * 1e-3) / 1e12
                     record["tbps"] = c.bytes / (ms * 1e-3) / 1e12
                 write(record)
-            lane.isolation.shutdown()
             case = inputs = None  # free the shape's tensors before the next one
             torch.cuda.empty_cache()
     finally:
@@ -413,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True,
                    help="directory for ceilings.json and bench.jsonl")
     p.add_argument("--definitions", help="comma-separated names (default: every shape file)")
+    p.add_argument("--solutions", help="comma-separated solution names and the keywords "
+                   "'baseline' and 'preferred' (default: every GPU solution)")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         print("error: the benchmark generates and times on a CUDA device; none is visible",
@@ -444,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             t0 = time.perf_counter()
             try:
-                bench_definition(dataset, name, ceilings, write)
+                bench_definition(dataset, name, ceilings, write, args.solutions)
             except Exception as exc:  # e.g. no task yet: reported, the other definitions go on
                 write({"definition": name, "shape": "-", "status": "DEFINITION_ERROR",
                        "reason": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"})

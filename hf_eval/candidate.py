@@ -22,6 +22,7 @@ import torch
 
 from hf_eval.channel import Channel, ChannelClosed
 from hf_eval.modules import Entry, load_entry
+from hf_eval.reveal import unmask
 from hf_eval.schema import Solution
 
 # Bound before any candidate code runs; checked unchanged after every request (a patched
@@ -29,6 +30,9 @@ from hf_eval.schema import Solution
 _synchronize = torch.cuda.synchronize
 _perf_counter = time.perf_counter
 _untyped_storage = torch.Tensor.untyped_storage
+#: Marks an input of a set as "the tensor another registered set holds at this index"
+#: (``(SAME_AS, set id, index)``): a workload's tensors are uploaded once, not per set.
+SAME_AS = "@same-as"
 GUARDED = [
     (time, "perf_counter"), (statistics, "median"), (torch, "equal"),
     (torch.cuda, "synchronize"), (torch.cuda, "graph"), (torch.cuda.Event, "record"),
@@ -87,6 +91,32 @@ def poison(tensor: torch.Tensor) -> None:
         tensor.fill_(-7)
 
 
+class _Arena:
+    """A trial's masked arena in this worker: the shared bytes as staged and a private
+    copy (on the worker's device) that the candidate's inputs are views of."""
+
+    def __init__(self, source: torch.Tensor, device: torch.device) -> None:
+        self.source = source
+        self.private = source.to(device, copy=True)
+        self.scratch = torch.empty_like(self.private)  # the mask, drawn inside the request
+        self.storage = _untyped_storage(source).data_ptr()
+        self.seed: int | None = None
+
+    def view_of(self, value: torch.Tensor, base: torch.Tensor | None = None) -> torch.Tensor:
+        """The counterpart of ``value`` (a view of the shared source) in ``base`` (by
+        default the private copy)."""
+        base = self.private if base is None else base
+        return torch.empty(0, dtype=value.dtype, device=base.device).set_(
+            _untyped_storage(base), value.storage_offset(), value.shape, value.stride())
+
+    def unmasked_source(self) -> torch.Tensor:
+        """What the private copy must hold after the last unmask (for the input check)."""
+        expected = self.source.to(self.private.device, copy=True)
+        if self.seed is not None:
+            unmask(expected, self.seed, self.scratch)
+        return expected
+
+
 class Worker:
     def __init__(self, channel: Channel, walls: list[str]) -> None:
         self.channel = channel
@@ -95,46 +125,71 @@ class Worker:
         self.device = torch.device("cpu")
         self.sets: dict[str, list[object]] = {}  # id -> inputs on the worker's device
         self.sources: dict[str, list[object]] = {}  # id -> the shared CPU inputs
+        self.arenas: dict[str, _Arena] = {}  # id -> a trial's masked arena
+        self.arena_of: dict[str, str] = {}  # set id -> arena id
         self.launches: dict[str, Callable[[], object]] = {}
         self.graph: tuple[torch.cuda.CUDAGraph, list[str], list[object]] | None = None
         self.produced: list[tuple[str, object]] = []  # (set id, outputs) of the last trial
+        #: Output slots the audit registered (shared CPU memory, call index -> outputs):
+        #: a trial copies call k's outputs into slot k, so no memory is allocated or sent
+        #: inside the clocked request.
+        self.slots: list[list[torch.Tensor]] = []
+        self.pinned: list[int] = []
         self.stand_in: list[torch.Tensor] | None = None
         self.l2_buffer: torch.Tensor | None = None
 
     # ----------------------------------------------------------------- inputs
     def register(self, request: dict) -> dict:
-        """Keep input sets; on CUDA, upload them (a tensor shared by sets is uploaded once)."""
+        """Keep input sets. On CUDA, upload them (a tensor shared by sets is uploaded
+        once); inputs that are views of a masked arena become views of this worker's
+        private copy of it (on CPU too), and ``SAME_AS`` references resolve to the
+        tensor another set already holds."""
+        arena = None
+        if request.get("arena") is not None:
+            arena = _Arena(request["arena"]["buffer"], self.device)
+            self.arenas[request["arena"]["id"]] = arena
         uploaded: dict[int, torch.Tensor] = {}
         for set_id, inputs in request["sets"].items():
-            self.sources[set_id] = inputs
-            if self.device.type == "cpu":
-                self.sets[set_id] = inputs
-                continue
-            on_device = []
+            sources, on_device = [], []
             for value in inputs:
-                if isinstance(value, torch.Tensor):
-                    key = value.data_ptr()
-                    if key not in uploaded:
-                        uploaded[key] = value.to(self.device)
-                    value = uploaded[key]
+                source = value
+                if isinstance(value, tuple) and len(value) == 3 and value[0] == SAME_AS:
+                    source = self.sources[value[1]][value[2]]
+                    value = self.sets[value[1]][value[2]]
+                elif isinstance(value, torch.Tensor):
+                    if arena is not None and _untyped_storage(value).data_ptr() == arena.storage:
+                        value = arena.view_of(value)
+                    elif self.device.type != "cpu":
+                        key = value.data_ptr()
+                        if key not in uploaded:
+                            uploaded[key] = value.to(self.device)
+                        value = uploaded[key]
+                sources.append(source)
                 on_device.append(value)
+            self.sources[set_id] = sources
             self.sets[set_id] = on_device
+            if arena is not None:
+                self.arena_of[set_id] = request["arena"]["id"]
+        self._sync()
+        return {"status": "OK"}
+
+    def reload(self, request: dict) -> dict:
+        """Copy a masked arena's shared bytes (rewritten by the audit) into the private
+        copy, outside any clocked request: the content stays masked until a trial."""
+        arena = self.arenas[request["arena"]]
+        arena.private.copy_(arena.source)
+        arena.seed = None
         self._sync()
         return {"status": "OK"}
 
     def refresh(self, request: dict) -> dict:
         """Copy the shared inputs' current content into the device copies (after the audit
-        rewrote them), and poison the captured graph's outputs."""
+        rewrote them in place: the second input set)."""
         if self.device.type == "cuda":
             for set_id in request["ids"]:
                 for mine, source in zip(self.sets[set_id], self.sources[set_id]):
                     if isinstance(mine, torch.Tensor) and mine is not source:
                         mine.copy_(source, non_blocking=False)
-        if self.graph is not None:
-            for outputs in self.graph[2]:
-                for out in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
-                    if isinstance(out, torch.Tensor):
-                        poison(out)
         self._sync()
         return {"status": "OK"}
 
@@ -143,9 +198,38 @@ class Worker:
             self.sets.pop(set_id, None)
             self.sources.pop(set_id, None)
             self.launches.pop(set_id, None)
+            self.arena_of.pop(set_id, None)
+        live = set(self.arena_of.values())  # an arena goes with the last set that used it
+        for arena_id in [a for a in self.arenas if a not in live]:
+            del self.arenas[arena_id]
         if request.get("graph"):
             self.graph = None
         return {"status": "OK"}
+
+    def set_slots(self, request: dict) -> dict:
+        """Take the audit's output slots; on CUDA, pin them (page-locked) so the copies
+        into them are plain DMA transfers of predictable cost (unpinned, the copies are
+        still correct, only slower: the reply says how many were pinned)."""
+        self._unpin()
+        self.slots = request["slots"]
+        if self.device.type == "cuda":
+            try:
+                cudart = torch.cuda.cudart()
+                for outputs in self.slots:
+                    for t in outputs:
+                        ptr = t.data_ptr()
+                        if t.numel() and int(cudart.cudaHostRegister(ptr, t.nbytes, 0)) == 0:
+                            self.pinned.append(ptr)
+            except Exception:  # noqa: BLE001 - no pinning here: pageable copies instead
+                pass
+        return {"status": "OK", "pinned": len(self.pinned)}
+
+    def _unpin(self) -> None:
+        if self.pinned:
+            cudart = torch.cuda.cudart()
+            for ptr in self.pinned:
+                cudart.cudaHostUnregister(ptr)
+        self.pinned = []
 
     # ----------------------------------------------------------------- calls
     def prepare(self, request: dict) -> dict:
@@ -181,19 +265,26 @@ class Worker:
 
     def trial(self, request: dict) -> dict:
         """The one path of every call, in one request the audit clocks from outside:
-        take the request's new input sets (and refreshed content), run the calls back to
-        back, wait for the whole device, and hand every output back.
+        unmask this trial's content (``unmask``: the arena and the seed), run the calls
+        back to back, wait for the whole device, and copy every output into its slot.
 
         A stand-in worker (``request["stand_in"]``, never loaded with a candidate) returns
         staged tensors instead of calling anything: the audit times it to learn what this
         request costs without a candidate, and subtracts only that."""
         t_start = _perf_counter()
-        if request.get("sets"):
-            self.register(request)
         if request.get("refresh"):
             self.refresh({"ids": request["refresh"]})
-        t_inputs = _perf_counter()
+        if request.get("unmask"):
+            arena = self.arenas[request["unmask"]["arena"]]
+            arena.seed = request["unmask"]["seed"]
+            unmask(arena.private, arena.seed, arena.scratch)
         method, ids = request["method"], request["ids"]
+        if method == "graph" and self.graph is not None and self.stand_in is None:
+            for outputs in self.graph[2]:
+                for out in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
+                    if isinstance(out, torch.Tensor):
+                        poison(out)
+        t_inputs = _perf_counter()
         cuda = self.device.type == "cuda"
         profiler = None
         if request.get("profile") and cuda:
@@ -259,31 +350,50 @@ class Worker:
         return {"status": "OK"}
 
     def collect(self, request: dict) -> dict:
-        """The last trial's outputs as CPU tensors, after the checks only this process can
-        make (type, density, aliasing); plus which device copies of inputs changed."""
+        """Check the last trial's outputs (type, density, device, aliasing: what only this
+        process can see) and copy call k's into slot k. An output whose shape or dtype
+        does not fit its slot travels in the reply instead (the audit's acceptance rules
+        then name the mismatch); the entry of a call whose outputs are in its slot is None.
+        """
         n_outputs = request["n_outputs"]
-        outputs, spans = [], []
-        for set_id, produced in self.produced:
+        entries, spans = [], []
+        for index, (set_id, produced) in enumerate(self.produced):
             if self.stand_in is not None:
                 spans = []  # a stand-in returns the same staged tensors on every call
-            outputs.append(self._checked(produced, set_id, n_outputs, spans))
+            outputs = self._checked(produced, set_id, n_outputs, spans)
+            slot = self.slots[index] if index < len(self.slots) else None
+            if slot is not None and all(o.shape == s.shape and o.dtype == s.dtype
+                                        for o, s in zip(outputs, slot)):
+                for out, target in zip(outputs, slot):
+                    target.copy_(out, non_blocking=True)
+                entries.append(None)
+            else:
+                entries.append([_to_shared_cpu(t) for t in outputs])
         self._sync()
-        copies = [[_to_shared_cpu(t) for t in outs] for outs in outputs]
         self.produced = []
-        return {"status": "OK", "outputs": copies}
+        return {"status": "OK", "outputs": entries}
 
     def changed(self, request: dict) -> dict:
-        """(CUDA) Which device copies of inputs differ from the shared originals (the audit
-        byte-checks CPU inputs itself); asked after a trial, outside its clock."""
+        """Which private (device) copies of inputs differ from what the audit staged
+        (unmasked, for an arena); asked after a trial, outside its clock. The audit
+        byte-checks the inputs it maps itself (the workload's own, on CPU)."""
         changed, verdict = [], {}  # a tensor shared by several sets is compared once
+        expected: dict[str, torch.Tensor] = {}
         for set_id in request["ids"]:
+            arena_id = self.arena_of.get(set_id)
+            if arena_id is not None and arena_id not in expected:
+                expected[arena_id] = self.arenas[arena_id].unmasked_source()
             for index, (mine, source) in enumerate(zip(self.sets[set_id],
                                                        self.sources[set_id])):
                 if not isinstance(mine, torch.Tensor) or mine is source:
                     continue
                 key = mine.data_ptr()
                 if key not in verdict:
-                    verdict[key] = _same_bytes(mine.to("cpu"), source)
+                    arena = self.arenas.get(arena_id)
+                    if arena is not None and _untyped_storage(source).data_ptr() == arena.storage:
+                        verdict[key] = _same_bytes(mine, arena.view_of(source, expected[arena_id]))
+                    else:
+                        verdict[key] = _same_bytes(mine.to("cpu"), source)
                 if not verdict[key]:
                     changed.append([set_id, index])
         return {"status": "OK", "changed": changed}
@@ -304,6 +414,9 @@ class Worker:
             if out.layout != torch.strided or out.is_meta or out.requires_grad:
                 raise OutputError("INCORRECT_DTYPE", f"output {index} must be a dense, "
                                   "materialised tensor without autograd history")
+            if out.device.type != self.device.type:
+                raise OutputError("INCORRECT_SHAPE", f"output {index} is on {out.device}, "
+                                  f"the inputs on {self.device}")
             span = _span(out)
             for i, other in input_spans:
                 if _overlaps(span, other):
@@ -337,10 +450,10 @@ class Worker:
             _synchronize(self.device)  # the whole device: every stream of this process
 
     def serve(self) -> None:
-        handlers = {"load": self.load, "register": self.register, "refresh": self.refresh,
-                    "forget": self.forget, "prepare": self.prepare, "capture": self.capture,
-                    "trial": self.trial, "stage": self.stage,
-                    "changed": self.changed, "flush": self.flush}
+        handlers = {"load": self.load, "register": self.register, "reload": self.reload,
+                    "slots": self.set_slots, "refresh": self.refresh, "forget": self.forget,
+                    "prepare": self.prepare, "capture": self.capture, "trial": self.trial,
+                    "stage": self.stage, "changed": self.changed, "flush": self.flush}
         while True:
             try:
                 request = self.channel.recv()

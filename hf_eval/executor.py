@@ -26,13 +26,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
 import torch
 
-from hf_eval import sandbox
+from hf_eval import sandbox, spawner
 from hf_eval.channel import Channel, ChannelClosed
 from hf_eval.modules import solution_hash
 from hf_eval.schema import Solution
@@ -49,6 +50,10 @@ CALIBRATION_REQUESTS = 20
 INHERITED = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_HOME",
              "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
              "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+#: How workers start: "fork" from the spawner (torch already imported: fast), or "exec"
+#: (a fresh interpreter each). ``HF_EVAL_WORKER_START=exec`` forces the latter; the
+#: report's ``isolation`` field says which one ran (``start:fork`` / ``start:exec``).
+START_METHOD = os.environ.get("HF_EVAL_WORKER_START", "fork")
 
 
 class WorkerFailure(Exception):
@@ -102,17 +107,27 @@ class WorkerHandle:
         mine, theirs = socket.socketpair()
         walls = {"uid": self.uid, "readable": list(sandbox.default_readable()),
                  "writable": [str(self.private)], "network": False}
-        env = {k: os.environ[k] for k in INHERITED if k in os.environ}
+        base = {k: os.environ[k] for k in INHERITED if k in os.environ}
         # The worker's uid has no passwd entry: USER and LOGNAME answer getpass.getuser().
-        env.update(sandbox.private_env(self.private), HF_EVAL_CACHE=str(self.private),
-                   PYTHONDONTWRITEBYTECODE="1", USER="hf-eval-worker",
-                   LOGNAME="hf-eval-worker")
+        env = {**base, **sandbox.private_env(self.private), "HF_EVAL_CACHE": str(self.private),
+               "PYTHONDONTWRITEBYTECODE": "1", "USER": "hf-eval-worker",
+               "LOGNAME": "hf-eval-worker"}
         self.log = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "hf_eval.worker", "--fd", str(theirs.fileno()),
-             "--walls", json.dumps(walls)],
-            pass_fds=[theirs.fileno()], cwd=self.private, env=env, stdin=subprocess.DEVNULL,
-            stdout=self.log, stderr=self.log, start_new_session=True)
+        self.process = None
+        if START_METHOD == "fork":
+            try:
+                self.process = spawner.spawner(base, "/").spawn(
+                    theirs, self.log.fileno(), walls, env, str(self.private))
+            except (OSError, EOFError, RuntimeError) as exc:  # reported: start:exec
+                warnings.warn(f"worker spawner unavailable ({exc}); this worker starts as "
+                              "a fresh interpreter", RuntimeWarning, stacklevel=2)
+        if self.process is None:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "hf_eval.worker", "--fd", str(theirs.fileno()),
+                 "--walls", json.dumps(walls)],
+                pass_fds=[theirs.fileno()], cwd=self.private, env=env,
+                stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                start_new_session=True)
         theirs.close()
         self.channel = Channel(mine, restricted=True)
         self.overhead_ms = self._calibrate()

@@ -3,26 +3,28 @@
 The scheme (docs/verdicts.md says why each known cheat fails under it):
 
 * **Every call is checked.** The first call, warm-up calls and every call inside a timed
-  trial go through the worker's one ``trial`` path; afterwards the audit collects every
-  output and judges it against the reference of the content that call was given. A
-  candidate that can tell timing from checking (stack, call count, spacing) gains
-  nothing, because there is no unchecked call.
-* **Timed calls get fresh content.** Each timed call gets its own input set: the
-  floating-point inputs permuted with a generator seeded from the audit's secret, so a
-  cache keyed on content (or on pointers) never hits, and the content cannot be
-  predicted or precomputed. The pool of sets is bounded by :data:`POOL_BYTES`: a trial
-  takes fewer calls when a workload's sets are large, and the report says so.
-* **``prepare`` sees a decoy.** Prepared launches are built while their buffers hold
-  the workload's original content; the real content is written afterwards, so a
-  ``prepare`` that computes the answer returns the wrong one.
-* **Graphs are poisoned.** A CUDA graph is captured on decoy content; before each replay
-  its input buffers get fresh content and its output buffers are filled with NaN (or
-  -7), so work done only at capture fails.
+  trial go through the worker's one ``trial`` path; the audit judges the outputs against
+  the reference of the content each call was given (all of them in a short trial, a
+  secret random subset of a long one). A candidate that can tell timing from checking
+  (stack, call count, spacing) gains nothing, because no call is known to be unchecked.
+* **Timed calls get fresh content, revealed inside the clock.** Each timed call gets its
+  own input set: the floating-point inputs permuted with a generator seeded from the
+  audit's secret. The sets are staged in the workers before the trial, but masked
+  (:mod:`hf_eval.reveal`): the clocked request carries the seed that unmasks them, so the
+  content can be neither cached on nor computed ahead. The pool of sets is bounded by
+  :data:`POOL_BYTES`: a trial takes fewer calls when a workload's sets are large.
+* **``prepare`` and graph capture see only masked content**, so a ``prepare`` that
+  computes the answer, or work done only at capture, returns the wrong one; graph output
+  buffers are poisoned before every replay.
+* **Outputs land in slots the audit registered**, and before the audit stops its clock
+  it copies a secret random sample of the elements of each judged output: an output
+  changed after the reply (work finished after the clock) disagrees with its sample.
 * **The audit's clock bounds the time.** Every trial ends with a device-wide synchronise
-  in the worker; the audit times the request itself, subtracts the request overhead
-  measured before the candidate loaded, and reports ``max(event time, that bound)``.
-  Work on side streams or in threads that finish before the reply is counted; CUPTI's
-  kernel time and its span over every stream are reported beside.
+  in the worker; the audit times the request itself, subtracts what the same request
+  costs a stand-in worker that never loads candidate code, and reports
+  ``max(event time, that bound)``. Work on side streams or in threads that finish before
+  the reply is counted; CUPTI's kernel time and its span over every stream are reported
+  beside.
 """
 
 from __future__ import annotations
@@ -30,13 +32,16 @@ from __future__ import annotations
 import hashlib
 import secrets
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
 from hf_eval.acceptance import compare_outputs
+from hf_eval.candidate import SAME_AS
 from hf_eval.executor import WorkerFailure, WorkerHandle
+from hf_eval.reveal import Arena
 from hf_eval.schema import Definition, TaskConfig
 from hf_eval.schema import Timing as TimingConfig
 from hf_eval.snapshot import InputSnapshot
@@ -47,18 +52,27 @@ POOL_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
 #: CPU timing is for orientation only: two trials of one call each.
 CPU_TIMING = TimingConfig(warmup=0, iters=1, trials=2)
 #: Calls of a trial judged against their reference: all of them up to this many, else
-#: this many drawn at random once the trial's outputs are in (every output comes back,
-#: so the candidate cannot know which). A candidate that cheats on a fraction f of its
-#: calls passes a trial with probability (1 - f) ** JUDGED_PER_TRIAL.
+#: this many drawn at random (by the audit, unseen by the worker) before the trial. A
+#: candidate that cheats on a fraction f of its calls passes a trial with probability
+#: (1 - f) ** JUDGED_PER_TRIAL.
 JUDGED_PER_TRIAL = 8
+#: Elements of each judged output copied inside the clocked request (all of a smaller
+#: output), at positions the audit draws in secret: a candidate that rewrites a fraction w
+#: of an output after the reply goes unseen with probability about (1 - w) ** SEAL_ELEMENTS.
+SEAL_ELEMENTS = 4096
 _RANDOM = secrets.SystemRandom()
 #: A timing request may take this many times the task's per-call timeout.
 TIMING_TIMEOUT_FACTOR = 3
+#: Runs of the same request on the stand-in per timed trial. The audit subtracts the
+#: cheapest run seen in the session for a request of that shape (method and call count):
+#: noise can then only make a candidate look slower, never faster.
+STAND_IN_RUNS = 5
 
 
 @dataclass
 class InputSet:
-    """Inputs the worker gets (shared CPU memory) and the truth for their content."""
+    """An input set and the truth for its content. ``inputs`` is the real content, in the
+    audit's memory; what the worker holds of a timed set is the masked arena's copy."""
 
     id: str
     inputs: list[object]
@@ -66,6 +80,9 @@ class InputSet:
     #: fresh set whose call is not among those judged never needs its truth).
     truth: tuple[torch.Tensor, ...] | Callable[[], tuple[torch.Tensor, ...]]
     snapshot: InputSnapshot | None = None
+    #: The arena this set's varied inputs travel in (timed sets only), and its place there.
+    arena: Arena | None = None
+    arena_index: int = 0
 
     @property
     def reference(self) -> tuple[torch.Tensor, ...]:
@@ -79,6 +96,24 @@ class Failure(Exception):
     """A verdict other than PASSED, raised out of the session."""
 
     result: dict
+
+
+@dataclass
+class _Seal:
+    """What the audit copied of one trial's judged outputs before it stopped its clock."""
+
+    positions: list[torch.Tensor | None]  # per output: sampled flat indices, None = all
+    taken: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # call -> samples
+
+
+@dataclass
+class _WorkerState:
+    """What one worker (the candidate's or the stand-in) holds of this session."""
+
+    handle: WorkerHandle
+    registered: set[str] = field(default_factory=set)
+    arenas: set[str] = field(default_factory=set)
+    slots: list[list[torch.Tensor]] = field(default_factory=list)
 
 
 @dataclass
@@ -103,50 +138,106 @@ class Session:
     cold_l2: bool = False
     counter: int = 0
     distinct_sets: int = 0
-    registered: set[str] = field(default_factory=set)
     #: The last timed trial's request, phase by phase, candidate beside stand-in.
     phases: dict | None = None
-    _stand_in: WorkerHandle | None = None
+    _candidate: _WorkerState | None = None
+    _stand_in: _WorkerState | None = None
+    _main_here: list[object] | None = None
+    #: The cheapest stand-in run seen per request shape (method, calls), in ms.
+    _floor: dict[tuple[str, int], float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._candidate = _WorkerState(self.handle)
 
     @property
-    def stand_in(self) -> WorkerHandle:
+    def stand_in(self) -> _WorkerState:
         if self._stand_in is None:
-            self._stand_in = self.stand_in_worker()
+            self._stand_in = _WorkerState(self.stand_in_worker())
+            self._request({"op": "stage", "outputs": [r.cpu() for r in self.main.reference]},
+                          worker=self._stand_in)
         return self._stand_in
 
-    def _both(self) -> list[WorkerHandle]:
+    @property
+    def registered(self) -> set[str]:
+        """Ids of the sets the candidate's worker holds."""
+        return self._candidate.registered
+
+    def _workers(self) -> list[_WorkerState]:
         """The candidate's worker and the stand-in, if it has been needed yet."""
-        return [self.handle] + ([self._stand_in] if self._stand_in is not None else [])
+        return [self._candidate] + ([self._stand_in] if self._stand_in is not None else [])
 
     # ------------------------------------------------------------------ requests
     def _request(self, message: dict, timeout: float | None = None,
-                 handle: WorkerHandle | None = None) -> tuple[dict, float]:
-        reply, wall_ms = (handle or self.handle).request(message, timeout or self.timeout)
+                 worker: _WorkerState | None = None) -> tuple[dict, float]:
+        reply, wall_ms = (worker or self._candidate).handle.request(message,
+                                                                    timeout or self.timeout)
         if reply.get("status") != "OK":
             raise Failure({k: reply[k] for k in ("status", "reason") if k in reply}
                           | ({"fatal": True} if reply.get("fatal") else {}))
         return reply, wall_ms
 
-    def _new(self, sets: list[InputSet]) -> dict:
-        """The sets the worker does not hold yet, keyed by id (sent with the next trial)."""
-        new = {s.id: s.inputs for s in sets if s.id not in self.registered}
-        self.registered.update(new)
-        return new
+    def _register(self, worker: _WorkerState, sets: list[InputSet]) -> None:
+        """Hand the worker the sets it does not hold yet (outside any clock). A timed set
+        travels as its masked arena's views, plus references to the workload's tensors."""
+        new = {s.id: s for s in sets if s.id not in worker.registered}
+        if not new:
+            return
+        arena = next((s.arena for s in new.values() if s.arena is not None), None)
+        if arena is not None:
+            self._register(worker, [self.main])
+        same_as = (SAME_AS, self.main.id)
+        wire = {i: (s.arena.wire(s.arena_index, self.main_here, same_as)
+                    if s.arena is not None else s.inputs) for i, s in new.items()}
+        message = {"op": "register", "sets": wire}
+        if arena is not None:
+            message["arena"] = {"id": arena.id, "buffer": arena.buffer}
+        self._request(message, self.timeout * TIMING_TIMEOUT_FACTOR, worker=worker)
+        worker.registered.update(new)
+        if arena is not None:
+            worker.arenas.add(arena.id)
 
-    def forget(self, ids: list[str], graph: bool = False) -> None:
-        for handle in self._both():
-            self._request({"op": "forget", "ids": ids, "graph": graph}, handle=handle)
-        self.registered.difference_update(ids)
+    def _slots(self, worker: _WorkerState, calls: int) -> None:
+        """Make sure the worker holds output slots for ``calls`` calls (shared memory the
+        audit allocated, shaped like the reference's outputs)."""
+        if len(worker.slots) >= calls:
+            return
+        worker.slots = [[torch.zeros_like(r, device="cpu").share_memory_()
+                         for r in self.main.reference] for _ in range(calls)]
+        self._request({"op": "slots", "slots": worker.slots}, worker=worker)
+
+    def forget(self, ids: list[str], graph: bool = False,
+               arenas: list[str] | None = None) -> None:
+        for worker in self._workers():
+            self._request({"op": "forget", "ids": ids, "graph": graph}, worker=worker)
+            worker.registered.difference_update(ids)
+            worker.arenas.difference_update(arenas or [])
+
+    @property
+    def main_here(self) -> list[object]:
+        """The workload's inputs on the audit's device (where fresh sets are drawn)."""
+        if self._main_here is None:
+            self._main_here = [v.to(self.device) if isinstance(v, torch.Tensor) else v
+                               for v in self.main.inputs]
+        return self._main_here
 
     def fresh(self) -> InputSet:
-        """An input set of new content, with its reference."""
+        """An input set of new content (on the audit's device), with its reference."""
         self.counter += 1
         digest = hashlib.sha256(self.secret + self.counter.to_bytes(8, "little")).digest()
-        generator = torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") >> 1)
-        inputs = fresh_content(self.definition, self.main.inputs, generator)
+        generator = torch.Generator(self.device).manual_seed(
+            int.from_bytes(digest[:8], "little") >> 1)
+        inputs = fresh_content(self.definition, self.main_here, generator)
         self.distinct_sets += 1
         return InputSet(f"s{self.counter}-{digest[8:12].hex()}", inputs,
                         lambda: self.reference(inputs))
+
+    def _fresh_sets(self, count: int) -> tuple[list[InputSet], Arena]:
+        """``count`` fresh sets packed into one arena (not yet written)."""
+        sets = [self.fresh() for _ in range(count)]
+        arena = Arena.pack(self.main_here, [s.inputs for s in sets])
+        for index, s in enumerate(sets):
+            s.arena, s.arena_index = arena, index
+        return sets, arena
 
     # ------------------------------------------------------------------ judging
     def _judge(self, outputs: list[torch.Tensor], truth: InputSet, when: str) -> dict:
@@ -164,29 +255,70 @@ class Session:
             result["diagnostic"] = [v.to_json() for v in strict]
         return result
 
-    def _judge_all(self, reply: dict, sets: list[InputSet], when: str) -> dict:
-        """Judge every output of a trial; the first failure ends the session."""
+    def _entries(self, reply: dict, calls: int) -> list:
+        """The reply's per-call entries, checked for shape (None: in its slot)."""
         produced = reply.get("outputs")
         n_outputs = len(self.definition.outputs)
-        if not (isinstance(produced, list) and len(produced) == len(sets) and all(
-                isinstance(o, list) and len(o) == n_outputs
-                and all(type(t) is torch.Tensor for t in o) for o in produced)):
+        if not (isinstance(produced, list) and len(produced) == calls and all(
+                o is None or (isinstance(o, list) and len(o) == n_outputs
+                              and all(type(t) is torch.Tensor for t in o))
+                for o in produced)):
             raise Failure({"status": "RUNTIME_ERROR", "fatal": True,
-                           "reason": f"result channel tampering: the reply does not hold "
-                                     f"{n_outputs} tensor(s) for each of {len(sets)} call(s)"})
+                           "reason": f"result channel tampering: the reply does not account "
+                                     f"for {n_outputs} output(s) of each of {calls} call(s)"})
+        return produced
+
+    def _seal_plan(self) -> _Seal:
+        positions = []
+        for r in self.main.reference:
+            n = r.numel()
+            positions.append(None if n <= SEAL_ELEMENTS else
+                             torch.tensor(_RANDOM.sample(range(n), SEAL_ELEMENTS)))
+        return _Seal(positions)
+
+    @staticmethod
+    def _sample(t: torch.Tensor, where: torch.Tensor | None) -> torch.Tensor:
+        flat = t.reshape(-1)
+        return (flat.clone() if where is None else flat[where]).view(torch.uint8)
+
+    def _take(self, worker: _WorkerState, entries: list, judged: list[int],
+              seal: _Seal) -> None:
+        """Inside the clock: copy the sampled elements of each judged call's outputs."""
+        for index in judged:
+            outputs = worker.slots[index] if entries[index] is None else entries[index]
+            seal.taken[index] = [self._sample(t, where)
+                                 for t, where in zip(outputs, seal.positions)]
+
+    def _outputs(self, entries: list, judged: list[int], seal: _Seal) -> dict[int, list]:
+        """After the clock: every judged call's outputs, copied out of the slots, each
+        checked against what was sealed inside the clock."""
+        out = {}
+        for index in judged:
+            source = (self._candidate.slots[index] if entries[index] is None
+                      else entries[index])
+            copies = [t.clone() for t in source]
+            for t, where, sealed in zip(copies, seal.positions, seal.taken[index]):
+                if not torch.equal(self._sample(t, where), sealed):
+                    raise Failure({"status": "RUNTIME_ERROR", "fatal": True,
+                                   "reason": "an output changed after the worker replied "
+                                             "(work finished outside the clocked request)"})
+            out[index] = copies
+        return out
+
+    def _judge_all(self, outputs: dict[int, list], sets: list[InputSet], when: str) -> dict:
+        """Judge the judged calls' outputs; the first failure ends the session."""
         changed: set[tuple] = set()
-        if self.device.type == "cuda":
-            asked, _ = self._request({"op": "changed", "ids": sorted({s.id for s in sets})})
+        watched = sorted({sets[i].id for i in outputs if self.device.type == "cuda"
+                          or sets[i].arena is not None})
+        if watched:
+            asked, _ = self._request({"op": "changed", "ids": watched})
             changed = {tuple(c) for c in asked.get("changed", [])}
         names = list(self.definition.inputs)
         first = None
-        judged = range(len(sets))
-        if len(sets) > JUDGED_PER_TRIAL:  # which ones is drawn after the calls were made
-            judged = sorted(_RANDOM.sample(range(len(sets)), JUDGED_PER_TRIAL))
-        for index in judged:
-            truth, outputs = sets[index], produced[index]
+        for index in sorted(outputs):
+            truth = sets[index]
             label = when if len(sets) == 1 else f"{when} (call {index + 1} of {len(sets)})"
-            result = self._judge(outputs, truth, label)
+            result = self._judge(outputs[index], truth, label)
             modified = [names[i] for (sid, i) in changed if sid == truth.id]
             if truth.snapshot is not None:
                 modified += truth.snapshot.changed(truth.inputs)
@@ -198,31 +330,52 @@ class Session:
             first = first or result
         return first
 
+    def _clocked(self, worker: _WorkerState, message: dict, judged: list[int],
+                 seal: _Seal, timeout: float) -> tuple[dict, list, float]:
+        """One trial request on the audit's clock: from sending it until the sampled
+        elements of the judged outputs are copied. (reply, entries, milliseconds)"""
+        t0 = time.perf_counter()
+        reply, _ = self._request(message, timeout, worker=worker)
+        entries = self._entries(reply, len(message["ids"]))
+        self._take(worker, entries, judged, seal)
+        return reply, entries, (time.perf_counter() - t0) * 1e3
+
     def _trial(self, method: str, sets: list[InputSet], when: str, *, refresh: bool = False,
                timed: bool = False, profile: bool = False) -> tuple[dict, float, float, dict]:
-        """One clocked trial request, every output judged: (first verdict, event ms, the
-        audit's bound in ms, the reply). The bound is this request's wall time on the
-        audit's clock less the same request's wall time on the stand-in worker."""
-        if timed and self.cold_l2:
-            for handle in (self.handle, self.stand_in):
-                self._request({"op": "flush"}, handle=handle)
+        """One clocked trial request, the judged outputs judged: (first verdict, event ms,
+        the audit's bound in ms, the reply). The bound is this request's time on the
+        audit's clock less the same request's time on the stand-in worker."""
+        arena = sets[0].arena
+        for worker in [self._candidate] + ([self.stand_in] if timed else []):
+            self._register(worker, sets)
+            self._slots(worker, len(sets))
+            if timed and self.cold_l2:
+                self._request({"op": "flush"}, worker=worker)
+        judged = list(range(len(sets)))
+        if len(sets) > JUDGED_PER_TRIAL:  # drawn now, in the audit: the worker never sees it
+            judged = sorted(_RANDOM.sample(judged, JUDGED_PER_TRIAL))
         message = {"op": "trial", "method": method, "ids": [s.id for s in sets],
-                   "sets": self._new(sets), "refresh": [s.id for s in sets] if refresh else [],
+                   "refresh": [s.id for s in sets] if refresh else [],
+                   "unmask": {"arena": arena.id, "seed": arena.seed} if arena else None,
                    "n_outputs": len(self.definition.outputs), "profile": profile}
-        reply, wall_ms = self._request(
-            message, self.timeout * (TIMING_TIMEOUT_FACTOR if len(sets) > 1 or timed else 1))
-        verdict = self._judge_all(reply, sets, when)
+        timeout = self.timeout * (TIMING_TIMEOUT_FACTOR if len(sets) > 1 or timed else 1)
+        seal = self._seal_plan()
+        reply, entries, wall_ms = self._clocked(self._candidate, message, judged, seal, timeout)
+        verdict = self._judge_all(self._outputs(entries, judged, seal), sets, when)
         bound = 0.0
         if timed:
-            # The same message three times (the stand-in holds every set the candidate
-            # holds, and re-registers the new ones each time); its cheapest run is the cost.
+            # The same request on the stand-in (which holds the same sets, masked the same
+            # way, and copies as many samples); its cheapest run is the request's cost.
             stand_in = {**message, "method": "eager", "profile": False}
-            runs = [self._request(stand_in, handle=self.stand_in) for _ in range(3)]
-            cheapest = min(runs, key=lambda run: run[1])
-            bound = max(0.0, wall_ms - cheapest[1])
+            runs = [self._clocked(self.stand_in, stand_in, judged, self._seal_plan(), timeout)
+                    for _ in range(STAND_IN_RUNS)]
+            cheapest = min(runs, key=lambda run: run[2])
+            shape = (method, len(sets))
+            floor = self._floor[shape] = min(self._floor.get(shape, cheapest[2]), cheapest[2])
+            bound = max(0.0, wall_ms - floor)
             self.phases = {"candidate": reply.get("phases_ms"), "candidate_wall": wall_ms,
                            "stand_in": cheapest[0].get("phases_ms"),
-                           "stand_in_wall": cheapest[1]}
+                           "stand_in_wall": cheapest[2], "stand_in_floor": floor}
         event = float(reply.get("event_ms", 0.0))
         if not event >= 0.0:  # NaN or negative: a forged number counts as nothing
             event = 0.0
@@ -234,52 +387,27 @@ class Session:
 
     # ------------------------------------------------------------------ timing
     def _iters(self, spec: TimingConfig) -> int:
-        """Calls per trial that fit the pool (each call holds a set, its output and truth)."""
-        per_set = sum(t.numel() * t.element_size() for t in self.main.inputs
-                      if isinstance(t, torch.Tensor) and t.dtype.is_floating_point)
+        """Calls per trial that fit the pool (each call holds its set's real content, the
+        masked copy, its outputs and their truth)."""
+        per_set = 2 * sum(t.numel() * t.element_size() for t in self.main.inputs
+                          if isinstance(t, torch.Tensor) and t.dtype.is_floating_point)
         per_set += 3 * sum(r.numel() * r.element_size() for r in self.main.reference)
         budget = POOL_BYTES["cuda" if self.device.type == "cuda" else "cpu"]
         return max(1, min(spec.iters, budget // max(1, per_set)))
 
-    def _with_original_content(self, sets: list[InputSet]) -> list[list[tuple]]:
-        """Write the workload's original content into the sets' varied buffers (a decoy);
-        return (buffer, real content) pairs to write back."""
-        saved = []
-        for s in sets:
-            pairs = []
-            for mine, original in zip(s.inputs, self.main.inputs):
-                if isinstance(mine, torch.Tensor) and mine is not original:
-                    pairs.append((mine, mine.clone()))
-                    mine.copy_(original)
-            saved.append(pairs)
-        return saved
-
-    def _stage(self, sets: list[InputSet], prepare: bool) -> None:
-        """Hand the sets to both workers while their buffers hold the workload's original
-        content (a decoy: ``prepare`` runs now, on it), then write the real content, which
-        the workers take in inside the clocked trial (``refresh``). So the clocked request
-        moves only new content, not new buffers, and the candidate sees the real content
-        only inside it."""
-        saved = self._with_original_content(sets)
-        new = self._new(sets)
-        for handle in (self.handle, self.stand_in):
-            self._request({"op": "trial", "method": "none", "ids": [], "sets": new,
-                           "n_outputs": 0}, handle=handle)
-        if prepare:
-            self._request({"op": "prepare", "ids": [s.id for s in sets]},
-                          self.timeout * TIMING_TIMEOUT_FACTOR)
-        for pairs in saved:
-            for mine, content in pairs:
-                mine.copy_(content)
-
-    def _stage_stand_in(self) -> None:
-        self._request({"op": "stage", "outputs": [r.cpu() for r in self.main.reference]},
-                      handle=self.stand_in)
+    def _write(self, arena: Arena, sets: list[InputSet]) -> None:
+        """Write the sets' content, masked under a new seed, and hand both workers the
+        masked bytes (outside the clock): registered with the sets, or reloaded."""
+        arena.write([s.inputs for s in sets], self.device)
+        for worker in (self._candidate, self.stand_in):
+            if arena.id in worker.arenas:
+                self._request({"op": "reload", "arena": arena.id}, worker=worker)
+            else:
+                self._register(worker, sets)
 
     def time(self, method: str, spec: TimingConfig, cuda: bool) -> dict:
         """Warm-up, then ``trials`` timed trials on fresh sets (plus one profiled trial on
-        CUDA); every output judged. Per-call milliseconds."""
-        self._stage_stand_in()
+        CUDA); the judged outputs judged. Per-call milliseconds."""
         iters = self._iters(spec)
         if method == "prepared":
             self._request({"op": "prepare", "ids": [self.main.id]})
@@ -288,17 +416,15 @@ class Session:
         events, bounds, cupti = [], [], None
         for trial in range(spec.trials + (1 if cuda else 0)):
             profile = trial == spec.trials
-            sets = [self.fresh() for _ in range(iters)]
-            self._stage(sets, prepare=method == "prepared")
-            for s in sets:
-                own = [i for i, (mine, shared) in enumerate(zip(s.inputs, self.main.inputs))
-                       if mine is not shared]
-                s.snapshot = None if cuda else InputSnapshot(list(self.definition.inputs),
-                                                             s.inputs, own)
+            sets, arena = self._fresh_sets(iters)
+            self._write(arena, sets)
+            if method == "prepared":  # on the masked content: it must not hold the answer
+                self._request({"op": "prepare", "ids": [s.id for s in sets]},
+                              self.timeout * TIMING_TIMEOUT_FACTOR)
             _, event, bound, reply = self._trial(
                 method, sets, f"{method} timing trial {trial + 1}",
-                refresh=True, timed=not profile, profile=profile)
-            self.forget([s.id for s in sets])
+                timed=not profile, profile=profile)
+            self.forget([s.id for s in sets], arenas=[arena.id])
             if profile:
                 cupti = reply.get("cupti")
             else:
@@ -307,41 +433,35 @@ class Session:
         return _statistics(events, bounds, iters, cupti, self.phases)
 
     def time_graph(self, method: str, spec: TimingConfig) -> dict:
-        """A graph of ``iters`` calls captured on decoy content; each replay gets fresh
-        content and poisoned outputs, and is judged."""
-        self._stage_stand_in()
+        """A graph of ``iters`` calls captured on masked content; each replay gets fresh
+        content (unmasked inside the clock) and poisoned outputs, and is judged."""
         iters = self._iters(spec)
-        buffers = [self.fresh() for _ in range(iters)]
-        self._stage(buffers, prepare=method == "prepared")
-        self._with_original_content(buffers)  # capture on the original content
-        new = self._new(buffers)
-        for handle in (self.handle, self.stand_in):
-            self._request({"op": "trial", "method": "none", "ids": [], "sets": new,
-                           "refresh": [b.id for b in buffers], "n_outputs": 0}, handle=handle)
+        buffers, arena = self._fresh_sets(iters)
+        self._write(arena, buffers)
+        ids = [b.id for b in buffers]
+        if method == "prepared":
+            self._request({"op": "prepare", "ids": ids}, self.timeout * TIMING_TIMEOUT_FACTOR)
         try:
-            self._request({"op": "capture", "method": method, "ids": [b.id for b in buffers]},
+            self._request({"op": "capture", "method": method, "ids": ids},
                           self.timeout * TIMING_TIMEOUT_FACTOR)
         except Failure as failure:
-            self.forget([b.id for b in buffers], graph=True)
+            self.forget(ids, graph=True, arenas=[arena.id])
             return {"error": failure.result.get("reason", "graph capture failed")}
         events, bounds, cupti = [], [], None
         for trial in range(spec.trials + 1):
             profile = trial == spec.trials
             for b in buffers:
                 content = self.fresh()
-                for mine, new_value in zip(b.inputs, content.inputs):
-                    if isinstance(mine, torch.Tensor) and mine is not new_value:
-                        mine.copy_(new_value)
-                b.truth = content.truth
+                b.inputs, b.truth = content.inputs, content.truth
+            self._write(arena, buffers)
             _, event, bound, reply = self._trial("graph", buffers, f"graph replay {trial + 1}",
-                                                 refresh=True, timed=not profile,
-                                                 profile=profile)
+                                                 timed=not profile, profile=profile)
             if profile:
                 cupti = reply.get("cupti")
             else:
                 events.append(event / iters)
                 bounds.append(bound / iters)
-        self.forget([b.id for b in buffers], graph=True)
+        self.forget(ids, graph=True, arenas=[arena.id])
         return _statistics(events, bounds, iters, cupti, self.phases)
 
 

@@ -32,7 +32,10 @@ def _nbytes(t: torch.Tensor) -> int:
 
 def fresh_content(definition: Definition, inputs: list[object],
                   generator: torch.Generator) -> list[object]:
-    """Inputs with new floating-point content in new shared CPU memory (others shared)."""
+    """Inputs with new floating-point content (others shared), on the inputs' device and
+    the generator's: new shared memory on CPU, new device memory on a GPU (where the
+    audit of a GPU lane draws it, which is far faster for the large sets of benchmark
+    shapes)."""
     del definition  # one rule for every family today; the hook for a family that needs its own
     floats = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)
               and v.dtype.is_floating_point and v.numel() > 1]
@@ -44,15 +47,17 @@ def fresh_content(definition: Definition, inputs: list[object],
         value = inputs[i]
         flat = value.reshape(-1)
         if value.numel() <= PERMUTE_LIMIT:
-            perm = torch.randperm(value.numel(), generator=generator, device="cpu")
-            new = flat.cpu()[perm]
+            perm = torch.randperm(value.numel(), generator=generator, device=value.device)
+            new = flat[perm]
         else:
             row = value.shape[-1] if value.dim() else 1
-            shift = int(torch.randint(1, value.numel(), (1,), generator=generator))
+            shift = int(torch.randint(1, value.numel(), (1,), generator=generator,
+                                      device=value.device))
             if row > 1 and shift % row == 0:
                 shift += 1
-            new = torch.roll(flat.cpu(), shift)
-        fresh[i] = new.reshape(value.shape).share_memory_()
+            new = torch.roll(flat, shift)
+        new = new.reshape(value.shape)
+        fresh[i] = new.share_memory_() if new.device.type == "cpu" else new
     return fresh
 
 

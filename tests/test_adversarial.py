@@ -40,9 +40,12 @@ EXPECTED = {
     "wrong_shape": ("INCORRECT_SHAPE", r"first call: y: shape"),
     "lazy_output": ("INCORRECT_DTYPE", r"not a plain torch.Tensor"),
     "deferred_thread": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    # the right answer written into the output slots after the reply comes too late
+    "rewrite_outputs_late": ("INCORRECT_NUMERICAL", r"^first call: y: "),
     # phase detection: every call is checked, so a detected "timed" call that cheats fails
     "phase_by_call_count": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
-    "phase_by_spacing": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    # (which checked call it lands on depends on how fast the machine runs the audit)
+    "phase_by_spacing": ("INCORRECT_NUMERICAL", r"^(eager timing trial \d|second input set): y: "),
     "phase_by_arguments": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
     "phase_by_stack": ("PASSED", r"^$"),  # finds no difference, so stays honest (and slow)
     "phase_by_environment": ("PASSED", r"^$"),
@@ -52,6 +55,8 @@ EXPECTED = {
     "cache_by_shape": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
     "cache_by_pointer": ("INCORRECT_NUMERICAL", r"^(eager timing trial \d|second input set): y: "),
     "cache_by_fingerprint": ("PASSED", r"^$"),  # never hits, so never faster
+    # timed content is staged masked: what a thread computes ahead is never asked for
+    "precompute_staged": ("PASSED", r"^$"),
     "cache_by_content_hash": ("PASSED", r"^$"),
     # the truth and the dataset are unreadable; nothing outlives the worker
     "read_reference_cache": ("RUNTIME_ERROR", DENIED),
@@ -60,7 +65,9 @@ EXPECTED = {
     "read_parent_memory": ("RUNTIME_ERROR", DENIED),
     "process_vm_readv": ("RUNTIME_ERROR", DENIED),
     "proc_environ_of_parent": ("RUNTIME_ERROR", DENIED),
-    "gc_scan_truth": ("RUNTIME_ERROR", r"LookupError: no reference output in this process"),
+    # what it finds is an output slot the audit registered (zeros, or its own earlier
+    # outputs): never a reference, so it returns the wrong answer
+    "gc_scan_truth": ("INCORRECT_NUMERICAL", r"^first call: y: "),
     "network": ("RUNTIME_ERROR", r"Network is unreachable|" + DENIED),
     "leave_file": ("RUNTIME_ERROR", DENIED),
     "leave_process": ("PASSED", r"^$"),  # allowed to start it; it is killed with the worker
@@ -77,7 +84,7 @@ EXPECTED = {
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
 NO_SPEEDUP = ["slow_honest", "phase_by_stack", "phase_by_environment", "cache_by_fingerprint",
-              "cache_by_content_hash", "forge_event_time"]
+              "cache_by_content_hash", "forge_event_time", "precompute_staged"]
 LEFTOVER = Path("/tmp/hf_eval_adversarial_leftover")
 
 
@@ -110,15 +117,28 @@ def _candidate(name: str, tmp: Path, target: str | None = None) -> Solution:
 
 
 def _uid_processes(uid: int) -> list[int]:
+    """Live processes of ``uid`` (a zombie is dead: it waits only for its parent)."""
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if entry.stat().st_uid == uid:
+                if entry.stat().st_uid == uid and \
+                        "\nState:\tZ" not in (entry / "status").read_text():
                     pids.append(int(entry.name))
             except OSError:
                 pass
     return pids
+
+
+def _describe(pid: int) -> str:
+    """What a surviving process is (for the failure message)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError as exc:
+        return f"gone ({exc})"
+    keep = [line for line in status if line.split(":")[0] in ("State", "PPid", "Uid")]
+    return f"{cmdline!r} {keep}"
 
 
 @pytest.fixture(scope="module")
@@ -150,6 +170,7 @@ def records() -> dict[str, dict]:
         uids = {int(w.removeprefix("uid:")) for r in audited
                 for w in r.model_dump().get("isolation", []) if w.startswith("uid:")}
         survivors = [pid for uid in sorted(uids) for pid in _uid_processes(uid)]
+        described = {pid: _describe(pid) for pid in survivors}
     finally:
         server.close()
         if old_cache is None:
@@ -157,7 +178,7 @@ def records() -> dict[str, dict]:
         else:
             os.environ["HF_EVAL_CACHE"] = old_cache
     out = {r.solution.removeprefix("candidate-"): r.model_dump(mode="json") for r in audited}
-    out["__survivors__"] = {"pids": survivors}
+    out["__survivors__"] = {"pids": survivors, "described": described}
     out["__report__"] = {"lines": report.read_text().splitlines()}
     shutil.rmtree(base, ignore_errors=True)
     return out
@@ -195,7 +216,7 @@ def test_every_timed_call_got_fresh_content(records):
 
 
 def test_nothing_outlives_the_workers(records):
-    assert records["__survivors__"]["pids"] == []
+    assert records["__survivors__"]["pids"] == [], records["__survivors__"]
     assert not LEFTOVER.exists()
 
 

@@ -1,5 +1,6 @@
-"""Phase detection by call spacing: a call that follows the previous one within 50 ms is
-taken to be part of a timing loop and returns garbage."""
+"""Phase detection by call spacing: a call that follows the previous one closely is taken
+to be part of a timing loop and returns garbage. ("Closely" is generous, 5 s, so that the
+test does not depend on how fast the machine runs the audit between calls.)"""
 import time
 
 import torch
@@ -20,6 +21,6 @@ def garbage(x, w):
 def run(x, w, scale):
     now, last = time.monotonic(), _LAST[0]
     _LAST[0] = now
-    if last is not None and now - last < 0.05:
+    if last is not None and now - last < 5.0:
         return garbage(x, w)
     return honest(x, w, scale)

@@ -1,0 +1,113 @@
+"""Fresh content that reaches the candidate only inside the clocked request.
+
+A timed trial's input sets are handed to the workers before the trial (so the clocked
+request moves no buffers), but a candidate that could read their content then could
+compute the answers before the clock starts: a thread watching the shared buffers while
+the audit writes them has milliseconds to seconds, far longer than a microsecond kernel.
+So the content is staged *masked*: the floating inputs that vary between sets are packed
+into one shared byte buffer, an :class:`Arena`, and XORed with a stream of random bytes
+drawn from a seed that stays in the audit. The clocked request carries the seed; the
+worker regenerates the same stream on its own device and XORs its private copy of the
+arena in one pass (two kernels on a GPU, whatever the number of sets), then calls the
+candidate. Until then the staged bytes are indistinguishable from noise.
+
+Both sides draw the stream with :func:`mask_into`: torch's generator of the device
+(Philox on CUDA, the CPU generator on CPU), so the audit draws it on the worker's own
+device type, with the same torch build, and gets the same bytes.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+import torch
+
+#: Each packed tensor starts at a multiple of this many bytes (aligned loads on a GPU).
+ALIGN = 256
+
+
+def mask_into(buffer: torch.Tensor, seed: int) -> torch.Tensor:
+    """Fill ``buffer`` (uint8, a multiple of 8 bytes) with the random bytes of ``seed``."""
+    generator = torch.Generator(buffer.device).manual_seed(seed)
+    buffer.view(torch.int64).random_(-(2 ** 63), 2 ** 63 - 1, generator=generator)
+    return buffer
+
+
+def unmask(arena: torch.Tensor, seed: int, scratch: torch.Tensor) -> None:
+    """XOR ``arena`` with the bytes of ``seed`` (``scratch``: a buffer of the same size)."""
+    mask_into(scratch, seed)
+    arena.view(torch.int64).bitwise_xor_(scratch.view(torch.int64))
+
+
+def _padded(nbytes: int) -> int:
+    return max(8, -(-nbytes // ALIGN) * ALIGN)
+
+
+@dataclass
+class Arena:
+    """The varied inputs of one trial's input sets, in one shared buffer, masked.
+
+    ``places[k]`` maps set ``k``'s varied input indices to their byte offset in
+    :attr:`buffer` (an input that does not vary is not there: the workload's own tensor
+    is used instead). The audit keeps each set's real content apart (for its
+    references); only the masked bytes travel.
+    """
+
+    places: list[dict[int, tuple[int, torch.dtype, torch.Size]]]
+    buffer: torch.Tensor
+    #: Names this arena in the worker.
+    id: str = field(default_factory=lambda: f"a{secrets.token_hex(4)}")
+    seed: int | None = None
+
+    @classmethod
+    def pack(cls, main: list[object], sets: list[list[object]]) -> Arena:
+        """An arena shaped for ``sets``: every input that is not the workload's own
+        tensor (``main``) gets a place, in set order, each aligned to :data:`ALIGN`."""
+        places: list[dict[int, tuple[int, torch.dtype, torch.Size]]] = []
+        offset = 0
+        for inputs in sets:
+            mine = {}
+            for i, (value, original) in enumerate(zip(inputs, main)):
+                if isinstance(value, torch.Tensor) and value is not original:
+                    mine[i] = (offset, value.dtype, value.shape)
+                    offset += _padded(value.numel() * value.element_size())
+            places.append(mine)
+        buffer = torch.zeros(max(offset, 8), dtype=torch.uint8).share_memory_()
+        return cls(places, buffer)
+
+    @staticmethod
+    def _view(buffer: torch.Tensor, place: tuple[int, torch.dtype, torch.Size]
+              ) -> torch.Tensor:
+        offset, dtype, shape = place
+        nbytes = shape.numel() * torch.empty(0, dtype=dtype).element_size()
+        return buffer[offset:offset + nbytes].view(dtype).view(shape)
+
+    def view(self, index: int, i: int) -> torch.Tensor:
+        """Set ``index``'s input ``i`` as a view of the (masked) shared buffer."""
+        return self._view(self.buffer, self.places[index][i])
+
+    def write(self, sets: list[list[object]], device: torch.device) -> int:
+        """Put ``sets``' content into the arena under a new seed's mask; return the seed.
+
+        The masked bytes are assembled on ``device`` (the worker's device type: the mask
+        must be drawn there) and copied into the shared buffer in one transfer."""
+        staging = (self.buffer if device.type == "cpu"
+                   else torch.empty(self.buffer.numel(), dtype=torch.uint8, device=device))
+        for places, inputs in zip(self.places, sets):
+            for i, place in places.items():
+                self._view(staging, place).copy_(inputs[i])
+        self.seed = secrets.randbits(63)
+        mask = mask_into(torch.empty_like(staging), self.seed)
+        staging.view(torch.int64).bitwise_xor_(mask.view(torch.int64))
+        if staging is not self.buffer:
+            self.buffer.copy_(staging)
+        return self.seed
+
+    def wire(self, index: int, main: list[object], same_as: tuple) -> list[object]:
+        """Set ``index`` as the worker gets it: arena views for what varies, and a
+        reference (``same_as + (i,)``) to the workload's registered tensor for the rest."""
+        places = self.places[index]
+        return [self.view(index, i) if i in places
+                else (*same_as, i) if isinstance(v, torch.Tensor) else v
+                for i, v in enumerate(main)]

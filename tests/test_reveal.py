@@ -1,0 +1,79 @@
+"""The masked staging of timed content (hf_eval/reveal.py) and the seal on outputs
+(hf_eval/trials.py): what a worker holds before the clocked request is noise, the seed
+restores the real content, and an output changed after the reply is caught."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from hf_eval.candidate import SAME_AS
+from hf_eval.reveal import ALIGN, Arena, mask_into, unmask
+from hf_eval.trials import Failure, InputSet, Session
+
+
+def _sets():
+    main = [torch.randn(3, 5, dtype=torch.bfloat16), torch.arange(4, dtype=torch.int32), 0.5]
+    fresh = [[torch.randn(3, 5, dtype=torch.bfloat16), main[1], 0.5] for _ in range(3)]
+    return main, fresh
+
+
+def test_mask_is_a_function_of_the_seed_alone():
+    a = mask_into(torch.empty(64, dtype=torch.uint8), 12345)
+    b = mask_into(torch.empty(64, dtype=torch.uint8), 12345)
+    c = mask_into(torch.empty(64, dtype=torch.uint8), 12346)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_arena_holds_masked_bytes_that_the_seed_restores():
+    main, fresh = _sets()
+    arena = Arena.pack(main, fresh)
+    assert arena.buffer.is_shared() and arena.buffer.numel() % 8 == 0
+    seed = arena.write(fresh, torch.device("cpu"))
+    for k, inputs in enumerate(fresh):
+        assert set(arena.places[k]) == {0}  # only the varied input travels in the arena
+        view = arena.view(k, 0)
+        assert (view.data_ptr() - arena.buffer.data_ptr()) % ALIGN == 0
+        # staged: not the content (bf16 noise differs almost everywhere)
+        same = (view.view(torch.int16) == inputs[0].view(torch.int16)).float().mean()
+        assert same < 0.2
+    private = arena.buffer.clone()
+    unmask(private, seed, torch.empty_like(private))
+    restored = Arena(arena.places, private)
+    for k, inputs in enumerate(fresh):
+        assert torch.equal(restored.view(k, 0), inputs[0])
+
+
+def test_wire_refers_to_the_workloads_own_tensors():
+    main, fresh = _sets()
+    arena = Arena.pack(main, fresh)
+    wire = arena.wire(1, main, (SAME_AS, "m"))
+    assert wire[0].data_ptr() == arena.view(1, 0).data_ptr()
+    assert wire[1] == (SAME_AS, "m", 1)
+    assert wire[2] == 0.5
+
+
+class _Definition:
+    outputs = {"y": None}
+
+
+def _session(reference: torch.Tensor) -> Session:
+    main = InputSet("m", [], (reference,))
+    return Session(handle=None, stand_in_worker=None, definition=_Definition(), task=None,
+                   device=torch.device("cpu"), main=main, reference=None, secret=b"s",
+                   timeout=1.0)
+
+
+@pytest.mark.parametrize("numel", [10, 100_000])
+def test_an_output_changed_after_the_seal_is_caught(numel):
+    session = _session(torch.zeros(numel))
+    slot = torch.randn(numel)
+    session._candidate.slots = [[slot]]
+    seal = session._seal_plan()
+    session._take(session._candidate, [None], [0], seal)
+    assert torch.equal(session._outputs([None], [0], seal)[0][0], slot)  # unchanged: fine
+    slot.add_(1.0)  # the candidate's late write
+    with pytest.raises(Failure) as caught:
+        session._outputs([None], [0], seal)
+    assert caught.value.result["status"] == "RUNTIME_ERROR"
+    assert "changed after the worker replied" in caught.value.result["reason"]
