@@ -189,7 +189,7 @@ class Lane:
             self.isolation.discard(solution_hash(solution))
             return {"status": failure.status, "reason": str(failure)}
         if loaded["status"] != "OK":
-            return {k: loaded[k] for k in ("status", "reason") if k in loaded}
+            return {k: loaded[k] for k in ("status", "reason", "traceback") if k in loaded}
         main = InputSet(f"m-{case.key}", case.inputs, case.reference, case.snapshot)
         strict = (case.task.diagnostic_tolerance
                   if self.audit.config.strict_diagnostic else None)

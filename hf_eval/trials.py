@@ -172,7 +172,9 @@ class Session:
         reply, wall_ms = (worker or self._candidate).handle.request(message,
                                                                     timeout or self.timeout)
         if reply.get("status") != "OK":
-            raise Failure({k: reply[k] for k in ("status", "reason") if k in reply}
+            # The worker's last frames go into the record: what a kernel author needs to
+            # see why a call raised (it is the candidate's own code, nothing of the audit's).
+            raise Failure({k: reply[k] for k in ("status", "reason", "traceback") if k in reply}
                           | ({"fatal": True} if reply.get("fatal") else {}))
         return reply, wall_ms
 
