@@ -38,7 +38,8 @@ exit status:
   1    a candidate failed: a case's status is not PASSED and not DATA_ERROR
        (check: at least one problem found)
   2    bad input or data: a file that does not load, a DATA_ERROR, a missing or
-       damaged report, a selection that matches no case, a bad argument
+       damaged report, a selection that matches no case, a bad argument;
+       with --ray also a cluster that could not finish (see --resume)
   130  interrupted
 
 State outside the clone: ~/.cache/inference-kernels ($HF_EVAL_CACHE) holds
@@ -141,6 +142,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         except cluster_errors as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+    if args.ray is not None:
+        print(f"note: {audit.summary()}", file=sys.stderr)
     print_summary([r.model_dump(mode="json") for r in records], report=report)
     return exit_code(records)
 

@@ -351,11 +351,24 @@ class RayAudit:
         #: Records that arrived for a case that already had its line (dropped, counted).
         self.duplicates = 0
         self.lane_infos: list[LaneInfo] = []
+        #: Seconds from ``run``'s start: Ray connected, each lane ready (its first hello).
+        self.timings: dict[str, float] = {}
         self._actors: list = []
 
     @property
     def notes(self) -> list[str]:
         return self.audit.notes
+
+    def summary(self) -> str:
+        """One line for the command line: lanes, nodes, start-up, retries, shared truths."""
+        kind = "GPU" if self.device_type == "cuda" else "CPU"
+        nodes = len({i.placement.node_id for i in self.lane_infos})
+        ready = [v for k, v in self.timings.items() if k.startswith("lane")]
+        start = (f"connected in {self.timings['connected']:.1f} s, lanes ready in "
+                 f"{min(ready):.1f}-{max(ready):.1f} s; " if ready else "")
+        return (f"ray: {len(self.lane_infos)} lane(s), one {kind} each, on {nodes} node(s); "
+                f"{start}{len(self.retries)} unit(s) put back; "
+                f"{self.shared_truths} reference(s) computed once and shared")
 
     def cases(self) -> int:
         return self.audit.cases()
@@ -410,6 +423,7 @@ class RayAudit:
         """Audit every planned case not yet in the report; ``on_record`` sees each record
         as it is written (and each one a resumed report already held)."""
         report = on_record or (lambda record: None)
+        t0 = time.monotonic()
         done = self.audit._done()
         planned = self.audit.plan()
         todo = []
@@ -426,6 +440,7 @@ class RayAudit:
         try:
             if todo:
                 started = self._connect()
+                self.timings["connected"] = time.monotonic() - t0
                 lanes = self._lane_count()
                 units = split_units(todo, lanes)
                 state = _State(queue=units, committed={
@@ -433,7 +448,7 @@ class RayAudit:
                 for unit in units:
                     state.open_units[unit.workload] += 1
                 self._run(state, lanes, sorted({d.name for d, _, _, _ in todo}), writer,
-                          report)
+                          report, t0)
         finally:
             writer.close()
             self._close_actors()
@@ -448,7 +463,7 @@ class RayAudit:
         return solution_hash(solution)
 
     def _run(self, state: _State, lanes: int, definitions: list[str], writer: ReportWriter,
-             report: Callable[[dict], None]) -> None:
+             report: Callable[[dict], None], t0: float) -> None:
         cond = threading.Condition()
         cache = os.environ.get("HF_EVAL_CACHE")
         options = ({"num_gpus": 1, "num_cpus": 1} if self.device_type == "cuda"
@@ -478,7 +493,10 @@ class RayAudit:
                 self.audit.records.append(record)
                 report(record)
 
-        def take(last: tuple | None) -> tuple[RayUnit, object, bool] | None:
+        def take(actor, last: tuple | None) -> tuple[RayUnit, object, bool] | None:
+            """The lane's next unit, the shared reference it needs (asked of this lane if
+            nobody has yet: under the lock, so a workload's is asked for once), and whether
+            more units are queued."""
             with cond:
                 while True:
                     if state.stop:
@@ -489,6 +507,10 @@ class RayAudit:
                         truth = None
                         if unit.groups > 1:
                             truth = state.truths.get(unit.workload)
+                            if truth is None:  # a call, not a wait: it returns a reference
+                                truth = actor.truth.remote(*unit.workload)
+                                state.truths[unit.workload] = truth
+                                self.shared_truths += 1
                         return unit, truth, bool(state.queue)
                     if state.in_flight == 0:
                         return None
@@ -527,15 +549,11 @@ class RayAudit:
                 self._check(info, definitions)
                 with cond:
                     self.lane_infos.append(info)
-                while (job := take(last)) is not None:
+                    self.timings[f"lane {len(self.lane_infos)}"] = time.monotonic() - t0
+                while (job := take(actor, last)) is not None:
                     unit, truth, more = job
                     last = (unit.definition.name, unit.group)
                     try:
-                        if unit.groups > 1 and truth is None:
-                            truth = actor.truth.remote(*unit.workload)
-                            with cond:
-                                state.truths[unit.workload] = truth
-                                self.shared_truths += 1
                         for ref in actor.audit_unit.remote(*unit.workload, unit.solutions,
                                                            more, truth):
                             commit(ray.get(ref))

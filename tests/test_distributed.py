@@ -35,7 +35,6 @@ from hf_eval.distributed import RayAudit, RayAuditError, split_units  # noqa: E4
 WRONG = GOOD_SOLUTION.replace("* scale", "* scale * 1.1")
 MUTATES = GOOD_SOLUTION.replace("    return y.to", "    w.zero_()\n    return y.to")
 CRASHES = "def run(x, w, scale):\n    raise RuntimeError('boom')\n"
-NO_IMPORT = "import not_a_module_anywhere\n\ndef run(x, w, scale):\n    pass\n"
 #: Loads slowly (3 s at import), so a lane killed while loading it is surely mid-unit.
 SLOW_LOAD = "import time\ntime.sleep(3)\n" + GOOD_SOLUTION
 #: Fails to load if it finds itself anywhere near Ray: imported in its process, Ray's
@@ -130,14 +129,15 @@ def test_statuses_match_the_local_audit(cluster, toy_root, tmp_path):
     same status per case; the candidate ran outside the Ray worker (it fails to load if it
     sees Ray in its process or environment, or can reach the cluster)."""
     host, port = cluster.rsplit(":", 1)
-    _add(toy_root, wrong=WRONG, mutates=MUTATES, crashes=CRASHES, no_import=NO_IMPORT,
+    _add(toy_root, wrong=WRONG, mutates=MUTATES, crashes=CRASHES,
          near_ray=NEAR_RAY.replace("HOST", host).replace("PORT", port))
     local = Audit(Dataset.load(toy_root), AuditConfig(
-        report=tmp_path / "local.jsonl", solutions="all", suite="first"))
+        report=tmp_path / "local.jsonl", solutions="all", suite="first",
+        validation_only=True))
     local.run()
     run = RayAudit(Dataset.load(toy_root), AuditConfig(
         report=tmp_path / "ray.jsonl", solutions="all", suite="first",
-        reference_cache=False))
+        reference_cache=False, validation_only=True))
     records = run.run()
     by_case = {(r["solution"], r["workload"]): r for r in read_report(tmp_path / "ray.jsonl")}
     expected = {(r["solution"], r["workload"]): r["status"]
@@ -146,12 +146,12 @@ def test_statuses_match_the_local_audit(cluster, toy_root, tmp_path):
     assert expected[("near_ray", UUIDS[0])] == "PASSED", by_case[("near_ray", UUIDS[0])]
     assert expected[("wrong", UUIDS[0])] == "INCORRECT_NUMERICAL"
     assert by_case[("mutates", UUIDS[0])]["reason"] == "first call: input(s) modified: w"
-    assert exit_code(records) == 1 and len(records) == 6
-    # One workload, six solutions, two lanes: split into groups; the reference was
+    assert exit_code(records) == 1 and len(records) == 5
+    # One workload, five solutions, two lanes: split into groups; the reference was
     # computed once (no disk cache here) and every group judged against that one.
     assert run.shared_truths == 1
     references = [r["reference"] for r in by_case.values() if "reference" in r]
-    assert len(references) >= 4 and all(ref["shared"] for ref in references)
+    assert len(references) == 5 and all(ref["shared"] for ref in references)
     assert len({ref["seconds"] for ref in references}) == 1
     assert {r["placement"]["pid"] for r in by_case.values()} <= {
         info.placement.pid for info in run.lane_infos}
@@ -225,7 +225,7 @@ def test_interrupted_run_resumes_without_a_duplicate_line(cluster, toy_root, tmp
     def interrupt(record: dict) -> None:
         raise KeyboardInterrupt
 
-    run = RayAudit(Dataset.load(toy_root), _config(tmp_path, validation_only=True))
+    run = RayAudit(Dataset.load(toy_root), _config(tmp_path))
     with pytest.raises(KeyboardInterrupt):
         run.run(on_record=interrupt)
     first = report.read_text().splitlines()
@@ -233,12 +233,15 @@ def test_interrupted_run_resumes_without_a_duplicate_line(cluster, toy_root, tmp
     from hf_eval.cli import main
 
     code = main(["--root", str(toy_root), "audit", "--ray", "--resume", "--report",
-                 str(report), "--validation-only"])
+                 str(report)])
     assert code == 0
     lines = report.read_text().splitlines()
     assert lines[:len(first)] == first  # appended, never rewritten
-    keys = _keys([json.loads(line) for line in lines])
-    assert sorted(keys) == sorted(("toy_linear_n8_k16", u, "torch_toy") for u in UUIDS)
+    records = [json.loads(line) for line in lines]
+    assert sorted(_keys(records)) == sorted(("toy_linear_n8_k16", u, "torch_toy")
+                                            for u in UUIDS)
+    assert all(r["status"] == "PASSED" and r["timing"]["eager"]["trials"] == 2
+               for r in records)  # timed through the Ray lanes as through local ones
 
 
 def test_split_units_fill_the_lanes_and_keep_whole_units_otherwise(toy_root):
