@@ -39,7 +39,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -53,15 +53,15 @@ from hf_eval.schema import Definition, Solution, TaskConfig
 from hf_eval.snapshot import InputSnapshot
 from hf_eval.variants import scale_probe
 
+#: The Ray release the extra pins (pyproject.toml); every node must run the same one.
+RAY_VERSION = "2.60.0"
+
 try:
     import ray
     import ray.exceptions
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("`audit --ray` needs Ray: pip install 'hf-eval[ray]' "
-                      f"(ray=={'2.60.0'})") from exc
-
-#: The Ray release the extra pins (pyproject.toml); every node must run the same one.
-RAY_VERSION = "2.60.0"
+    raise ImportError(f"`audit --ray` needs Ray: pip install 'hf-eval[ray]' "
+                      f"(ray=={RAY_VERSION})") from exc
 #: Times one unit may be lost with its actor before the audit gives up on it.
 MAX_ATTEMPTS = 3
 #: Restarts Ray grants one lane actor (after a kill or the loss of its node).
@@ -282,8 +282,7 @@ class LaneActor:
                                                 self.env, set(), lambda: more_work):
                 if truth is not None and "reference" in record:
                     record["reference"]["shared"] = True
-                record["placement"] = {**self.placement.__dict__,
-                                       "accelerators": list(self.placement.accelerators)}
+                record["placement"] = asdict(self.placement)
                 yield record
         finally:
             self.lane.shipped = None

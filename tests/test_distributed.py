@@ -33,7 +33,6 @@ ray = __import__("ray") if os.environ.get("CI") else pytest.importorskip("ray")
 from hf_eval.distributed import RayAudit, RayAuditError, split_units  # noqa: E402
 
 WRONG = GOOD_SOLUTION.replace("* scale", "* scale * 1.1")
-MUTATES = GOOD_SOLUTION.replace("    return y.to", "    w.zero_()\n    return y.to")
 CRASHES = "def run(x, w, scale):\n    raise RuntimeError('boom')\n"
 #: Loads slowly (3 s at import), so a lane killed while loading it is surely mid-unit.
 SLOW_LOAD = "import time\ntime.sleep(3)\n" + GOOD_SOLUTION
@@ -129,7 +128,7 @@ def test_statuses_match_the_local_audit(cluster, toy_root, tmp_path):
     same status per case; the candidate ran outside the Ray worker (it fails to load if it
     sees Ray in its process or environment, or can reach the cluster)."""
     host, port = cluster.rsplit(":", 1)
-    _add(toy_root, wrong=WRONG, mutates=MUTATES, crashes=CRASHES,
+    _add(toy_root, wrong=WRONG, crashes=CRASHES,
          near_ray=NEAR_RAY.replace("HOST", host).replace("PORT", port))
     local = Audit(Dataset.load(toy_root), AuditConfig(
         report=tmp_path / "local.jsonl", solutions="all", suite="first",
@@ -140,25 +139,27 @@ def test_statuses_match_the_local_audit(cluster, toy_root, tmp_path):
         reference_cache=False, validation_only=True))
     records = run.run()
     by_case = {(r["solution"], r["workload"]): r for r in read_report(tmp_path / "ray.jsonl")}
-    expected = {(r["solution"], r["workload"]): r["status"]
-                for r in read_report(tmp_path / "local.jsonl")}
+    local_lines = read_report(tmp_path / "local.jsonl")
+    expected = {(r["solution"], r["workload"]): r["status"] for r in local_lines}
     assert {k: r["status"] for k, r in by_case.items()} == expected
+    assert {k: r.get("reason") for k, r in by_case.items()} == {
+        (r["solution"], r["workload"]): r.get("reason") for r in local_lines}
     assert expected[("near_ray", UUIDS[0])] == "PASSED", by_case[("near_ray", UUIDS[0])]
     assert expected[("wrong", UUIDS[0])] == "INCORRECT_NUMERICAL"
-    assert by_case[("mutates", UUIDS[0])]["reason"] == "first call: input(s) modified: w"
-    assert exit_code(records) == 1 and len(records) == 5
-    # One workload, five solutions, two lanes: split into groups; the reference was
+    assert by_case[("crashes", UUIDS[0])]["status"] == "RUNTIME_ERROR"
+    assert exit_code(records) == 1 and len(records) == 4
+    # One workload, four solutions, two lanes: split into groups; the reference was
     # computed once (no disk cache here) and every group judged against that one.
     assert run.shared_truths == 1
     references = [r["reference"] for r in by_case.values() if "reference" in r]
-    assert len(references) == 5 and all(ref["shared"] for ref in references)
+    assert len(references) == 4 and all(ref["shared"] for ref in references)
     assert len({ref["seconds"] for ref in references}) == 1
     assert {r["placement"]["pid"] for r in by_case.values()} <= {
         info.placement.pid for info in run.lane_infos}
+    # One secret per audit, shared by its lanes (and not the local audit's).
     secrets = {r["content"]["secret_sha256"] for r in by_case.values() if "content" in r}
     assert len(secrets) == 1 and secrets != {
-        r["content"]["secret_sha256"] for r in read_report(tmp_path / "local.jsonl")
-        if "content" in r}  # one secret per audit, shared by its lanes
+        r["content"]["secret_sha256"] for r in local_lines if "content" in r}
 
 
 def test_lost_lanes_are_retried_and_no_case_is_lost_or_written_twice(cluster, toy_root,
@@ -225,11 +226,11 @@ def test_interrupted_run_resumes_without_a_duplicate_line(cluster, toy_root, tmp
     def interrupt(record: dict) -> None:
         raise KeyboardInterrupt
 
-    run = RayAudit(Dataset.load(toy_root), _config(tmp_path))
+    run = RayAudit(Dataset.load(toy_root), _config(tmp_path), lanes=1)
     with pytest.raises(KeyboardInterrupt):
         run.run(on_record=interrupt)
     first = report.read_text().splitlines()
-    assert 1 <= len(first) < 3
+    assert len(first) == 1  # one lane: the line that was being reported when interrupted
     from hf_eval.cli import main
 
     code = main(["--root", str(toy_root), "audit", "--ray", "--resume", "--report",
