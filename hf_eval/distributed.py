@@ -68,6 +68,9 @@ MAX_ATTEMPTS = 3
 MAX_RESTARTS = 4
 #: Seconds to wait for a lane actor to start (or restart): a cluster may need to add a node.
 START_TIMEOUT_S = 600.0
+#: Thread settings a confined worker inherits (executor.INHERITED). Ray sets them to 1 in a
+#: one-CPU actor; a lane restores the driver's, so candidates get what a local audit gives.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class RayAuditError(Exception):
@@ -216,9 +219,15 @@ class LaneActor:
     """
 
     def __init__(self, root: str, config: AuditConfig, secret: bytes, device_type: str,
-                 cache: str | None, definitions: list[str]) -> None:
+                 cache: str | None, definitions: list[str],
+                 threads: dict[str, str | None]) -> None:
         if cache:  # the driver's reference cache (each node keeps its own copy of it)
             os.environ["HF_EVAL_CACHE"] = cache
+        for name, value in threads.items():  # for the workers this lane starts
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         os.chdir(root)  # the environment's git commit is the dataset clone's
         self.dataset = Dataset.load(root)
         self.audit = Audit(self.dataset, config)
@@ -471,7 +480,8 @@ class RayAudit:
             self._actors.append(RemoteLane.options(
                 max_restarts=MAX_RESTARTS, max_task_retries=0, **options).remote(
                 str(Path(self.dataset.root).resolve()), self.config, self.audit.secret,
-                self.device_type, cache, definitions))
+                self.device_type, cache, definitions,
+                {k: os.environ.get(k) for k in THREAD_VARIABLES}))
         state.live_lanes = lanes
 
         def fail(exc: BaseException) -> None:

@@ -37,16 +37,19 @@ CRASHES = "def run(x, w, scale):\n    raise RuntimeError('boom')\n"
 #: Loads slowly (3 s at import), so a lane killed while loading it is surely mid-unit.
 SLOW_LOAD = "import time\ntime.sleep(3)\n" + GOOD_SOLUTION
 #: Fails to load if it finds itself anywhere near Ray: imported in its process, Ray's
-#: variables in its environment, or the cluster's GCS reachable (HOST/PORT filled in).
+#: variables in its environment, or the cluster's GCS reachable (@HOST@:@PORT@ filled in);
+#: or if its thread setting is not the driver's (@THREADS@), as a local audit gives it.
 NEAR_RAY = '''import os
 import socket
 import sys
 
 found = ["ray is imported"] if "ray" in sys.modules else []
 found += [k for k in os.environ if k.startswith("RAY")]
+if os.environ.get("OMP_NUM_THREADS") != @THREADS@:
+    found.append(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, not @THREADS@")
 try:
-    socket.create_connection(("HOST", PORT), timeout=2).close()
-    found.append("reached the Ray GCS at HOST:PORT")
+    socket.create_connection(("@HOST@", @PORT@), timeout=2).close()
+    found.append("reached the Ray GCS at @HOST@:@PORT@")
 except OSError:
     pass
 if found:
@@ -125,11 +128,12 @@ def _keys(lines: list[dict]) -> list[tuple[str, str, str]]:
 
 def test_statuses_match_the_local_audit(cluster, toy_root, tmp_path):
     """The same units, once through the local lanes and once through Ray lanes, give the
-    same status per case; the candidate ran outside the Ray worker (it fails to load if it
-    sees Ray in its process or environment, or can reach the cluster)."""
+    same status and reason per case; the candidate ran outside the Ray worker (it fails to
+    load if it sees Ray in its process or environment, or can reach the cluster)."""
     host, port = cluster.rsplit(":", 1)
     _add(toy_root, wrong=WRONG, crashes=CRASHES,
-         near_ray=NEAR_RAY.replace("HOST", host).replace("PORT", port))
+         near_ray=NEAR_RAY.replace("@HOST@", host).replace("@PORT@", port).replace(
+             "@THREADS@", repr(os.environ.get("OMP_NUM_THREADS"))))
     local = Audit(Dataset.load(toy_root), AuditConfig(
         report=tmp_path / "local.jsonl", solutions="all", suite="first",
         validation_only=True))
