@@ -38,7 +38,8 @@ exit status:
   1    a candidate failed: a case's status is not PASSED and not DATA_ERROR
        (check: at least one problem found)
   2    bad input or data: a file that does not load, a DATA_ERROR, a missing or
-       damaged report, a selection that matches no case, a bad argument
+       damaged report, a selection that matches no case, a bad argument;
+       with --ray also a cluster that could not finish (see --resume)
   130  interrupted
 
 State outside the clone: ~/.cache/inference-kernels ($HF_EVAL_CACHE) holds
@@ -106,7 +107,26 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    audit = Audit(dataset, config)
+    #: The Ray path's own errors (lazily imported): the cluster could not finish the audit.
+    cluster_errors: tuple[type[Exception], ...] = ()
+    if args.ray is not None:
+        if args.gpus:
+            print("error: --ray takes its GPUs from the cluster (one lane each); --gpus is "
+                  "for the local path", file=sys.stderr)
+            return 2
+        try:
+            from hf_eval.distributed import RayAudit, RayAuditError
+        except ImportError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        try:
+            audit = RayAudit(dataset, config, address=args.ray or None)
+            cluster_errors = (RayAuditError,)
+        except RayAuditError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    else:
+        audit = Audit(dataset, config)
     total = audit.cases()
     if not total and not args.resume:
         print("error: the selection matches no case (see 'list definitions', 'list suites' "
@@ -117,7 +137,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
     with Progress("audit", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("audit", total=total)
-        records = audit.run(on_record=lambda _: progress.advance(bar))
+        try:
+            records = audit.run(on_record=lambda _: progress.advance(bar))
+        except cluster_errors as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    if args.ray is not None:
+        print(f"note: {audit.summary()}", file=sys.stderr)
     print_summary([r.model_dump(mode="json") for r in records], report=report)
     return exit_code(records)
 
@@ -215,6 +241,11 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="path/to/main.py: audit this module (and its package) for one definition")
     a.add_argument("--gpus", type=_csv, action="extend",
                    help="e.g. 0,1: one worker per GPU of this host (repeatable)")
+    a.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="run the units on a Ray cluster, one lane per GPU (--device cuda) or "
+                   "CPU: no ADDRESS starts a local Ray (or joins $RAY_ADDRESS), 'auto' or "
+                   "HOST:PORT joins a running one; needs pip install 'hf-eval[ray]' "
+                   "(docs/ray.md)")
     a.add_argument("--resume", action="store_true",
                    help="append to --report, skipping cases it already holds; a torn last "
                    "line (an interrupted write) is dropped and that case audited again")

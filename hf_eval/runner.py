@@ -14,7 +14,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -355,7 +355,21 @@ class Audit:
 
     def _audit_unit(self, lane: Lane, unit, env: dict, done: set, writer: ReportWriter,
                     report: Callable[[dict], None]) -> None:
+        for record in self.audit_unit(lane, unit, env, done):
+            self._emit(writer, record, report)
+
+    def audit_unit(self, lane: Lane, unit, env: dict, done: set,
+                   more_work: Callable[[], bool] | None = None) -> Iterator[dict]:
+        """The records of one unit (a workload and its solutions), one per solution not
+        in ``done``, each yielded as soon as its case is judged.
+
+        The one place a unit is audited: the local lanes write what it yields, and the
+        Ray path (:mod:`hf_eval.distributed`) runs it in a lane actor and streams it back.
+        ``more_work`` says whether another unit will follow on this lane (default: this
+        audit's local queue is not empty), so the next worker is started ahead only then.
+        """
         definition, task, solutions, row = unit
+        more_work = more_work or (lambda: not self._work.empty())
         uuid = row.value.workload.uuid
         todo = [s for s in solutions if (definition.name, uuid, solution_hash(s)) not in done]
         if not todo:
@@ -373,14 +387,13 @@ class Audit:
             case = lane.prepare_case(definition, task, row)
         except DataError as err:
             for solution in todo:
-                self._emit(writer, {**base, "solution": solution.name, "status": "DATA_ERROR",
-                                    "reason": str(err),
-                                    "hashes": {**base["hashes"],
-                                               "solution": solution_hash(solution)}}, report)
+                yield {**base, "solution": solution.name, "status": "DATA_ERROR",
+                       "reason": str(err),
+                       "hashes": {**base["hashes"], "solution": solution_hash(solution)}}
             return
         for index, solution in enumerate(todo):
             # Start the next solution's worker ahead only when there will be one.
-            lane.isolation.more_to_come = index + 1 < len(todo) or not self._work.empty()
+            lane.isolation.more_to_come = index + 1 < len(todo) or more_work()
             t0 = time.perf_counter()
             result = lane.judge(solution, case)
             record = {**base, "solution": solution.name,
@@ -388,7 +401,7 @@ class Audit:
                                     "seconds": round(case.reference_seconds, 4)},
                       "wall_seconds": round(time.perf_counter() - t0, 4), **result,
                       "hashes": {**base["hashes"], "solution": solution_hash(solution)}}
-            self._emit(writer, record, report)
+            yield record
             if record["status"] != "PASSED":
                 # A failed candidate may have modified the inputs: reload them so the next
                 # solution sees the workload's real bytes.
