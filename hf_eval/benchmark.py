@@ -373,13 +373,21 @@ def pick_solutions(dataset: Dataset, name: str, how: str | None) -> list[Solutio
 
 
 def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
-                     how: str | None = None) -> None:
+                     how: str | None = None, samples=None, device: str = "cuda",
+                     shapes: list[dict] | None = None) -> None:
     """The chosen GPU solutions (:func:`pick_solutions`) at every benchmark shape,
     through the audit's isolated worker and checks (:class:`hf_eval.runner.Lane`): the
     lines carry the audit's statuses. Workers live until the definition is done, so a
-    solution compiles its kernels once, not once per shape."""
+    solution compiles its kernels once, not once per shape.
+
+    ``samples``: a function taking audit records; when given, the same workers first
+    audit every sample workload of the definition (validation only, the task's own
+    tolerances), so one run judges a solution on the dataset and times it at scale with
+    one JIT compilation. ``device`` and ``shapes`` (default: the shape file) let the
+    tests run it on the CPU at small shapes."""
     from hf_eval.channel import shared
-    from hf_eval.runner import Audit, AuditConfig, Case, Lane
+    from hf_eval.report import environment
+    from hf_eval.runner import Audit, AuditConfig, Case, Lane, select_workloads
     from hf_eval.schema import Timing
 
     definition = dataset.definition(name)
@@ -387,19 +395,26 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
     solutions = pick_solutions(dataset, name, how)
     baseline = next((s for s in dataset.solutions_for(name)
                      if s.name == task.baseline.solution and runs_on_gpu(s)), None)
-    device = torch.device("cuda")
+    device = torch.device(device)
     entries = roofline.load()
-    audit = Audit(dataset, AuditConfig(report=Path("/dev/null"), devices=["cuda"],
-                                       reference_cache=False))
+    audit = Audit(dataset, AuditConfig(report=Path("/dev/null"), devices=[str(device)],
+                                       reference_cache=False, validation_only=True))
     lane = Lane(audit, device)
     truth = _truth(dataset, definition, baseline, device)
     try:
-        for shape in load_shapes(definition):
+        if samples is not None and solutions:
+            own_task, env = dataset.task(name), environment(device)
+            for row in select_workloads(dataset, own_task, name, "sample", []):
+                unit = (definition, own_task, solutions, row)
+                for record in audit.audit_unit(lane, unit, env, set(), lambda: True):
+                    samples(record)
+        audit.config.validation_only = False
+        for shape in shapes or load_shapes(definition):
             base = {"definition": name, "shape": shape["label"], "axes": shape["axes"],
                     "generated_on_device": True,
                     "truth": f"baseline {baseline.name}" if baseline else "reference"}
             try:
-                generated = generate(definition, shape)
+                generated = generate(definition, shape, str(device))
                 named = dict(zip(definition.inputs, generated))
                 c = roofline.cost(definition, shape["axes"], named, entries)
                 derived = roofline.derived_counts(entries.get(name, {}), named)
@@ -439,20 +454,37 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--definitions", help="comma-separated names (default: every shape file)")
     p.add_argument("--solutions", help="comma-separated solution names and the keywords "
                    "'baseline' and 'preferred' (default: every GPU solution)")
+    p.add_argument("--ceilings", type=Path,
+                   help="a ceilings.json measured earlier on this machine (default: measure)")
+    p.add_argument("--samples", action="store_true",
+                   help="first audit each definition's sample workloads with the same workers "
+                   "(validation only), into results.jsonl beside bench.jsonl")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         print("error: the benchmark generates and times on a CUDA device; none is visible",
               file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    ceilings = roofline.measure_ceilings()
-    (args.out / "ceilings.json").write_text(json.dumps(ceilings, indent=2) + "\n")
+    if args.ceilings is not None:
+        ceilings = json.loads(args.ceilings.read_text())
+    else:
+        ceilings = roofline.measure_ceilings()
+        (args.out / "ceilings.json").write_text(json.dumps(ceilings, indent=2) + "\n")
     print(f"ceilings: bf16 {ceilings['bf16_flops'] / 1e12:.0f} TFLOP/s, fp8 "
           f"{ceilings['fp8_flops'] / 1e12:.0f} TFLOP/s, copy {ceilings['bytes_per_s'] / 1e12:.2f} "
           "TB/s", flush=True)
     dataset = Dataset.load(args.root)
     names = (args.definitions.split(",") if args.definitions
              else sorted(p.stem for p in BENCHMARKS_DIR.glob("*.json")))
+    audited = open(args.out / "results.jsonl", "a") if args.samples else None
+
+    def sample(record: dict) -> None:
+        audited.write(json.dumps(record) + "\n")
+        audited.flush()
+        print(f"{record['definition'][:44]:44} {'sample ' + record['workload'][:8]:28} "
+              f"{record['solution'][:44]:44} {record['status']:14} "
+              f"{(record.get('reason') or '')[:80]}", flush=True)
+
     with open(args.out / "bench.jsonl", "a") as sink:
         def write(record: dict) -> None:
             sink.write(json.dumps(record) + "\n")
@@ -470,7 +502,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             t0 = time.perf_counter()
             try:
-                bench_definition(dataset, name, ceilings, write, args.solutions)
+                bench_definition(dataset, name, ceilings, write, args.solutions,
+                                 sample if args.samples else None)
             except Exception as exc:  # e.g. no task yet: reported, the other definitions go on
                 write({"definition": name, "shape": "-", "status": "DEFINITION_ERROR",
                        "reason": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"})

@@ -142,3 +142,28 @@ def test_gpu_only_solutions_declare_their_hardware(dataset):
             assert "NVIDIA H200" in solution.spec.target_hardware, solution.name
             assert "cpu" not in solution.spec.target_hardware, solution.name
             assert benchmark.runs_on_gpu(solution)
+
+
+def test_bench_definition_audits_the_samples_then_times_a_shape_with_the_same_lane(dataset):
+    """The benchmark's path on the CPU, at a tiny shape: the sample workloads are judged
+    first (validation only, one record each), then the shape is timed through the audit's
+    checked path, against the task's baseline as truth."""
+    name = "noncausal_dense_attention_h32_d64"
+    ceilings = {"bf16_flops": 1e12, "fp8_flops": 2e12, "bytes_per_s": 1e11}
+    shape = {"label": "tiny", "axes": {"B": 1, "Nq": 8, "Nk": 16}}
+    bench, audited = [], []
+    benchmark.bench_definition(dataset, name, ceilings, bench.append, how="baseline",
+                               samples=audited.append, device="cpu", shapes=[shape])
+    samples = {r.value.workload.uuid for r in dataset.workloads[name]
+               if dataset.receipts[r.value.workload.uuid].value.provenance.kind == "generated"}
+    assert {r["workload"] for r in audited} == samples and len(audited) == len(samples)
+    assert {(r["solution"], r["status"]) for r in audited} == {
+        ("torch_sdpa_dense_h32_d64", "PASSED")}
+    assert all("timing" not in r for r in audited)  # validation only
+    (record,) = bench
+    assert (record["shape"], record["solution"], record["status"]) == (
+        "tiny", "torch_sdpa_dense_h32_d64", "PASSED")
+    assert record["truth"] == "baseline torch_sdpa_dense_h32_d64"
+    eager = record["timing"]["eager"]
+    assert eager["trials"] == 2 and eager["iters"] == 1  # CPU timing: orientation only
+    assert record["content"]["fresh_sets"] >= 3  # two timed trials and the second input set
