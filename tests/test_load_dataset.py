@@ -18,7 +18,12 @@ from hf_eval import card
 from tests.conftest import REPO
 
 FIRST_ROWS = 100
-FIRST_ROWS_MAX_BYTES = 300_000
+# The solutions config is the largest: all its rows are within the first 100 and each
+# carries its sources. Raised from 300 kB to 330 kB for the engine baselines of issue 13
+# (five solutions, 20 kB of lean adapters and vendored kernels; 315 kB in all). The viewer
+# truncates long cells before it gives up on a first-rows response, so this bound is this
+# project's budget for showing every row whole, not the viewer's hard limit.
+FIRST_ROWS_MAX_BYTES = 330_000
 
 
 def readme_configs(root: Path) -> list[str]:
