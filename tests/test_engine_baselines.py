@@ -39,7 +39,9 @@ GDN = {"gdn_decode_qk4_v8_d128_k_last": "sglang_packed_decode_gdn_decode_qk4_v8_
 #: The samples SGLang's BF16 beta takes outside the tolerance (new_state only).
 BETA_ROUNDING_FAILS = {"gdn_decode_qk4_v8_d128_k_last": {"b2_large_state"},
                        "gdn_prefill_qk4_v8_d128_k_last": {"large_state_20_57"}}
-ENGINE_BASELINES = [QSA, *MLA.items(), *GDN.items()]
+ROUTER = ("moe_router_gemm_topk_deepseek41_d5120_e384_topk6",
+          "sglang_moe_fused_gate_router_e384_k6")
+ENGINE_BASELINES = [QSA, *MLA.items(), *GDN.items(), ROUTER]
 
 
 def _verdicts(name: str, got, args: list) -> dict[str, bool]:
@@ -178,7 +180,7 @@ def test_bf16_beta_alone_fails_only_the_large_state_samples(name, label):
 # ------------------------------------------------------------------ the real thing, on CUDA
 REQUIRES = {QSA[1]: "flash_attn.cute", **dict.fromkeys(MLA.values(), "flash_mla"),
             GDN["gdn_prefill_qk4_v8_d128_k_last"]: "flashinfer",
-            GDN["gdn_decode_qk4_v8_d128_k_last"]: "triton"}
+            GDN["gdn_decode_qk4_v8_d128_k_last"]: "triton", ROUTER[1]: "triton"}
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (run on the H200)")

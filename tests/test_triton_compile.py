@@ -128,6 +128,16 @@ KERNELS = {
          {"g": "*fp32", "beta_output": "*fp32", "A_log": "*fp32", "a": "*bf16", "b": "*bf16",
           "dt_bias": "*fp32", "seq_len": "i32", "stride_a": "i32", "stride_b": "i32"},
          {"NUM_HEADS": 8, "beta": 1.0, "threshold": 20.0, "BLK_HEADS": 8}, 1)],
+    "moe_router/sglang_moe_fused_gate_router_e384_k6": [
+        ("_router_triton_kernel",
+         {"scores_ptr": "*fp32", "bias_ptr": "*fp32", "bias_alt_ptr": "*fp32",
+          "input_ids_ptr": "*i32", "out_weights_ptr": "*fp32", "out_indices_ptr": "*i32",
+          "M": "i32", "routed_scaling_factor": "fp32", "stride_bias": "i32",
+          "stride_bias_alt": "i32", "stride_input_ids": "i32", "stride_sm": "i32",
+          "stride_sn": "i32", "stride_wm": "i32", "stride_wk": "i32", "stride_im": "i32",
+          "stride_ik": "i32"},
+         {"N": 384, "K": 6, "K_ROUTED": 6, "BLOCK_M": 1, "BLOCK_N": 512, "BLOCK_K": 8,
+          "BIAS_ALT_TOKEN_ID": 1, "RENORMALIZE_EPSILON": 1e-20}, 1)],
     "moe_router/triton_splitk_gemm_topk_router_d5120_e384": [
         ("_gemm_kernel", {"X": "*bf16", "W": "*bf16", "PART": "*fp32", "T": "i32", "E": "i32",
                           "D": "i32"},

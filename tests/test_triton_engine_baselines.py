@@ -1,12 +1,13 @@
-"""The GDN engine baselines (SGLang 0.5.23's own Triton code), run by Triton's interpreter.
+"""Engine baselines with SGLang 0.5.23's own Triton code, run by Triton's interpreter.
 
-Why: the GDN engine baselines vendor SGLang's Triton kernels (the packed decode kernel, the
-prefill gating kernel). CI has no GPU and no triton; where triton is installed,
-``TRITON_INTERPRET=1`` runs the vendored kernels on the CPU, so the adapters around them
-(the packed ``mixed_qkv`` row, the state pool, scale 0, the gate fed to FlashInfer) are
-checked against the definition's reference on every sample case under the task tolerance.
-The prefill baseline's second half is FlashInfer's CUDA kernel: here it is replaced by
-``_FlashInferChunkGDN``, a plain-PyTorch implementation of the contract FlashInfer
+Why: the GDN and router engine baselines vendor SGLang's Triton kernels (the packed decode
+kernel, the prefill gating kernel, moe_fused_gate's router kernel). CI has no GPU and no
+triton; where triton is installed, ``TRITON_INTERPRET=1`` runs the vendored kernels on the
+CPU, so the adapters around them (the packed ``mixed_qkv`` row, the state pool, scale 0, the
+gate fed to FlashInfer, the router's image-token ids and output order) are checked against
+the definition's reference on every sample case under the task tolerance. The prefill
+baseline's second half is FlashInfer's CUDA kernel: here it is replaced by
+``_chunk_gated_delta_rule``, a plain-PyTorch implementation of the contract FlashInfer
 documents for ``chunk_gated_delta_rule`` (0.7.2.post1's docstring), so the test checks what
 this repository wrote (the gating kernel and the arguments), not FlashInfer. The real
 kernels run on the H200 (docs/h200/tools/engine_smoke.py). Skipped without triton.
@@ -21,6 +22,8 @@ import types
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 from hf_eval.acceptance import compare_outputs
 from tests import kit
@@ -29,6 +32,8 @@ pytestmark = interpreter_only
 
 DECODE = {"gdn_decode_qk4_v8_d128_k_last": "sglang_packed_decode_gdn_decode_qk4_v8_d128"}
 PREFILL = {"gdn_prefill_qk4_v8_d128_k_last": "sglang_flashinfer_gdn_prefill_qk4_v8_d128"}
+ROUTER = {"moe_router_gemm_topk_deepseek41_d5120_e384_topk6":
+          "sglang_moe_fused_gate_router_e384_k6"}
 
 
 def _chunk_gated_delta_rule(q, k, v, g=None, beta=None, scale=None, initial_state=None,
@@ -74,6 +79,7 @@ def fake_flashinfer(monkeypatch):
 
 DECODE_PARAMS, DECODE_IDS = sample_params(DECODE)
 PREFILL_PARAMS, PREFILL_IDS = sample_params(PREFILL)
+ROUTER_PARAMS, ROUTER_IDS = sample_params(ROUTER)
 #: Where SGLang rounds beta to b's dtype (BF16) in each vendored kernel.
 BETA_CAST = {DECODE["gdn_decode_qk4_v8_d128_k_last"]:
              ("beta_val = tl.sigmoid(b_val).to(b.dtype.element_ty).to(tl.float32)",
@@ -126,6 +132,38 @@ def test_packed_decode_on_samples(name, case, tmp_path):
 @pytest.mark.parametrize(("name", "case"), PREFILL_PARAMS, ids=PREFILL_IDS)
 def test_flashinfer_prefill_adapters_on_samples(name, case, fake_flashinfer, tmp_path):
     _check_engine_case(name, PREFILL[name], case, tmp_path)
+
+
+@triton.jit
+def _log1p(x):
+    u = 1.0 + x  # log1p to FP32 accuracy from log (Goldberg's trick)
+    return tl.where(u == 1.0, x, tl.log(u) * x / (u - 1.0))
+
+
+@triton.jit
+def _exp(x):
+    return tl.exp(x)
+
+
+@triton.jit
+def _sqrt(x):
+    return tl.sqrt_rn(x)
+
+
+#: The interpreter has no libdevice: the three functions the router kernel calls.
+INTERPRETER_LIBDEVICE = types.SimpleNamespace(log1p=_log1p, exp=_exp, sqrt=_sqrt)
+
+
+@pytest.mark.parametrize(("name", "case"), ROUTER_PARAMS, ids=ROUTER_IDS)
+def test_fused_gate_router_on_samples(name, case, monkeypatch):
+    """Every sample passes, the exact-tie one included: the CUDA kernel breaks ties to the
+    lowest expert id, the definition's rule (the engine's torch branch does not). Only
+    libdevice's log1p, exp and sqrt are stand-ins here (compiled for sm_90a in
+    tests/test_triton_compile.py, run for real on the H200)."""
+    definition, reference, entry, task = load(name, ROUTER[name])
+    monkeypatch.setattr(entry.module, "libdevice", INTERPRETER_LIBDEVICE)
+    verdicts = _verdicts(definition, reference, entry.run, task, case)
+    assert all(verdicts.values()), verdicts
 
 
 def test_gating_kernel_is_the_engines_formula():
