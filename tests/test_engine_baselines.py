@@ -201,3 +201,22 @@ def test_engine_baselines_on_cuda(name, solution):
             assert not verdicts["new_state"], (label, verdicts)
         else:
             assert all(verdicts.values()), (label, verdicts)
+
+
+# ------------------------------------------------------------------ the device smoke tool
+def test_engine_smoke_tool_runs_and_reports_per_case():
+    """docs/h200/tools/engine_smoke.py, tried on CPU with a plain-torch engine baseline and a
+    GPU-only one: a PASS line for the first, ERROR lines (not a crash) for the second."""
+    import subprocess
+
+    tool = kit.REPO / "docs/h200/tools/engine_smoke.py"
+    done = subprocess.run(
+        [sys.executable, str(tool), "--device", "cpu", "--timeout", "300",
+         "--only", "torch_linear_bf16_n4096_k4096,sglang_flashmla_sparse_prefill_h64_k128"],
+        capture_output=True, text=True, cwd=kit.REPO, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert any(x.startswith("PASS torch_linear_bf16_n4096_k4096 ") for x in lines), lines
+    assert any(x.startswith("ERROR sglang_flashmla_sparse_prefill_h64_k128")
+               and "flash_mla" in x for x in lines), lines
+    assert lines[-1].startswith("summary: ERROR 1, PASS 1"), lines[-1]
