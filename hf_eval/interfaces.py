@@ -176,21 +176,54 @@ class DropIn(Model):
     """Why, in terms of the adapters and the engine's call contract."""
 
 
+EnginePath = Literal["torch", "sglang_triton", "sglang_jit", "flashinfer", "fa3", "fa4",
+                     "sgl_kernel", "flashmla", "deepgemm", "tilelang", "natten"]
+#: What each ``EngineBaseline.through`` value means (rendered into the README).
+ENGINE_PATHS: dict[str, str] = {
+    "torch": "PyTorch's own kernels (cuBLAS, cuDNN, SDPA, compiled FlexAttention)",
+    "sglang_triton": "Triton sources inside the sglang wheel (vendorable)",
+    "sglang_jit": "CUDA sources inside the sglang wheel, compiled at run time (nvcc)",
+    "flashinfer": "flashinfer-python (JIT; CuTe DSL for some kernels)",
+    "fa3": "FlashAttention-3 from sglang-kernel's flash_ops (or the kernels community repo)",
+    "fa4": "flash-attn-4 (CuTe DSL)",
+    "sgl_kernel": "sglang-kernel's compiled CUDA ops other than FA3",
+    "flashmla": "sgl-flash-mla (compiled; legacy and current kernel sets)",
+    "deepgemm": "sgl-deep-gemm (JIT CUDA)",
+    "tilelang": "TileLang JIT kernels",
+    "natten": "NATTEN (optional, not pinned by the release)",
+}
+
+
 class EngineBaseline(Model):
-    """A solution that calls the engine's own code path, kept apart from preferred ones."""
+    """A solution that calls the engine's own code path, kept apart from preferred ones.
+
+    Recorded as data so the integrator and the device audit see, per boundary, whether the
+    engine's path can be run on the H200 at all, through which library, what must be staged
+    for it, and why a boundary has no runnable baseline.
+    """
 
     runs_on_sm90: Hardware
-    """Whether the engine path of this boundary runs on sm_90 (H200)."""
-    needs: str | None = None
-    """What the engine path needs beyond one sm_90 GPU (e.g. ``Blackwell (sm_100)``,
-    ``a full server``); None when nothing more."""
+    """Whether the engine path of this boundary runs on sm_90 (H200) hardware."""
+    through: Annotated[list[EnginePath], Field(min_length=1)]
+    """What the engine path runs through on sm_90 (``ENGINE_PATHS``): the engine's default
+    selection first, then a backend it selects by configuration where ``solution``
+    reproduces that one instead; for a boundary without an sm_90 path, what it runs
+    through where it does run."""
+    needs: list[NonEmpty] = []
+    """Each thing the engine's default path needs beyond the H200 as this project runs it
+    (torch 2.11.0+cu130, triton 3.6.0, nvcc 13.0): a package to stage with its version, or
+    another architecture. Empty when nothing more is needed."""
     solution: str | None = None
     """Name of the solution under ``solutions/`` that reproduces the engine path, or None."""
     intended_solution: str | None = None
     """Name reserved for a baseline not written yet (to be set as the task's
     ``engine_baseline`` once it exists and is audited)."""
+    why_not: str | None = None
+    """Why there is no runnable engine-path solution (required exactly when ``solution``
+    is None)."""
     note: NonEmpty
-    """How the baseline reproduces the engine path, or why there is none."""
+    """How the baseline reproduces the engine path, and how its behaviour differs from the
+    definition where it does."""
 
     @model_validator(mode="after")
     def _consistent(self) -> EngineBaseline:
@@ -198,6 +231,11 @@ class EngineBaseline(Model):
             raise ValueError("give either solution (it exists) or intended_solution, not both")
         if self.runs_on_sm90 == "no" and not self.needs:
             raise ValueError("an engine path that does not run on sm_90 must say what it needs")
+        if self.solution is None and not self.why_not:
+            raise ValueError("an engine baseline without a solution must say why_not")
+        if self.solution is not None and self.why_not is not None:
+            raise ValueError("why_not is for entries without a solution; this one has "
+                             f"{self.solution!r}")
         return self
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hf_eval.interfaces import (
     AUDIT_PATH,
+    ENGINE_PATHS,
     README_PATH,
     InterfaceAudit,
     InterfaceEntry,
@@ -51,7 +52,7 @@ def _row(entry: InterfaceEntry) -> str:
         "; ".join(k.name for k in entry.native_kernels[:2]),
         f"{len(entry.adapters)} ({changing} change values)",
         YES_NO[entry.drop_in.verdict],
-        f"{baseline.runs_on_sm90}: {named}",
+        f"{baseline.runs_on_sm90} ({', '.join(baseline.through)}): {named}",
     ]
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
@@ -78,11 +79,16 @@ def _entry_section(entry: InterfaceEntry) -> list[str]:
             "Integration work left:", ""]
     out += [f"- {w}" for w in entry.integration_work]
     b = entry.engine_baseline
-    out += ["", f"Engine baseline (runs on sm_90: {b.runs_on_sm90}"
-            + (f"; needs {b.needs}" if b.needs else "") + "): "
+    out += ["", f"Engine baseline (runs on sm_90: {b.runs_on_sm90}; through "
+            + ", ".join(f"`{t}`" for t in b.through) + "): "
             + (f"`{b.solution}`. " if b.solution else
                f"planned as `{b.intended_solution}`. " if b.intended_solution else "none. ")
-            + b.note, "", "Evidence:", ""]
+            + b.note, ""]
+    if b.why_not:
+        out += [f"Why there is no runnable baseline: {b.why_not}", ""]
+    if b.needs:
+        out += ["The engine's default path needs:", ""] + [f"- {n}" for n in b.needs] + [""]
+    out += ["Evidence:", ""]
     out += [f"- {e.kind}: {e.statement}" for e in entry.evidence] + [""]
     return out
 
@@ -105,6 +111,9 @@ def render(audit: InterfaceAudit) -> str:
         "and the definition's inputs and how many of them change values; whether a kernel "
         "written to the definition replaces the engine's call as it is; the engine-path "
         "baseline on sm_90.", "",
+        "The last column reads `<runs on sm_90> (<what the path runs through>): <solution>`; "
+        "the path names are: " + "; ".join(f"`{k}` {v}" for k, v in ENGINE_PATHS.items())
+        + ".", "",
         "| definition | engine model | boundary call | native kernels | adapters | drop-in "
         "| sm_90 engine baseline |",
         "|---|---|---|---|---|---|---|",

@@ -196,6 +196,45 @@ def test_unknown_keys_and_bad_paths_are_rejected(audit, tmp_path):
         _load(tmp_path, data)
 
 
+def _baseline_error(tmp_path, data: dict, name: str) -> str:
+    with pytest.raises(DataError) as err:
+        _load(tmp_path, data)
+    return str(err.value).split(f"entries[{name}]")[1]
+
+
+def test_engine_baseline_rules(audit, tmp_path):
+    """A baseline without a solution says why; why_not only without one; a path off sm_90
+    says what it needs; the path names are a closed list."""
+    data = _entry_data(audit)
+    entry = next(e for e in data["entries"] if e["engine_baseline"].get("solution"))
+    name, baseline = entry["definition"], entry["engine_baseline"]
+    solution = baseline.pop("solution")
+    assert _baseline_error(tmp_path, data, name) == (
+        ".engine_baseline: an engine baseline without a solution must say why_not")
+    baseline.update(solution=solution, why_not="because")
+    assert _baseline_error(tmp_path, data, name) == (
+        f".engine_baseline: why_not is for entries without a solution; this one has "
+        f"{solution!r}")
+    baseline.pop("why_not")
+    baseline.update(runs_on_sm90="no", needs=[])
+    assert _baseline_error(tmp_path, data, name) == (
+        ".engine_baseline: an engine path that does not run on sm_90 must say what it needs")
+    baseline.update(runs_on_sm90="yes", through=["cuda_magic"])
+    assert _baseline_error(tmp_path, data, name).startswith(".engine_baseline.through.0: ")
+    baseline["through"] = []
+    assert "at least 1 item" in _baseline_error(tmp_path, data, name)
+
+
+def test_every_entry_records_its_sm90_path(audit):
+    """What the issue asks of every boundary: runs on sm_90 or not, through what, and a
+    solution or the reason there is none."""
+    for entry in audit.entries:
+        b = entry.engine_baseline
+        assert b.through and (b.solution or b.why_not), entry.definition
+        if b.runs_on_sm90 == "no":
+            assert b.solution is None and b.needs, entry.definition
+
+
 def test_duplicate_entries_are_rejected(audit, tmp_path):
     data = _entry_data(audit)
     data["entries"].insert(1, copy.deepcopy(data["entries"][0]))
@@ -210,6 +249,7 @@ def _toy_audit(audit: InterfaceAudit) -> dict:
     entry = data["entries"][0]
     entry["definition"] = TOY
     entry["engine_baseline"].pop("solution", None)
+    entry["engine_baseline"]["why_not"] = "a toy definition has no engine"
     return {"engine": data["engine"], "entries": [entry]}
 
 
@@ -258,6 +298,7 @@ def test_a_clean_toy_audit_passes_and_a_bad_baseline_is_reported(toy_root, audit
     assert _check(toy_root) == []
     data["entries"][0]["engine_baseline"]["solution"] = "no_such_solution"
     data["entries"][0]["engine_baseline"].pop("intended_solution", None)
+    data["entries"][0]["engine_baseline"].pop("why_not", None)
     write_json(toy_root / AUDIT_PATH, data)
     assert _check(toy_root) == [f"{AUDIT_PATH}: {TOY}.engine_baseline.solution: unknown "
                                 "solution 'no_such_solution'"]

@@ -113,6 +113,31 @@ KERNELS = {
     "sparse_mla/triton_split_gather_sparse_mla_h64_k128": _mla(0, BF16_PTRS),
     "sparse_mla/triton_split_gather_sparse_mla_h64_k640": _mla(0, BF16_PTRS),
     "mixed_mla/triton_fused_dequant_mixed_mla_decode_h64": _mla(1, PAGE_PTRS),
+    # Engine baselines: SGLang 0.5.23's own Triton kernels, at the engine's launch settings.
+    "gdn/sglang_packed_decode_gdn_decode_qk4_v8_d128": [
+        ("fused_recurrent_gated_delta_rule_packed_decode_kernel",
+         {"mixed_qkv": "*bf16", "a": "*bf16", "b": "*bf16", "A_log": "*fp32",
+          "dt_bias": "*fp32", "o": "*bf16", "h0": "*fp32", "ht": "*fp32",
+          "ssm_state_indices": "*i32", "scale": "fp32"},
+         {"stride_mixed_qkv_tok": 2048, "stride_a_tok": 8, "stride_b_tok": 8,
+          "stride_init_state_token": 131072, "stride_final_state_token": 131072,
+          "stride_indices_seq": 1, "H": 4, "HV": 8, "K": 128, "V": 128, "BK": 128, "BV": 32,
+          "SOFTPLUS_THRESHOLD": 20.0, "USE_QK_L2NORM_IN_KERNEL": False}, 1)],
+    "gdn/sglang_flashinfer_gdn_prefill_qk4_v8_d128": [
+        ("fused_gdn_gating_kernel",
+         {"g": "*fp32", "beta_output": "*fp32", "A_log": "*fp32", "a": "*bf16", "b": "*bf16",
+          "dt_bias": "*fp32", "seq_len": "i32", "stride_a": "i32", "stride_b": "i32"},
+         {"NUM_HEADS": 8, "beta": 1.0, "threshold": 20.0, "BLK_HEADS": 8}, 1)],
+    "moe_router/sglang_moe_fused_gate_router_e384_k6": [
+        ("_router_triton_kernel",
+         {"scores_ptr": "*fp32", "bias_ptr": "*fp32", "bias_alt_ptr": "*fp32",
+          "input_ids_ptr": "*i32", "out_weights_ptr": "*fp32", "out_indices_ptr": "*i32",
+          "M": "i32", "routed_scaling_factor": "fp32", "stride_bias": "i32",
+          "stride_bias_alt": "i32", "stride_input_ids": "i32", "stride_sm": "i32",
+          "stride_sn": "i32", "stride_wm": "i32", "stride_wk": "i32", "stride_im": "i32",
+          "stride_ik": "i32"},
+         {"N": 384, "K": 6, "K_ROUTED": 6, "BLOCK_M": 1, "BLOCK_N": 512, "BLOCK_K": 8,
+          "BIAS_ALT_TOKEN_ID": 1, "RENORMALIZE_EPSILON": 1e-20}, 1)],
     "moe_router/triton_splitk_gemm_topk_router_d5120_e384": [
         ("_gemm_kernel", {"X": "*bf16", "W": "*bf16", "PART": "*fp32", "T": "i32", "E": "i32",
                           "D": "i32"},
