@@ -1,9 +1,13 @@
-# Sourced by call_<X>.sh on the device machine (repository root, .whl carried): installs
-# the carried wheels (pydantic and its dependencies, fla-core), sets the environment the
-# harness needs, and writes the machine and package versions to $OUT/env.txt.
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl >/dev/null 2>&1 || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HF_EVAL_CACHE=/tmp/hfc
+# Sourced by call_<X>.sh on the device machine (repository root): installs the carried
+# wheels of .whl (pydantic and its dependencies, fla-core; session 5 stages them with the
+# libraries instead, and carries no .whl), sets the environment the harness needs, and
+# writes the machine and package versions to $OUT/env.txt.
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl >/dev/null 2>&1 || exit 1
+fi
+export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD
+export PYTHONUNBUFFERED=1 HF_EVAL_CACHE=/tmp/hfc
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
     --format=csv
   python3 -c 'import sys, torch, triton, fla, pydantic; print("python", sys.version.split()[0],
