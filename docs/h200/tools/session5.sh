@@ -104,7 +104,7 @@ work() {
     fi
     echo "# $name (limit ${seconds} s) at $((SECONDS - start)) s: $command" | tee -a "$S/log.txt"
     t0=$SECONDS
-    timeout "$seconds" bash -c "$command" >> "$S/log.txt" 2>&1
+    timeout "$seconds" bash -c "$command" < /dev/null >> "$S/log.txt" 2>&1
     rc=$?
     touch "$S/done/$name"
     echo "# $name rc=$rc in $((SECONDS - t0)) s" | tee -a "$S/log.txt"
