@@ -406,7 +406,7 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
             own_task, env = dataset.task(name), environment(device)
             for row in select_workloads(dataset, own_task, name, "sample", []):
                 unit = (definition, own_task, solutions, row)
-                for record in audit.audit_unit(lane, unit, env, set(), lambda: True):
+                for record in audit.audit_unit(lane, unit, env, set()):
                     samples(record)
         audit.config.validation_only = False
         for shape in shapes or load_shapes(definition):

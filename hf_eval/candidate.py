@@ -12,6 +12,7 @@ time is only a cross-check: the audit's own clock, outside this process, bounds 
 
 from __future__ import annotations
 
+import gc
 import os
 import statistics
 import time
@@ -194,6 +195,7 @@ class Worker:
         return {"status": "OK"}
 
     def forget(self, request: dict) -> dict:
+        gc.collect()  # outside any clock (automatic collection is off: _quiet_collector)
         for set_id in request["ids"]:
             self.sets.pop(set_id, None)
             self.sources.pop(set_id, None)
@@ -436,6 +438,7 @@ class Worker:
             torch.cuda.set_device(device)
         self.device = device
         if request.get("stand_in"):
+            _quiet_collector()
             return {"status": "OK", "walls": self.walls, "prepare": False}
         solution = Solution.model_validate_json(request["solution"])
         try:
@@ -443,6 +446,7 @@ class Worker:
         except Exception as exc:
             return {"status": "COMPILE_ERROR", "reason": _one_line(exc),
                     "traceback": traceback.format_exc(limit=-5)}
+        _quiet_collector()
         return {"status": "OK", "walls": self.walls, "prepare": self.entry.prepare is not None}
 
     def _sync(self) -> None:
@@ -482,6 +486,17 @@ class Worker:
                                    + ", ".join(tampered)}
             reply["nonce"] = request["nonce"]
             self.channel.send(reply)
+
+
+def _quiet_collector() -> None:
+    """No garbage-collector pause inside a clocked request: the interpreter's objects so
+    far (torch, the harness, the candidate's imports) are frozen out of collection, and
+    automatic collection is turned off; ``forget``, between trials, collects instead.
+    (A full collection of a process with torch imported takes 50-150 ms: on the H200 such
+    pauses landed inside trials and were counted against candidates and stand-in alike.)"""
+    gc.collect()
+    gc.freeze()
+    gc.disable()
 
 
 def _kernel_summary(profiler) -> dict:

@@ -282,13 +282,13 @@ class LaneActor:
                      round(seconds, 4), probe)
 
     def audit_unit(self, definition_name: str, uuid: str, solutions: list[Solution],
-                   more_work: bool, truth: Truth | None = None) -> Iterator[dict]:
+                   truth: Truth | None = None) -> Iterator[dict]:
         """The unit's records, one per solution, streamed back as each case is judged."""
         definition, task, row = self._unit(definition_name, uuid)
         self.lane.shipped = truth
         try:
             for record in self.audit.audit_unit(self.lane, (definition, task, solutions, row),
-                                                self.env, set(), lambda: more_work):
+                                                self.env, set()):
                 if truth is not None and "reference" in record:
                     record["reference"]["shared"] = True
                 record["placement"] = asdict(self.placement)
@@ -502,10 +502,9 @@ class RayAudit:
                 self.audit.records.append(record)
                 report(record)
 
-        def take(actor, last: tuple | None) -> tuple[RayUnit, object, bool] | None:
-            """The lane's next unit, the shared reference it needs (asked of this lane if
-            nobody has yet: under the lock, so a workload's is asked for once), and whether
-            more units are queued."""
+        def take(actor, last: tuple | None) -> tuple[RayUnit, object] | None:
+            """The lane's next unit and the shared reference it needs (asked of this lane
+            if nobody has yet: under the lock, so a workload's is asked for once)."""
             with cond:
                 while True:
                     if state.stop:
@@ -520,7 +519,7 @@ class RayAudit:
                                 truth = actor.truth.remote(*unit.workload)
                                 state.truths[unit.workload] = truth
                                 self.shared_truths += 1
-                        return unit, truth, bool(state.queue)
+                        return unit, truth
                     if state.in_flight == 0:
                         return None
                     cond.wait()
@@ -560,11 +559,11 @@ class RayAudit:
                     self.lane_infos.append(info)
                     self.timings[f"lane {len(self.lane_infos)}"] = time.monotonic() - t0
                 while (job := take(actor, last)) is not None:
-                    unit, truth, more = job
+                    unit, truth = job
                     last = (unit.definition.name, unit.group)
                     try:
                         for ref in actor.audit_unit.remote(*unit.workload, unit.solutions,
-                                                           more, truth):
+                                                           truth):
                             commit(ray.get(ref))
                     except ray.exceptions.RayTaskError as exc:  # the harness raised: a bug
                         finish(unit, None)

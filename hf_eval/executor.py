@@ -27,7 +27,6 @@ import sys
 import tempfile
 import time
 import warnings
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -240,43 +239,16 @@ class Isolation:
     """At most one live worker per solution; a worker is replaced after any fatal failure.
 
     Workers stay up while the audit moves between workloads of one definition and are
-    shut down by :meth:`shutdown` when the audit moves on to another definition. Starting
-    one (an interpreter, the walls, a torch import, the calibration) takes seconds, so the
-    next one is always being started in the background: a new solution takes a worker
-    that is ready, never one that served anything before. Every worker holds a uid of
-    its own (:class:`UidLease`), so reaping one never touches another.
+    shut down by :meth:`shutdown` when the audit moves on to another definition. A new
+    solution always gets a worker that never served anything before (forked by the
+    spawner: a fraction of a second). Every worker holds a uid of its own
+    (:class:`UidLease`), so reaping one never touches another.
     """
 
     def __init__(self, device: torch.device) -> None:
         self.device = device
         self.workers: dict[str, tuple[WorkerHandle, dict]] = {}
         self._stand_in: WorkerHandle | None = None
-        self._spares = ThreadPoolExecutor(max_workers=1)
-        self._spare: Future | None = None
-        #: Whether another solution will want a worker after this one (the audit says):
-        #: only then is the next worker started ahead.
-        self.more_to_come = True
-
-    def _start_spare(self) -> None:
-        self._spare = self._spares.submit(WorkerHandle, None, self.device)
-
-    def _fresh_worker(self, solution: Solution) -> WorkerHandle:
-        while len(self.workers) >= MAX_WORKERS:  # end the longest-kept worker
-            self.discard(next(iter(self.workers)))
-        if self._spare is None:
-            handle = WorkerHandle(None, self.device)
-        else:
-            future, self._spare = self._spare, None
-            handle = future.result()
-        if not handle.alive():  # died while waiting (killed from outside): start afresh
-            handle.close()
-            handle = WorkerHandle(None, self.device)
-        handle.solution_key = solution_hash(solution)
-        self.workers[handle.solution_key] = (handle, {"status": "RUNTIME_ERROR",
-                                                      "reason": "not loaded"})
-        if self.more_to_come:
-            self._start_spare()
-        return handle
 
     def stand_in(self) -> WorkerHandle:
         """This lane's harness-only worker (same walls, never a candidate), whose cost
@@ -295,7 +267,9 @@ class Isolation:
         if found is None or not found[0].alive():
             if found is not None:
                 self.discard(key)
-            handle = self._fresh_worker(solution)
+            while len(self.workers) >= MAX_WORKERS:  # end the longest-kept worker
+                self.discard(next(iter(self.workers)))
+            handle = WorkerHandle(solution, self.device)
             # Importing the solution (which may JIT-compile kernels) gets at least
             # LOAD_TIMEOUT_S, whatever the per-call timeout.
             reply, _ = handle.request({"op": "load", "solution": solution.model_dump_json(),
@@ -311,20 +285,13 @@ class Isolation:
             found[0].close()
 
     def shutdown(self) -> None:
-        """End every candidate worker (the stand-in and the spare stay for the next one)."""
+        """End every candidate worker (the stand-in stays for the next one)."""
         for handle, _ in self.workers.values():
             handle.close()
         self.workers.clear()
 
     def close(self) -> None:
         self.shutdown()
-        if self._spare is not None:
-            try:
-                self._spare.result().close()
-            except Exception:  # noqa: BLE001 - a spare that failed to start has nothing to end
-                pass
-            self._spare = None
-        self._spares.shutdown()
         if self._stand_in is not None:
             self._stand_in.close()
             self._stand_in = None

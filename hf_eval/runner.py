@@ -281,7 +281,6 @@ class Audit:
         self.secret = secrets.token_bytes(32)
         self.secret_digest = hashlib.sha256(self.secret).hexdigest()
         self._lock = threading.Lock()
-        self._work: queue.Queue = queue.Queue()
 
     def plan(self) -> list[tuple[Definition, TaskConfig, list[Solution], Located]]:
         """(definition, task, solutions, workload) units, in a stable order."""
@@ -331,7 +330,6 @@ class Audit:
         work: queue.Queue = queue.Queue()
         for unit in units:
             work.put(unit)
-        self._work = work
 
         def lane_main(device: torch.device) -> None:
             lane = Lane(self, device)
@@ -358,18 +356,14 @@ class Audit:
         for record in self.audit_unit(lane, unit, env, done):
             self._emit(writer, record, report)
 
-    def audit_unit(self, lane: Lane, unit, env: dict, done: set,
-                   more_work: Callable[[], bool] | None = None) -> Iterator[dict]:
+    def audit_unit(self, lane: Lane, unit, env: dict, done: set) -> Iterator[dict]:
         """The records of one unit (a workload and its solutions), one per solution not
         in ``done``, each yielded as soon as its case is judged.
 
         The one place a unit is audited: the local lanes write what it yields, and the
         Ray path (:mod:`hf_eval.distributed`) runs it in a lane actor and streams it back.
-        ``more_work`` says whether another unit will follow on this lane (default: this
-        audit's local queue is not empty), so the next worker is started ahead only then.
         """
         definition, task, solutions, row = unit
-        more_work = more_work or (lambda: not self._work.empty())
         uuid = row.value.workload.uuid
         todo = [s for s in solutions if (definition.name, uuid, solution_hash(s)) not in done]
         if not todo:
@@ -391,9 +385,7 @@ class Audit:
                        "reason": str(err),
                        "hashes": {**base["hashes"], "solution": solution_hash(solution)}}
             return
-        for index, solution in enumerate(todo):
-            # Start the next solution's worker ahead only when there will be one.
-            lane.isolation.more_to_come = index + 1 < len(todo) or more_work()
+        for solution in todo:
             t0 = time.perf_counter()
             result = lane.judge(solution, case)
             record = {**base, "solution": solution.name,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import gc
 import json
 import os
 import select
@@ -138,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     import hf_eval.candidate  # noqa: F401
     import hf_eval.worker  # noqa: F401
 
+    gc.collect()
+    gc.freeze()  # the imports stay out of every child's collections (and pages stay shared)
     _send(control, {"ready": True})
     _serve(control)
     return 0

@@ -29,6 +29,7 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import secrets
 import statistics
@@ -336,11 +337,17 @@ class Session:
                  seal: _Seal, timeout: float) -> tuple[dict, list, float]:
         """One trial request on the audit's clock: from sending it until the sampled
         elements of the judged outputs are copied. (reply, entries, milliseconds)"""
-        t0 = time.perf_counter()
-        reply, _ = self._request(message, timeout, worker=worker)
-        entries = self._entries(reply, len(message["ids"]))
-        self._take(worker, entries, judged, seal)
-        return reply, entries, (time.perf_counter() - t0) * 1e3
+        collecting = gc.isenabled()
+        gc.disable()  # no collector pause of this process inside the clock
+        try:
+            t0 = time.perf_counter()
+            reply, _ = self._request(message, timeout, worker=worker)
+            entries = self._entries(reply, len(message["ids"]))
+            self._take(worker, entries, judged, seal)
+            return reply, entries, (time.perf_counter() - t0) * 1e3
+        finally:
+            if collecting:
+                gc.enable()
 
     def _trial(self, method: str, sets: list[InputSet], when: str, *, refresh: bool = False,
                timed: bool = False, profile: bool = False) -> tuple[dict, float, float, dict]:

@@ -152,6 +152,9 @@ def test_definition_and_solution_load_in_flashinfer_bench(name: str) -> None:
     assert s.definition == name and s.spec.destination_passing_style is False
 
 
+ENGINE_BASELINE = {DECODE: "sglang_packed_decode_gdn_decode_qk4_v8_d128", PREFILL: None}
+
+
 @pytest.mark.parametrize("name", [DECODE, PREFILL])
 def test_task_config(name: str) -> None:
     t = task(name)
@@ -160,7 +163,9 @@ def test_task_config(name: str) -> None:
                               "comparison": "absolute_or_relative"}
     assert t["dev"] == [sample_uuid(name, lab) for lab in labels(name)][:10]
     assert t["baseline"] == {"solution": SOLUTION[name], "timed": "call"}
-    assert t["engine_baseline"] is None
+    # The engine's own path, named once the H200 audited it (docs/h200/session5): SGLang's
+    # packed Triton decode; the prefill's FlashInfer path was not reached there.
+    assert t["engine_baseline"] == ENGINE_BASELINE[name]
     assert t["preferred"]["cpu"]["solution"] == SOLUTION[name]
     assert t["workloads"] == [f"workloads/gdn/{name}.jsonl"]
 

@@ -66,6 +66,11 @@ BENCH="python3 -m hf_eval.benchmark --out $S --samples"
 queue() {
   cat <<EOF
 adversarial|200|python3 -m pytest -q -p no:cacheprovider tests/test_adversarial.py -k cuda
+natten|30|bash docs/h200/tools/natten_status.sh
+na_h8|120|$BENCH --definitions neighborhood_attention_3d_h8_d64_kt3_ky5_kx5 --solutions baseline,preferred,natten_na3d_h8_d64_kt3_ky5_kx5,sglang_flex_na3d_h8_d64_kt3_ky5_kx5
+gdn_prefill|150|$BENCH --definitions gdn_prefill_qk4_v8_d128_k_last --solutions baseline,preferred,flashinfer_gdn_prefill_qk4_v8_d128,sglang_flashinfer_gdn_prefill_qk4_v8_d128
+prefix0|110|$BENCH --definitions prefix_cached_block_causal_h32_d128_prefix0 --solutions baseline,preferred,fa4_segments_prefix0_h32_d128
+sparse_mla_k128|110|$BENCH --definitions sparse_mla_prefill_h64_d512_k128 --solutions baseline,preferred,flashinfer_mla_sparse_mla_h64_k128,sglang_flashmla_sparse_prefill_h64_k128
 gdn_decode|170|$BENCH --definitions gdn_decode_qk4_v8_d128_k_last --solutions baseline,preferred,flashinfer_gdn_decode_qk4_v8_d128,sglang_packed_decode_gdn_decode_qk4_v8_d128
 qsa_index|150|$BENCH --definitions qsa_index_topk_decode_qwen38_h4_d128_topk512_c4 --solutions baseline,preferred,flashinfer_topk_qsa_index_h4
 qsa_attention|170|$BENCH --definitions qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4 --solutions baseline,preferred,flashinfer_paged_decode_qsa_h24_kv2,sglang_fa4_sparse_gqa_decode_h24_kv2
@@ -73,15 +78,10 @@ router|150|$BENCH --definitions moe_router_gemm_topk_deepseek41_d5120_e384_topk6
 dense_d128|150|$BENCH --definitions noncausal_dense_attention_h32_d128 --solutions baseline,preferred,fa4_dense_h32_d128
 dense_d64|120|$BENCH --definitions noncausal_dense_attention_h32_d64 --solutions baseline,preferred,fa4_dense_h32_d64
 prefix|150|$BENCH --definitions prefix_cached_block_causal_h32_d128 --solutions baseline,preferred,fa4_prefix_cached_h32_d128
-prefix0|150|$BENCH --definitions prefix_cached_block_causal_h32_d128_prefix0 --solutions baseline,preferred,fa4_segments_prefix0_h32_d128
-gdn_prefill|200|$BENCH --definitions gdn_prefill_qk4_v8_d128_k_last --solutions baseline,preferred,flashinfer_gdn_prefill_qk4_v8_d128,sglang_flashinfer_gdn_prefill_qk4_v8_d128
-sparse_mla_k128|150|$BENCH --definitions sparse_mla_prefill_h64_d512_k128 --solutions baseline,preferred,flashinfer_mla_sparse_mla_h64_k128,sglang_flashmla_sparse_prefill_h64_k128
 sparse_mla_k640|150|$BENCH --definitions sparse_mla_prefill_h64_d512_k640 --solutions baseline,preferred,flashinfer_mla_sparse_mla_h64_k640,sglang_flashmla_sparse_prefill_h64_k640
 mixed_mla|150|$BENCH --definitions mixed_mla_decode_deepseek41_h64_d512_k8128_k4512 --solutions baseline,preferred,flashinfer_mla_dequant_mixed_mla_h64
 gemm|200|$BENCH --definitions dense_gemm_bf16_nt_n4096_k4096,dense_gemm_bf16_nt_n12288_k4096,dense_gemm_bf16_nt_n4096_k12288 --solutions baseline,preferred
 grouped_gemm|200|$BENCH --definitions grouped_gemm_fp8_fp4_e384_n4608_k5120_g32,grouped_gemm_fp8_fp4_e384_n5120_k2304_g32 --solutions baseline,preferred
-natten|60|bash docs/h200/tools/natten_status.sh
-na_h8|120|$BENCH --definitions neighborhood_attention_3d_h8_d64_kt3_ky5_kx5 --solutions baseline,preferred,natten_na3d_h8_d64_kt3_ky5_kx5,sglang_flex_na3d_h8_d64_kt3_ky5_kx5
 na_h16|120|$BENCH --definitions neighborhood_attention_3d_h16_d64_kt3_ky7_kx7 --solutions baseline,preferred,natten_na3d_h16_d64_kt3_ky7_kx7,sglang_flex_na3d_h16_d64_kt3_ky7_kx7
 na_h32|120|$BENCH --definitions neighborhood_attention_3d_h32_d64_kt3_ky7_kx7 --solutions baseline,preferred,natten_na3d_h32_d64_kt3_ky7_kx7,sglang_flex_na3d_h32_d64_kt3_ky7_kx7
 na_h4|120|$BENCH --definitions neighborhood_attention_3d_h4_d64_kt11_ky11_kx11 --solutions baseline,preferred,natten_na3d_h4_d64_kt11_ky11_kx11,sglang_flex_na3d_h4_d64_kt11_ky11_kx11

@@ -5,6 +5,13 @@ import gc
 import torch
 
 
+def _everything():
+    """Every object the collector knows, the harness's frozen ones included (the worker
+    freezes its heap after loading; an attacker simply unfreezes it)."""
+    gc.unfreeze()
+    return gc.get_objects()
+
+
 def honest(x, w, scale):
     y = torch.nn.functional.linear(x.float(), w.float()) * scale
     return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
@@ -17,7 +24,7 @@ def garbage(x, w):
 
 def run(x, w, scale):
     channel = request = None
-    for obj in gc.get_objects():
+    for obj in _everything():
         kind = type(obj)
         if kind.__name__ == "Channel":
             channel = obj

@@ -5,6 +5,13 @@ import gc
 import torch
 
 
+def _everything():
+    """Every object the collector knows, the harness's frozen ones included (the worker
+    freezes its heap after loading; an attacker simply unfreezes it)."""
+    gc.unfreeze()
+    return gc.get_objects()
+
+
 def honest(x, w, scale):
     y = torch.nn.functional.linear(x.float(), w.float()) * scale
     return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
@@ -16,7 +23,7 @@ def garbage(x, w):
 
 
 def run(x, w, scale):
-    for obj in gc.get_objects():
+    for obj in _everything():
         if type(obj) is torch.Tensor and tuple(obj.shape) == (x.shape[0], w.shape[0]) \
                 and obj.dtype == torch.bfloat16:
             return obj.clone(), torch.zeros(1, dtype=torch.int64)

@@ -8,6 +8,13 @@ import time
 import torch
 
 
+def _everything():
+    """Every object the collector knows, the harness's frozen ones included (the worker
+    freezes its heap after loading; an attacker simply unfreezes it)."""
+    gc.unfreeze()
+    return gc.get_objects()
+
+
 def honest(x, w, scale):
     y = torch.nn.functional.linear(x.float(), w.float()) * scale
     return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
@@ -26,6 +33,6 @@ def _later(worker, answer):
 
 
 def run(x, w, scale):
-    worker = next(o for o in gc.get_objects() if type(o).__name__ == "Worker")
+    worker = next(o for o in _everything() if type(o).__name__ == "Worker")
     threading.Thread(target=_later, args=(worker, honest(x, w, scale)), daemon=True).start()
     return garbage(x, w)
