@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from hf_eval.errors import DataError
-from hf_eval.runner import SUITES
+from hf_eval.runner import DEFAULT_SUITE, SUITES
 
 DEFAULT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +22,7 @@ Judge inference kernels against real workloads; check the dataset itself.
 
 Start here:
   %(prog)s audit
-      every definition's preferred solution on the sample workloads
+      every definition's preferred solution on its task's dev workloads
   %(prog)s list definitions
       what there is to audit (also: list solutions, list suites)
   %(prog)s audit --definitions NAME --solutions YOURS --suite dev
@@ -90,6 +90,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     report = args.report or Path("reports") / f"audit-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     if args.resume and not args.report:
         print("error: --resume needs the --report to continue", file=sys.stderr)
+        return 2
+    if args.resume and args.suite == "fresh" and not args.uuid:
+        print("error: --resume cannot continue a fresh suite: its cases are drawn from the "
+              "interrupted audit's secret, which is gone", file=sys.stderr)
         return 2
     if args.resume:
         note = repair_for_resume(report)
@@ -199,10 +203,12 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     a.add_argument("--solutions", type=_csv, action="extend", metavar="NAME[,NAME...]",
                    help="'preferred' (default: per task and hardware), 'all', or solution "
                    "names; comma-separated, repeatable (see 'list solutions')")
-    a.add_argument("--suite", default="sample", choices=SUITES,
-                   help="which workloads: sample = the generated sample (every workload "
-                   "here); first = the first line of each definition's workload file, a "
-                   "quick smoke test; dev = the task's dev UUIDs; all = every workload")
+    a.add_argument("--suite", default=DEFAULT_SUITE, choices=SUITES,
+                   help="which workloads: dev = the task's dev UUIDs (the default; the rest "
+                   "is held out); all = every workload; sample = the generated sample "
+                   "(every workload here); first = the first line of each definition's "
+                   "workload file, a quick smoke test; fresh = new cases drawn now from the "
+                   "sample's generators and recipes with a secret seed (never written)")
     a.add_argument("--uuid", type=_csv, action="extend", metavar="UUID[,UUID...]",
                    help="audit only these workload UUIDs (overrides --suite); "
                    "comma-separated, repeatable")

@@ -49,10 +49,23 @@ def name_column(table: str) -> str:
 
 
 def audit(root: Path, report: Path, *extra: str, columns: int = 200):
+    """``audit`` over the toy's three workloads (``--suite sample``) unless ``extra`` selects:
+    these tests are about tables and reports; the default suite (dev) has its own test."""
+    if not {"--suite", "--uuid"} & set(extra):
+        extra = ("--suite", "sample", *extra)
     result = hf_eval("--root", root, "audit", "--validation-only", "--report", report, *extra,
                      columns=columns)
     no_traceback(result)
     return result
+
+
+def test_the_default_suite_is_each_tasks_dev_workloads(toy_root, tmp_path):
+    report = tmp_path / "r.jsonl"
+    result = hf_eval("--root", toy_root, "audit", "--validation-only", "--report", report)
+    no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    dev = json.loads((toy_root / f"tasks/{DEF}.json").read_text())["dev"]
+    assert [r["workload"] for r in read_report(report)] == dev
 
 
 # ------------------------------------------------------------------ 1. an 80-column table
