@@ -15,7 +15,35 @@ from pathlib import Path
 from hf_eval.errors import DataError
 from hf_eval.runner import DEFAULT_SUITE, SUITES
 
-DEFAULT_ROOT = Path(__file__).resolve().parent.parent
+#: The checkout this package sits in: the dataset root when run from a clone (``python -m
+#: hf_eval``, an editable install); for an installed wheel it is site-packages' parent.
+PACKAGE_CHECKOUT = Path(__file__).resolve().parent.parent
+ROOT_VARIABLE = "HF_EVAL_ROOT"
+
+
+def is_dataset_root(path: Path) -> bool:
+    """A directory holding ``definitions/`` (what every command reads first)."""
+    return (path / "definitions").is_dir()
+
+
+def discover_root(cwd: Path | None = None) -> Path:
+    """The dataset root when ``--root`` is not given, never assumed to be the package's parent.
+
+    In order: ``$HF_EVAL_ROOT``; the checkout holding this package, if it is a dataset (a
+    clone run with ``python -m hf_eval`` or installed editable); the current directory or
+    the nearest parent that is a dataset root (a wheel installed elsewhere, run inside a
+    clone). Without one, the error says how to name it.
+    """
+    if os.environ.get(ROOT_VARIABLE):
+        return Path(os.environ[ROOT_VARIABLE])
+    if is_dataset_root(PACKAGE_CHECKOUT):
+        return PACKAGE_CHECKOUT
+    here = (cwd or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if is_dataset_root(candidate):
+            return candidate
+    raise DataError("--root", f"no dataset root found: not given, {ROOT_VARIABLE} unset, and "
+                    f"neither {here} nor a parent holds definitions/ (pass --root <clone>)")
 
 DESCRIPTION = """\
 Judge inference kernels against real workloads; check the dataset itself.
@@ -191,8 +219,10 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The parser; ``prog`` is how the user ran it (``python -m hf_eval`` or ``hf-eval``)."""
     p = argparse.ArgumentParser(prog=prog or _prog(), description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--root", type=Path, default=DEFAULT_ROOT,
-                   help="dataset root (default: the repository this harness is in)")
+    p.add_argument("--root", type=Path, default=None,
+                   help=f"dataset root (default: ${ROOT_VARIABLE}, else the clone this "
+                   "harness is in, else the current directory or a parent holding "
+                   "definitions/)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     a = sub.add_parser("audit", help="judge solutions on workloads; one JSON line per case",
@@ -284,6 +314,8 @@ def _prog() -> str:
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     args = parser(prog).parse_args(argv)
     try:
+        if args.root is None:
+            args.root = discover_root()
         return args.func(args)
     except DataError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from hf_eval import sandbox
 from hf_eval.channel import shared
 from hf_eval.errors import DataError
 from hf_eval.executor import Isolation, WorkerFailure, gpu_lock
@@ -290,6 +291,7 @@ class Audit:
     def __init__(self, dataset: Dataset, config: AuditConfig) -> None:
         self.dataset = dataset
         self.config = config
+        sandbox.protect(dataset.root)  # unreadable to workers, however hf_eval is installed
         self.devices = [torch.device(d) for d in config.devices]
         self.references = ReferenceCache(enabled=config.reference_cache)
         self.records: list[dict] = []
