@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 
 from hf_eval.errors import DataError
-from hf_eval.viewer import ViewerFile, viewer_files
+from hf_eval.viewer import VIEWER_DIR, ViewerFile, viewer_files
 
 SPLIT = "test"
 DEFAULT_CONFIG = "definitions"
@@ -171,8 +171,10 @@ def card_data(root: str | Path, files: list[ViewerFile] | None = None) -> tuple[
         for f in group:
             splits.add(SplitInfo(name=f.split, num_bytes=_arrow_bytes(f),
                                  num_examples=len(f.rows)))
-        download = sum((root / f.path).stat().st_size if (root / f.path).is_file()
-                       else len(f.text().encode()) for f in group)
+        # A viewer file's size is that of the text it is written with (the file on disk
+        # may be the stale one this run replaces); captures.jsonl is read as it is.
+        download = sum(len(f.text().encode()) if f.path.startswith(f"{VIEWER_DIR}/")
+                       else (root / f.path).stat().st_size for f in group)
         infos[name] = DatasetInfo(features=Features(group[0].features), splits=splits,
                                   download_size=download,
                                   dataset_size=sum(s.num_bytes for s in splits.values()))
