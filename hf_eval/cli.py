@@ -13,16 +13,44 @@ import time
 from pathlib import Path
 
 from hf_eval.errors import DataError
-from hf_eval.runner import SUITES
+from hf_eval.runner import DEFAULT_SUITE, SUITES
 
-DEFAULT_ROOT = Path(__file__).resolve().parent.parent
+#: The checkout this package sits in: the dataset root when run from a clone (``python -m
+#: hf_eval``, an editable install); for an installed wheel it is site-packages' parent.
+PACKAGE_CHECKOUT = Path(__file__).resolve().parent.parent
+ROOT_VARIABLE = "HF_EVAL_ROOT"
+
+
+def is_dataset_root(path: Path) -> bool:
+    """A directory holding ``definitions/`` (what every command reads first)."""
+    return (path / "definitions").is_dir()
+
+
+def discover_root(cwd: Path | None = None) -> Path:
+    """The dataset root when ``--root`` is not given, never assumed to be the package's parent.
+
+    In order: ``$HF_EVAL_ROOT``; the checkout holding this package, if it is a dataset (a
+    clone run with ``python -m hf_eval`` or installed editable); the current directory or
+    the nearest parent that is a dataset root (a wheel installed elsewhere, run inside a
+    clone). Without one, the error says how to name it.
+    """
+    if os.environ.get(ROOT_VARIABLE):
+        return Path(os.environ[ROOT_VARIABLE])
+    if is_dataset_root(PACKAGE_CHECKOUT):
+        return PACKAGE_CHECKOUT
+    here = (cwd or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if is_dataset_root(candidate):
+            return candidate
+    raise DataError("--root", f"no dataset root found: not given, {ROOT_VARIABLE} unset, and "
+                    f"neither {here} nor a parent holds definitions/ (pass --root <clone>)")
 
 DESCRIPTION = """\
 Judge inference kernels against real workloads; check the dataset itself.
 
 Start here:
   %(prog)s audit
-      every definition's preferred solution on the sample workloads
+      every definition's preferred solution on its task's dev workloads
   %(prog)s list definitions
       what there is to audit (also: list solutions, list suites)
   %(prog)s audit --definitions NAME --solutions YOURS --suite dev
@@ -91,6 +119,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     report = args.report or Path("reports") / f"audit-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     if args.resume and not args.report:
         print("error: --resume needs the --report to continue", file=sys.stderr)
+        return 2
+    if args.resume and args.suite == "fresh" and not args.uuid:
+        print("error: --resume cannot continue a fresh suite: its cases are drawn from the "
+              "interrupted audit's secret, which is gone", file=sys.stderr)
         return 2
     if args.resume:
         note = repair_for_resume(report)
@@ -213,8 +245,10 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The parser; ``prog`` is how the user ran it (``python -m hf_eval`` or ``hf-eval``)."""
     p = argparse.ArgumentParser(prog=prog or _prog(), description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--root", type=Path, default=DEFAULT_ROOT,
-                   help="dataset root (default: the repository this harness is in)")
+    p.add_argument("--root", type=Path, default=None,
+                   help=f"dataset root (default: ${ROOT_VARIABLE}, else the clone this "
+                   "harness is in, else the current directory or a parent holding "
+                   "definitions/)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     a = sub.add_parser("audit", help="judge solutions on workloads; one JSON line per case",
@@ -225,10 +259,12 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     a.add_argument("--solutions", type=_csv, action="extend", metavar="NAME[,NAME...]",
                    help="'preferred' (default: per task and hardware), 'all', or solution "
                    "names; comma-separated, repeatable (see 'list solutions')")
-    a.add_argument("--suite", default="sample", choices=SUITES,
-                   help="which workloads: sample = the generated sample (every workload "
-                   "here); first = the first line of each definition's workload file, a "
-                   "quick smoke test; dev = the task's dev UUIDs; all = every workload")
+    a.add_argument("--suite", default=DEFAULT_SUITE, choices=SUITES,
+                   help="which workloads: dev = the task's dev UUIDs (the default; the rest "
+                   "is held out); all = every workload; sample = the generated sample "
+                   "(every workload here); first = the first line of each definition's "
+                   "workload file, a quick smoke test; fresh = new cases drawn now from the "
+                   "sample's generators and recipes with a secret seed (never written)")
     a.add_argument("--uuid", type=_csv, action="extend", metavar="UUID[,UUID...]",
                    help="audit only these workload UUIDs (overrides --suite); "
                    "comma-separated, repeatable")
@@ -309,6 +345,8 @@ def _prog() -> str:
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     args = parser(prog).parse_args(argv)
     try:
+        if args.root is None:
+            args.root = discover_root()
         return args.func(args)
     except DataError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -15,15 +15,28 @@ that repo and commit. ``HF_HUB_OFFLINE=1`` serves only the cache; it, ``HF_ENDPO
 
 Every failure is a ``DataError`` naming the tensor: no pinned revision, revision missing,
 no such object, hash or size mismatch, network off, Hub unreachable.
+
+Xet: ``huggingface_hub`` downloads Xet-backed files (the Hub's storage now) through
+``hf_xet`` when it is installed, which this package requires; the sha256 check here is the
+same whichever transport brought the bytes.
+
+Failing fast without network: the Hub client retries a failed request with backoff (about
+23 s per file). A pinned commit's file that is already in the Hub cache is served from it
+without asking the Hub. Otherwise one metadata request, without retries and with a short
+timeout (:data:`PROBE_TIMEOUT_S`), goes first; a transport error (no route, refused, DNS,
+timeout) fails the tensor at once, says so, and the endpoint is then taken as unreachable
+for :data:`UNREACHABLE_FOR_S` seconds, so the next tensors fail at once too.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +49,23 @@ if TYPE_CHECKING:
 PIN_FILE = Path(__file__).with_name("hub.json")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _TRUE = {"1", "true", "yes", "on"}
+#: Seconds the first (unretried) metadata request may take before the Hub counts as down.
+PROBE_TIMEOUT_S = 5.0
+#: After a transport error, how long an endpoint is taken as unreachable without asking.
+UNREACHABLE_FOR_S = 60.0
+#: endpoint -> (monotonic time of the failure, what failed)
+_unreachable: dict[str, tuple[float, str]] = {}
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP client's network-level errors (``httpx2`` in huggingface_hub 2, else httpx)."""
+    found: list[type[BaseException]] = []
+    for module in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(module).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -128,6 +158,49 @@ class HubResolver:
         return True
 
     # ----------------------------------------------------------------- steps
+    def _endpoint(self) -> str:
+        from huggingface_hub import constants
+
+        return (self.endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+
+    def _cached(self, relpath: str, pin: HubPin) -> Path | None:
+        """The file from the Hub cache when this pinned commit already holds it (no network)."""
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+
+        try:
+            return Path(hf_hub_download(pin.repo_id, relpath, repo_type=pin.repo_type,
+                                        revision=pin.revision, cache_dir=self._cache_dir(),
+                                        local_files_only=True))
+        except (LocalEntryNotFoundError, FileNotFoundError):
+            return None
+
+    def _cache_dir(self) -> str | Path | None:
+        return self.cache_dir or os.environ.get("HF_HUB_CACHE")
+
+    def _probe(self, relpath: str, pin: HubPin) -> None:
+        """One metadata request without retries: a network failure is reported at once."""
+        from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+        endpoint = self._endpoint()
+        where = f"{pin.repo_id}@{pin.revision}"
+        down = _unreachable.get(endpoint)
+        if down is not None and time.monotonic() - down[0] < UNREACHABLE_FOR_S:
+            raise DataError(relpath, f"hub: cannot reach {endpoint} for {where} (it failed "
+                            f"{time.monotonic() - down[0]:.0f} s ago: {down[1]}); no network? "
+                            "set HF_HUB_OFFLINE=1 to use only the Hub cache")
+        url = hf_hub_url(pin.repo_id, relpath, repo_type=pin.repo_type, revision=pin.revision,
+                         endpoint=endpoint)
+        try:
+            get_hf_file_metadata(url, timeout=PROBE_TIMEOUT_S, retry_on_errors=False)
+        except _transport_errors() as exc:
+            cause = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            _unreachable[endpoint] = (time.monotonic(), cause.strip())
+            raise DataError(relpath, f"hub: cannot reach {endpoint} for {where} ({cause.strip()})"
+                            "; no network? failing at once rather than retrying; set "
+                            "HF_HUB_OFFLINE=1 to use only the Hub cache") from None
+        _unreachable.pop(endpoint, None)
+
     def _download(self, relpath: str, pin: HubPin) -> Path:
         from huggingface_hub import hf_hub_download
         from huggingface_hub.errors import (
@@ -142,11 +215,14 @@ class HubResolver:
         where = f"{pin.repo_id}@{pin.revision}"
         is_offline = offline()
         try:
+            cached = self._cached(relpath, pin) if _COMMIT.fullmatch(pin.revision or "") else None
+            if cached is not None:
+                return cached
+            if not is_offline:
+                self._probe(relpath, pin)
             local = hf_hub_download(pin.repo_id, relpath, repo_type=pin.repo_type,
-                                    revision=pin.revision,
-                                    cache_dir=self.cache_dir or os.environ.get("HF_HUB_CACHE"),
-                                    endpoint=self.endpoint or os.environ.get("HF_ENDPOINT"),
-                                    local_files_only=is_offline)
+                                    revision=pin.revision, cache_dir=self._cache_dir(),
+                                    endpoint=self._endpoint(), local_files_only=is_offline)
         except RevisionNotFoundError:
             raise DataError(relpath, f"hub: revision missing: {pin.revision} is not a "
                             f"revision of {pin.repo_id}") from None

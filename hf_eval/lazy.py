@@ -1,9 +1,11 @@
 """Rows whose tensors are materialised on access: ``with_tensors(rows, root, device)``.
 
-``rows`` is a ``datasets.Dataset`` of workloads: the builder's rows
-(``inference_kernels_dataset.py``, with a ``uuid`` column) or a viewer config's rows
-(``load_dataset(<repo>, <definition>)``, with a ``workload`` column). The returned
-dataset adds a ``tensors`` column: a :class:`RowTensors` mapping of the row's inputs in
+``rows`` is a ``datasets.Dataset`` of workloads, or an ``IterableDataset`` of them
+(``load_dataset(..., streaming=True)``): the builder's rows
+(``inference_kernels_dataset.py``) or a viewer config's rows
+(``load_dataset(<repo>, <definition>)``), both with ``uuid`` and ``inputs`` columns, or
+rows of FlashInfer Trace workload lines (a ``workload`` column). The returned dataset (of
+the same kind) adds a ``tensors`` column: a :class:`RowTensors` mapping of the row's inputs in
 the definition's argument order (tensors on ``device``, scalars as Python numbers). The
 first access to it fetches that row's tensors through the tensor store (local file, Git
 LFS, sample regeneration, Hub at the pinned commit), verified and shape-checked, and
@@ -100,4 +102,22 @@ def with_tensors(rows, root: str | Path = ".", device: str | torch.device = "cpu
             return batch  # columns without the workload's identity: nothing to attach
         return {**batch, "tensors": [lazy(uuid, inputs) for uuid, inputs in pairs]}
 
+    def attach(row: dict) -> dict:
+        """One streamed row: the same as ``transform`` on a batch of one."""
+        if "uuid" in row:
+            return {**row, "tensors": lazy(row["uuid"], row.get("inputs"))}
+        if "workload" in row:
+            return {**row, "tensors": lazy(row["workload"]["uuid"],
+                                           row["workload"].get("inputs"))}
+        raise DataError("rows", "a streamed row has neither a 'uuid' nor a 'workload' "
+                        f"column (columns: {sorted(row)})")
+
+    from datasets import IterableDataset
+
+    if isinstance(rows, IterableDataset):
+        # Streaming has no transform on access; ``map`` is lazy there (it runs as rows are
+        # iterated), and ``lazy`` itself does no I/O, so nothing is fetched until a row's
+        # ``tensors`` is read. The result has no declared features: a ``RowTensors`` has
+        # no Arrow type, and ``map`` would otherwise try to encode it.
+        return rows.map(attach, features=None)
     return rows.with_transform(transform)

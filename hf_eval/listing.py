@@ -6,6 +6,8 @@ line, for scripts (``for d in $(python -m hf_eval list definitions --names)``).
 
 from __future__ import annotations
 
+import json
+
 from hf_eval.repository import Dataset
 
 #: Lines longer than this put a solution's details on a second line.
@@ -15,8 +17,9 @@ WIDTH = 80
 SUITE_HELP = {
     "sample": "the generated sample (here: every workload)",
     "first": "the first line of each workload file: a smoke test",
-    "dev": "each task's dev UUIDs (at most ten per definition)",
+    "dev": "each task's dev UUIDs (the default; the rest is held out)",
     "all": "every workload: for final judgments",
+    "fresh": "new cases drawn at audit time, one per sample recipe (secret seed)",
 }
 
 
@@ -66,12 +69,18 @@ def solutions(ds: Dataset, only: list[str] | None = None, names: bool = False) -
 def suites(ds: Dataset, names: bool = False) -> list[str]:
     """``name  N workloads: what it selects`` per suite, counted over every definition."""
     from hf_eval.runner import SUITES, select_workloads
+    from hf_eval.samples.build import cases_path
 
     if names:
         return list(SUITES)
     lines = []
     for suite in SUITES:
-        count = sum(len(select_workloads(ds, ds.tasks[name].value, name, suite, []))
-                    for name in ds.definitions if name in ds.tasks)
+        if suite == "fresh":  # drawn by the audit: one per recipe of the sample's cases
+            count = sum(len(json.loads(cases_path(name).read_text())["cases"])
+                        for name in ds.definitions if name in ds.tasks
+                        and cases_path(name).is_file())
+        else:
+            count = sum(len(select_workloads(ds, ds.tasks[name].value, name, suite, []))
+                        for name in ds.definitions if name in ds.tasks)
         lines.append(f"{suite:<8}{_plural(count, 'workload')}: {SUITE_HELP.get(suite, '')}")
     return lines

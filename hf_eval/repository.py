@@ -210,10 +210,16 @@ class Dataset:
         ``mapped`` maps them read-only from their files instead (the checker: a multi-GB
         weight whose values no rule reads then costs no resident memory). ``provided``
         holds tensors the caller has already verified (the checker's in-memory
-        regeneration); they are shape- and dtype-checked, not loaded.
+        regeneration); they are shape- and dtype-checked, not loaded. A row with a
+        ``draw_inputs`` method (a fresh case) provides its own tensors the same way.
         """
         trace: WorkloadTrace = row.value
         where = self.where(row)
+        draw = getattr(row, "draw_inputs", None)
+        if provided is None and draw is not None:
+            # A row that exists only in memory (a fresh case, ``samples/fresh.py``) draws
+            # its own tensors; its other inputs (shared weights) load from the store.
+            provided = draw(definition, device, shared)
         missing = [a for a in definition.var_axes if a not in trace.workload.axes]
         if missing:
             raise DataError(where, f"missing variable axes {missing}", field="workload.axes")

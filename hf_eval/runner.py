@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from hf_eval import sandbox
 from hf_eval.channel import shared
 from hf_eval.errors import DataError
 from hf_eval.executor import Isolation, WorkerFailure, gpu_lock
@@ -28,12 +29,21 @@ from hf_eval.records import CaseRecord
 from hf_eval.reference_cache import ReferenceCache, cache_key
 from hf_eval.report import ReportWriter, environment, read_report
 from hf_eval.repository import Dataset, Located
+from hf_eval.samples.fresh import FreshRow, FreshSource
 from hf_eval.schema import Definition, Solution, TaskConfig
 from hf_eval.snapshot import InputSnapshot
 from hf_eval.trials import CPU_TIMING, Failure, InputSet, Session, session_failure
 from hf_eval.variants import InPlace, scale_probe
 
-SUITES = ("sample", "first", "dev", "all")
+#: ``fresh`` draws new cases at audit time (``hf_eval/samples/fresh.py``).
+SUITES = ("sample", "first", "dev", "all", "fresh")
+#: The command line's default: each task's few dev workloads (the rest of ``all`` is held
+#: out), which keeps the main job (``python -m hf_eval audit`` on CPU) short.
+DEFAULT_SUITE = "dev"
+
+
+#: The reference cache of rows whose truth must not be stored (fresh rows).
+NO_CACHE = ReferenceCache(Path("/nonexistent"), enabled=False)
 
 
 @dataclass
@@ -42,7 +52,7 @@ class AuditConfig:
     definitions: list[str] | None = None
     solutions: str = "preferred"  # "preferred", "all", or comma-separated names
     extra_solutions: list[Solution] = field(default_factory=list)  # e.g. --candidate
-    suite: str = "sample"
+    suite: str = "sample"  # the library's; the command line defaults to DEFAULT_SUITE
     uuids: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=lambda: ["cpu"])
     validation_only: bool = False
@@ -72,10 +82,18 @@ def runs_on(solution: Solution, device: torch.device) -> bool:
 
 
 def select_workloads(dataset: Dataset, task: TaskConfig, definition: str, suite: str,
-                     uuids: list[str]) -> list[Located]:
+                     uuids: list[str], fresh: FreshSource | None = None) -> list[Located]:
+    """The rows of ``definition`` in ``suite`` (``uuids``, when given, select instead).
+
+    ``fresh`` is the audit's source of fresh rows; the ``fresh`` suite needs it."""
     rows = dataset.workloads.get(definition, [])
     if uuids:
         return [r for r in rows if r.value.workload.uuid in uuids]
+    if suite == "fresh":
+        if fresh is None:
+            raise DataError("--suite", "the fresh suite is drawn by an audit from its own "
+                            "secret: there are no fresh workloads outside one")
+        return list(fresh.rows(dataset, definition))
     if suite == "first":
         return rows[:1]
     if suite == "dev":
@@ -144,7 +162,8 @@ class Lane:
     def reference(self, definition: Definition, row: Located, inputs: list[object],
                   tag: str, snapshot: InputSnapshot | None = None
                   ) -> tuple[tuple[torch.Tensor, ...], str, float]:
-        cache = self.audit.references
+        # A fresh row's truth never goes to disk: its inputs exist only in this audit.
+        cache = self.audit.references if not isinstance(row, FreshRow) else NO_CACHE
         key = cache_key(definition, row.value, self.device) + f"-{tag}"
         cached = cache.get(definition, key, self.device)
         if cached is not None:
@@ -272,6 +291,7 @@ class Audit:
     def __init__(self, dataset: Dataset, config: AuditConfig) -> None:
         self.dataset = dataset
         self.config = config
+        sandbox.protect(dataset.root)  # unreadable to workers, however hf_eval is installed
         self.devices = [torch.device(d) for d in config.devices]
         self.references = ReferenceCache(enabled=config.reference_cache)
         self.records: list[dict] = []
@@ -280,6 +300,8 @@ class Audit:
         #: Seeds every fresh input set of this audit; only its digest is reported.
         self.secret = secrets.token_bytes(32)
         self.secret_digest = hashlib.sha256(self.secret).hexdigest()
+        #: The fresh suite's rows, drawn from the secret (built once per definition).
+        self.fresh = FreshSource(self.secret)
         self._lock = threading.Lock()
 
     def plan(self) -> list[tuple[Definition, TaskConfig, list[Solution], Located]]:
@@ -300,7 +322,7 @@ class Audit:
                     self.notes.append(f"{name}: not auditing {', '.join(skipped)} "
                                       f"(target_hardware excludes {self.devices[0].type})")
             for row in select_workloads(self.dataset, task, name, self.config.suite,
-                                        self.config.uuids):
+                                        self.config.uuids, self.fresh):
                 if solutions:
                     units.append((definition, task, solutions, row))
         return units
@@ -377,6 +399,8 @@ class Audit:
                 "hashes": {"definition": source_hash(
                     self.dataset.definitions[definition.name].path.read_text()),
                     "task": source_hash(self.dataset.tasks[definition.name].path.read_text())}}
+        if isinstance(row, FreshRow):
+            base["fresh"] = row.report_fields()
         try:
             case = lane.prepare_case(definition, task, row)
         except DataError as err:

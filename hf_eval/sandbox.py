@@ -526,9 +526,28 @@ def _cache_roots() -> list[Path]:
     return roots
 
 
-def _default_dataset_root() -> Path:
+#: Dataset roots this process audits (``protect``): unreadable to every worker.
+_protected: list[Path] = []
+
+
+def protect(dataset_root: str | os.PathLike[str]) -> None:
+    """Keep ``dataset_root`` out of every worker's readable trees from now on.
+
+    The audit registers the root it reads, so the rule holds wherever the harness is
+    installed: in a clone the root is also the package's checkout, but an installed
+    wheel lives in site-packages and the dataset is wherever ``--root`` says.
+    """
+    path = Path(dataset_root).resolve()
+    if path not in _protected:
+        _protected.append(path)
+
+
+def _default_dataset_root() -> Path | None:
+    """The checkout holding hf_eval when it is a dataset (a clone, an editable install);
+    None for an installed wheel, whose parent directory is site-packages' and no dataset."""
     import hf_eval
-    return Path(hf_eval.__file__).resolve().parent.parent
+    checkout = Path(hf_eval.__file__).resolve().parent.parent
+    return checkout if (checkout / "definitions").is_dir() else None
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -543,9 +562,11 @@ def default_readable(dataset_root: str | os.PathLike[str] | None = None,
     (CUDA_HOME, CUDA_PATH, /usr/local/cuda*, /usr/local/nvidia), and the hf_eval package
     directory itself. NOT the dataset root or ~/.cache.
 
-    ``dataset_root`` defaults to the checkout that holds hf_eval (what the CLI uses; an
-    editable install or ``python -m`` puts it on sys.path), and that checkout stays
-    excluded when another root is given if it holds a dataset (``definitions/``). The
+    ``dataset_root`` defaults to the checkout that holds hf_eval when that checkout is a
+    dataset (``definitions/``; an editable install or ``python -m`` puts it on sys.path),
+    and that checkout stays excluded when another root is given. Every root passed to
+    :func:`protect` (the audit registers the one it reads, wherever the package is
+    installed) is excluded as well. The
     ``''`` entry (the cwd) is never granted. Any candidate tree inside, or containing, a
     dataset root, the harness cache, ``~/.cache`` or an ``exclude`` path is left out (a
     tree containing one would expose it), except that the
@@ -554,8 +575,9 @@ def default_readable(dataset_root: str | os.PathLike[str] | None = None,
     """
     import hf_eval
     roots = [] if dataset_root is None else [Path(dataset_root)]
+    roots += _protected  # every root an audit of this process reads (``protect``)
     checkout = _default_dataset_root()
-    if dataset_root is None or (checkout / "definitions").is_dir():
+    if checkout is not None:
         roots.append(checkout)  # the repository's own dataset, whichever one is audited
     banned = [p.resolve() for p in [*roots, *_cache_roots(), *map(Path, exclude)]]
     # Never a tree holding the temp root: other workers' private dirs and the parent's

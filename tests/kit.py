@@ -188,3 +188,21 @@ def case_reference(name: str, label: str) -> Any:
 def args(name: str, inputs: dict[str, Any]) -> list[Any]:
     """``inputs`` as positional arguments, in the definition's input order."""
     return [inputs[key] for key in definition(name).inputs]
+
+
+# ----------------------------------------------------------------- dev (held-out) split
+#: At most this many dev workloads per definition (issue 15): dev is for iterating, the
+#: rest of ``test`` is held out.
+DEV_MAX = 5
+
+
+def assert_dev_held_out(name: str, dev: list[str]) -> None:
+    """A task's ``dev`` is 1..DEV_MAX sample UUIDs in case order, a strict subset of them."""
+    from hf_eval.samples.common import sample_uuid
+
+    every = [sample_uuid(name, c["label"]) for c in cases(name)]
+    assert 1 <= len(dev) <= DEV_MAX, f"{name}: {len(dev)} dev workloads"
+    assert len(set(dev)) == len(dev), f"{name}: a dev UUID is repeated"
+    assert dev == [u for u in every if u in set(dev)], f"{name}: dev is not sample UUIDs " \
+        "in case order"
+    assert len(dev) < len(every), f"{name}: nothing is held out of dev"

@@ -19,10 +19,44 @@ def front(text: str) -> dict:
     return yaml.safe_load(text[4:].split("\n---\n", 1)[0])
 
 
-def test_committed_readme_is_up_to_date():
+def test_committed_readme_and_viewer_files_are_up_to_date():
+    from hf_eval import viewer
+
     readme = (REPO / "README.md").read_text()
-    rendered, _ = card.render(REPO, readme)
+    files = card.collect(REPO)
+    rendered, _ = card.render(REPO, readme, files)
     assert rendered == readme, "README.md configs are stale: run `python -m hf_eval card`"
+    views = [f for f in files if f.path.startswith("viewer/")]
+    assert viewer.stale(REPO, views) == [], "viewer/ is stale: run `python -m hf_eval card`"
+
+
+def test_the_card_has_the_sections_a_newcomer_needs():
+    readme = (REPO / "README.md").read_text()
+    data = front(readme)
+    for key in ("license", "pretty_name", "task_categories", "size_categories", "tags"):
+        assert data.get(key), key
+    assert data["size_categories"] == [card.size_category(sum(
+        i["splits"][-1]["num_examples"] for i in data["dataset_info"]
+        if i["config_name"] not in card.CATALOGUES))]
+    for section in ("## Dataset Structure", "## What is generated and what is not",
+                    "## Browse, load, materialise, evaluate", "## Limitations", "## License",
+                    "## Citation"):
+        assert f"\n{section}\n" in readme, section
+    assert "@misc{" in readme.split("## Citation", 1)[1]
+    for info in data["dataset_info"]:
+        assert info["splits"] and all(s["num_examples"] > 0 for s in info["splits"]), info
+        assert info["dataset_size"] == sum(s["num_bytes"] for s in info["splits"])
+
+
+def test_generated_body_is_replaced_between_its_markers(toy_root):
+    text = f"{HEAD}\nbefore\n{card.BODY_START}\nstale text\n{card.BODY_END}\nafter\n"
+    once, _ = card.render(toy_root, text)
+    assert "stale text" not in once and "\nbefore\n" in once and once.endswith("\nafter\n")
+    assert "| `toy_linear_n8_k16` | toy | 3 | 1 |" in once
+    assert "receipts by kind: 3 generated" in once
+    assert card.render(toy_root, once)[0] == once
+    with pytest.raises(DataError, match="without"):
+        card.render(toy_root, f"{HEAD}{card.BODY_START}\n")
 
 
 def test_render_keeps_hand_written_keys_and_body_and_is_idempotent(toy_root):
@@ -41,15 +75,19 @@ def test_render_keeps_hand_written_keys_and_body_and_is_idempotent(toy_root):
 def test_workload_features_come_from_the_definition(toy_root):
     data = front(card.render(toy_root, HEAD)[0])
     info = next(i for i in data["dataset_info"] if i["config_name"] == "toy_linear_n8_k16")
-    workload = next(f for f in info["features"] if f["name"] == "workload")["struct"]
-    axes = next(f for f in workload if f["name"] == "axes")["struct"]
-    assert axes == [{"name": "M", "dtype": "int64"}]  # only the variable axes
-    inputs = {f["name"]: f["struct"] for f in next(
-        f for f in workload if f["name"] == "inputs")["struct"]}
-    assert {f["name"] for f in inputs["x"]} == {"type", "path", "tensor_key"}
-    assert {"name": "value", "dtype": "float64"} in inputs["scale"]
-    nulls = {f["name"] for f in info["features"] if f.get("dtype") == "null"}
-    assert nulls == {"solution", "evaluation"}
+    features = {f["name"]: f for f in info["features"]}
+    assert list(features) == ["uuid", "definition", "axes", "inputs", "provenance"]
+    assert features["axes"]["struct"] == [{"name": "M", "dtype": "int64"}]  # variable axes
+    inputs = {f["name"]: {g["name"]: g for g in f["struct"]}
+              for f in features["inputs"]["struct"]}
+    assert set(inputs["x"]) == {"type", "path", "tensor_key", "shape", "dtype", "value"}
+    assert inputs["x"]["shape"] == {"name": "shape", "list": "int64"}
+    assert inputs["scale"]["value"] == {"name": "value", "dtype": "float64"}
+    assert not [f for f in info["features"] if f.get("dtype") == "null"]  # no always-null
+    assert info["splits"] == [{"name": "dev", "num_bytes": info["splits"][0]["num_bytes"],
+                               "num_examples": 1},
+                              {"name": "test", "num_bytes": info["splits"][1]["num_bytes"],
+                               "num_examples": 3}]
 
 
 def test_a_definition_without_workloads_gets_a_note_not_a_config(toy_root):
@@ -57,6 +95,8 @@ def test_a_definition_without_workloads_gets_a_note_not_a_config(toy_root):
     write_json(toy_root / "definitions/toy/toy_linear_unbuilt.json", extra)
     text, notes = card.render(toy_root, HEAD)
     assert "toy_linear_unbuilt" not in [c["config_name"] for c in front(text)["configs"]]
+    assert notes == ["toy_linear_unbuilt: no workloads/toy/toy_linear_unbuilt.jsonl, so no "
+                     "config"]
     assert any(n.startswith("toy_linear_unbuilt: no workloads/") for n in notes)
 
 
@@ -82,12 +122,41 @@ def test_objects_are_json_text_in_pretty_files_and_json_in_lines():
         card._infer([[{"deep": {"x": 1}}]], "w", json_lines=False)
 
 
-def test_check_mode_reports_stale_readme(toy_root, capsys):
+def test_check_mode_reports_stale_readme_and_viewer_files(toy_root, capsys):
     (toy_root / "README.md").write_text(HEAD)
     assert cli_main(["--root", str(toy_root), "card", "--check"]) == 1
+    assert not (toy_root / "viewer").exists()  # --check writes nothing
     assert cli_main(["--root", str(toy_root), "card"]) == 0
     assert cli_main(["--root", str(toy_root), "card", "--check"]) == 0
     assert "up to date" in capsys.readouterr().out
+    task = toy_root / "tasks/toy_linear_n8_k16.json"
+    task.write_text(task.read_text().replace('"atol": 0.005', '"atol": 0.006'))
+    assert cli_main(["--root", str(toy_root), "card", "--check"]) == 1
+    assert "viewer/tasks.jsonl: out of date" in capsys.readouterr().err
+
+
+def test_viewer_rows_are_typed_copies_of_the_files(toy_root):
+    from hf_eval import viewer
+
+    files = {f.path: f for f in viewer.viewer_files(toy_root)}
+    (definition,) = files["viewer/definitions.jsonl"].rows
+    axes = {a["name"]: a for a in definition["axes"]}
+    assert axes["N"] == {"name": "N", "type": "const", "value": 8, "description": None}
+    assert axes["M"]["type"] == "var" and axes["M"]["value"] is None
+    assert [i["name"] for i in definition["inputs"]] == ["x", "w", "scale"]
+    assert definition["inputs"][2]["shape"] is None
+    (task,) = files["viewer/tasks.jsonl"].rows
+    assert task["preferred"] == [{"hardware": "cpu", "solution": "torch_toy",
+                                  "evidence": "the only solution"}]
+    assert task["tolerance"]["atol"] == 0.005 and task["output_tolerances"] == []
+    test = files["viewer/workloads/toy_linear_n8_k16/test.jsonl"].rows
+    assert [r["axes"] for r in test] == [{"M": 1}, {"M": 5}, {"M": 33}]
+    assert test[2]["inputs"]["x"]["shape"] == [33, 16]
+    assert test[2]["inputs"]["w"]["shape"] == [8, 16]
+    assert test[2]["inputs"]["scale"] == {"type": "scalar", "path": None, "tensor_key": None,
+                                          "shape": None, "dtype": "float32", "value": 0.5}
+    dev = files["viewer/workloads/toy_linear_n8_k16/dev.jsonl"].rows
+    assert [r["uuid"] for r in dev] == ["00000000-0000-0000-0000-000000000000"]
 
 
 def test_malformed_catalogue_file_is_named(toy_root):

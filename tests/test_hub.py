@@ -161,3 +161,62 @@ def test_a_cache_snapshot_root_pins_its_own_commit(tmp_path):
     root.mkdir(parents=True)
     assert pin_from_cache_snapshot(root) == HubPin("org/name", COMMIT, "dataset")
     assert pin_from_cache_snapshot(tmp_path) is None
+
+
+def _closed_port() -> int:
+    """A local port nothing listens on: connecting is refused, like a machine offline."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_without_network_the_fetch_fails_fast_and_says_so(toy_root, tmp_path, monkeypatch):
+    """The Hub client alone retries for about 23 s per file; the resolver fails at once."""
+    import time
+
+    from hf_eval import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "_unreachable", {})
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.setenv("HF_EVAL_HUB_REPO", REPO_ID)
+    monkeypatch.setenv("HF_EVAL_HUB_REVISION", COMMIT)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    checkout = checkout_without_blobs(toy_root, tmp_path / "checkout")
+    paths = sorted(row_paths(Dataset.load(toy_root), 2))
+    store = Dataset.load(checkout).store
+    t0 = time.monotonic()
+    with pytest.raises(DataError, match=rf"{paths[0]}: {MISSING}: cannot reach {endpoint} .*"
+                                        "no network\\? failing at once"):
+        store.materialise(paths[0])
+    first = time.monotonic() - t0
+    t1 = time.monotonic()
+    with pytest.raises(DataError, match=rf"{paths[1]}: {MISSING}: cannot reach {endpoint} "
+                                        r"for .* \(it failed \d+ s ago"):
+        store.materialise(paths[1])
+    assert first < 8 and time.monotonic() - t1 < 1, (first, time.monotonic() - t1)
+
+
+def test_a_cached_pinned_file_is_served_without_asking_the_hub(toy_root, tmp_path, hub,
+                                                                monkeypatch):
+    first = checkout_without_blobs(toy_root, tmp_path / "first")
+    rel = sorted(row_paths(Dataset.load(toy_root), 1))[0]
+    Dataset.load(first).store.materialise(rel)
+    requests = len(hub.served)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")  # the Hub is gone
+    second = checkout_without_blobs(toy_root, tmp_path / "second")
+    assert Dataset.load(second).store.materialise(rel).read_bytes() == (toy_root / rel).read_bytes()
+    assert len(hub.served) == requests
+
+
+def test_downloads_can_use_xet():
+    """The Hub stores files in Xet now; huggingface_hub uses hf_xet when it is installed."""
+    from importlib.metadata import requires
+
+    from huggingface_hub.utils._runtime import is_xet_available
+
+    assert is_xet_available()
+    assert any(r.replace("_", "-").startswith("hf-xet") for r in requires("hf-eval"))

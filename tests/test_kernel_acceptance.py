@@ -136,6 +136,24 @@ def test_space_files_are_shipped():
     assert "evaluate" in requirements and "hf-eval" in requirements
 
 
+def test_space_requirements_install_a_wheel_never_the_dataset():
+    """Installing the metric must not clone the dataset repository (146 GB with git-lfs)."""
+    from importlib.metadata import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import parse_wheel_filename
+
+    lines = [line.strip() for line in (REPO / "hf_eval/kernel_acceptance/requirements.txt")
+             .read_text().splitlines() if line.strip() and not line.startswith("#")]
+    requirements = {Requirement(line).name: Requirement(line) for line in lines}
+    assert not [line for line in lines if "git+" in line or "/datasets/" in line]
+    url = requirements["hf-eval"].url
+    assert url and url.startswith("https://") and url.endswith(".whl")
+    name, version, _, _ = parse_wheel_filename(url.rsplit("/", 1)[1])
+    project = metadata("hf-eval")  # this checkout's pyproject.toml, as installed
+    assert (name, str(version)) == (project["Name"], project["Version"])
+
+
 SCRIPT = """\
 import os
 os.environ.update(HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1")

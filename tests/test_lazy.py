@@ -104,6 +104,48 @@ def test_viewer_config_rows_materialise_too(toy_root, tmp_path):
     assert tensors["x"].shape == (5, 16) and tensors.loaded
 
 
+def test_streamed_rows_fetch_a_rows_tensors_only_when_read(toy_root, tmp_path):
+    """``with_tensors`` on an ``IterableDataset`` (streaming): lazy per row, like the map."""
+    import datasets
+
+    datasets.disable_progress_bars()
+    checkout = tmp_path / "checkout"
+    shutil.copytree(toy_root, checkout, ignore=shutil.ignore_patterns("*.safetensors"))
+    builder = ikd.builder_for(checkout)(config_name=DEFINITION, cache_dir=str(tmp_path / "c"))
+    builder.download_and_prepare()
+    stream = builder.as_dataset(split="test").to_iterable_dataset()
+    recorder = RecordingResolver(toy_root)
+    lazy = with_tensors(stream, dataset=Dataset.load(checkout, resolvers=[recorder]))
+    assert isinstance(lazy, datasets.IterableDataset)
+    rows = list(lazy)
+    assert [r["axes"] for r in rows] == [{"M": 1}, {"M": 5}, {"M": 33}]
+    assert recorder.fetched == []  # iterating fetched nothing
+    assert rows[2]["tensors"]["x"].shape == (33, 16)
+    assert set(recorder.fetched) == row_paths(rows[2])
+
+
+def test_streamed_viewer_config_materialises(toy_root, tmp_path):
+    import datasets
+
+    from hf_eval import card
+
+    (toy_root / "README.md").write_text("---\nlicense: apache-2.0\n---\n")
+    card.main(toy_root)
+    stream = datasets.load_dataset(str(toy_root), DEFINITION, split="dev", streaming=True)
+    (row,) = list(with_tensors(stream, root=toy_root))
+    assert row["uuid"] == Dataset.load(toy_root).task(DEFINITION).dev[0]
+    assert row["inputs"]["x"]["shape"] == [1, 16]
+    assert row["tensors"]["x"].shape == (1, 16) and row["tensors"]["scale"] == 0.5
+
+
+def test_a_streamed_row_without_identity_is_refused(toy_root):
+    import datasets
+
+    stream = datasets.Dataset.from_list([{"axes": {"M": 1}}]).to_iterable_dataset()
+    with pytest.raises(DataError, match="neither a 'uuid' nor a 'workload' column"):
+        list(with_tensors(stream, root=toy_root))
+
+
 def test_rows_of_another_dataset_version_are_refused(lazy_rows, toy_root):
     rows, _ = lazy_rows
     elsewhere = "blob/workloads/toy/other.safetensors"

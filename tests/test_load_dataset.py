@@ -71,12 +71,16 @@ def toy_repo(toy_root: Path) -> Path:
     return toy_root
 
 
-def source_rows(root: Path, config: str) -> list[dict]:
-    """The rows a config must yield, read straight from its files."""
-    front = yaml.safe_load((root / "README.md").read_text()[4:].split("\n---\n", 1)[0])
-    pattern = next(c for c in front["configs"] if c["config_name"] == config)
+def front_matter(root: Path) -> dict:
+    return yaml.safe_load((root / "README.md").read_text()[4:].split("\n---\n", 1)[0])
+
+
+def source_rows(root: Path, config: str, split: str) -> list[dict]:
+    """The rows a config's split must yield, read straight from its files."""
+    entry = next(c for c in front_matter(root)["configs"] if c["config_name"] == config)
+    pattern = next(f["path"] for f in entry["data_files"] if f["split"] == split)
     rows = []
-    for path in sorted(root.glob(pattern["data_files"][0]["path"])):
+    for path in sorted(root.glob(pattern)):
         if path.suffix == ".jsonl":
             rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         else:
@@ -95,17 +99,23 @@ def key_of(row: dict) -> str:
 
 
 def check_config(root: Path, config: str, cache: Path) -> None:
-    """Load, compare with the files, convert to Parquet, bound the first rows."""
+    """Load every split, compare with the files and the card's split sizes, convert to
+    Parquet, bound the first rows."""
     import datasets
 
+    info = next(i for i in front_matter(root)["dataset_info"] if i["config_name"] == config)
+    for split in info["splits"]:
+        loaded = datasets.load_dataset(str(root), config, split=split["name"],
+                                       cache_dir=str(cache))
+        expected = source_rows(root, config, split["name"])
+        assert len(loaded) == len(expected) == split["num_examples"] > 0
+        assert sorted(key_of(r) for r in loaded) == sorted(key_of(r) for r in expected)
+        assert loaded.info.splits[split["name"]].num_bytes == split["num_bytes"]
     ds = datasets.load_dataset(str(root), config, split=card.SPLIT, cache_dir=str(cache))
-    expected = source_rows(root, config)
-    assert len(ds) == len(expected) > 0
-    assert sorted(key_of(r) for r in ds) == sorted(key_of(r) for r in expected)
 
     builder = datasets.load_dataset_builder(str(root), config, cache_dir=str(cache / "pq"))
     builder.download_and_prepare(file_format="parquet")
-    files = sorted(Path(builder.cache_dir).glob("*.parquet"))
+    files = sorted(Path(builder.cache_dir).glob(f"*-{card.SPLIT}*.parquet"))
     assert files, f"no Parquet written for {config}"
     tables = [pq.read_table(f) for f in files]
     assert sum(t.num_rows for t in tables) == len(ds)
@@ -135,17 +145,25 @@ def test_toy_config_loads_offline_and_converts(toy_repo, offline, config):
     check_config(toy_repo, config, offline)
 
 
-def test_workload_rows_keep_their_nested_trace(toy_repo, offline):
+def test_workload_rows_show_shapes_and_dtypes_next_to_descriptors(toy_repo, offline):
     import datasets
 
     ds = datasets.load_dataset(str(toy_repo), "toy_linear_n8_k16", split=card.SPLIT,
                                cache_dir=str(offline))
     row = ds[1]
     assert row["definition"] == "toy_linear_n8_k16"
-    assert row["workload"]["axes"] == {"M": 5}
-    assert row["workload"]["inputs"]["x"]["type"] == "safetensors"
-    assert row["workload"]["inputs"]["scale"] == {"type": "scalar", "value": 0.5}
-    assert row["solution"] is None and row["evaluation"] is None
+    assert row["axes"] == {"M": 5}
+    x = row["inputs"]["x"]
+    assert (x["type"], x["shape"], x["dtype"], x["value"]) == ("safetensors", [5, 16],
+                                                               "bfloat16", None)
+    assert x["path"].startswith("blob/workloads/toy/")
+    assert row["inputs"]["scale"]["value"] == 0.5
+    assert row["provenance"]["kind"] == "generated"
+    assert "solution" not in row and "evaluation" not in row  # no always-null columns
+    dev = datasets.load_dataset(str(toy_repo), "toy_linear_n8_k16", split="dev",
+                                cache_dir=str(offline))
+    assert dev["uuid"] == json.loads((toy_repo / "tasks/toy_linear_n8_k16.json")
+                                     .read_text())["dev"]
 
 
 def test_default_config_is_the_definitions_catalogue(toy_repo, offline):
@@ -153,7 +171,29 @@ def test_default_config_is_the_definitions_catalogue(toy_repo, offline):
 
     ds = datasets.load_dataset(str(toy_repo), split=card.SPLIT, cache_dir=str(offline))
     assert ds[0]["name"] == "toy_linear_n8_k16"
-    assert json.loads(ds[0]["axes"])["N"] == {"type": "const", "value": 8}
+    axes = {a["name"]: a for a in ds[0]["axes"]}
+    assert axes["N"] == {"name": "N", "type": "const", "value": 8, "description": None}
+
+
+def test_catalogue_columns_are_typed_not_json_text(offline):
+    """Where records share a schema, the viewer gets structs and lists (issue 15)."""
+    import datasets
+
+    def load(config):
+        return datasets.load_dataset(str(REPO), config, split=card.SPLIT,
+                                     cache_dir=str(offline))
+
+    tasks = load("tasks").features
+    for column in ("tolerance", "timing", "baseline"):
+        assert isinstance(tasks[column], dict), column
+    assert isinstance(tasks["preferred"], datasets.List)
+    solutions = load("solutions").features
+    assert isinstance(solutions["spec"], dict)
+    definitions = load("definitions")
+    for column in ("axes", "inputs", "outputs"):
+        assert isinstance(definitions.features[column], datasets.List), column
+    first = definitions[0]
+    assert {"name", "shape", "dtype", "description"} == set(first["inputs"][0])
 
 
 @pytest.mark.parametrize("config", readme_configs(REPO))

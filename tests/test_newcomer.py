@@ -49,10 +49,23 @@ def name_column(table: str) -> str:
 
 
 def audit(root: Path, report: Path, *extra: str, columns: int = 200):
+    """``audit`` over the toy's three workloads (``--suite sample``) unless ``extra`` selects:
+    these tests are about tables and reports; the default suite (dev) has its own test."""
+    if not {"--suite", "--uuid"} & set(extra):
+        extra = ("--suite", "sample", *extra)
     result = hf_eval("--root", root, "audit", "--validation-only", "--report", report, *extra,
                      columns=columns)
     no_traceback(result)
     return result
+
+
+def test_the_default_suite_is_each_tasks_dev_workloads(toy_root, tmp_path):
+    report = tmp_path / "r.jsonl"
+    result = hf_eval("--root", toy_root, "audit", "--validation-only", "--report", report)
+    no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    dev = json.loads((toy_root / f"tasks/{DEF}.json").read_text())["dev"]
+    assert [r["workload"] for r in read_report(report)] == dev
 
 
 # ------------------------------------------------------------------ 1. an 80-column table
@@ -205,8 +218,13 @@ def test_check_verifies_regenerable_tensors_in_memory_without_writing(tmp_path):
     assert tree(root) == before  # drawn and verified in memory, nothing written
     lazy = hf_eval("--root", root, "check", "--lazy")
     assert lazy.returncode == 0
+    rows = [json.loads(line) for line in next(root.rglob(f"{REAL}.jsonl")).read_text()
+            .splitlines()]
+    absent = sum(any(d.get("path") in set(regenerable) for d in r["workload"]["inputs"].values())
+                 for r in rows)
+    assert 0 < absent < len(rows)
     assert lazy.stderr.strip().splitlines() == [
-        "note: 2 workload(s) not checked: tensors not present locally (--lazy)",
+        f"note: {absent} workload(s) not checked: tensors not present locally (--lazy)",
         "check: 0 problem(s)"]
 
 

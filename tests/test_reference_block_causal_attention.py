@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from flashinfer_bench.data import Definition, Solution
 
 from hf_eval.samples import block_causal_attention as gen
-from hf_eval.samples.common import normal, rng, sample_uuid
+from hf_eval.samples.common import normal, rng
 from tests import kit
 
 PREFIX = "prefix_cached_block_causal_h32_d128"
@@ -278,7 +278,7 @@ def test_task_config(name: str) -> None:
     assert config["workloads"] == [f"workloads/block_causal_attention/{name}.jsonl"]
     assert config["tolerance"] == {"atol": 0.005, "rtol": 0.016,
                                    "required_matched_ratio": None, "comparison": "allclose"}
-    assert config["dev"] == [sample_uuid(name, c["label"]) for c in cases(name)][:10]
+    kit.assert_dev_held_out(name, config["dev"])
     names = {s["name"]: s for s in solutions(name)}
     assert config["engine_baseline"] in names
     assert config["baseline"]["solution"] == config["engine_baseline"]

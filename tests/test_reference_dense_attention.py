@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from flashinfer_bench.data import Definition, Solution
 
 from hf_eval.samples import dense_attention as gen
-from hf_eval.samples.common import normal, rng, sample_uuid
+from hf_eval.samples.common import normal, rng
 from tests import kit
 
 NAMES = ("noncausal_dense_attention_h32_d128", "noncausal_dense_attention_h32_d64")
@@ -212,7 +212,7 @@ def test_task_config(name: str) -> None:
     assert config["workloads"] == [f"workloads/dense_attention/{name}.jsonl"]
     assert config["tolerance"] == {"atol": 0.005, "rtol": 0.016,
                                    "required_matched_ratio": 0.9999, "comparison": "allclose"}
-    assert config["dev"] == [sample_uuid(name, c["label"]) for c in cases(name)][:10]
+    kit.assert_dev_held_out(name, config["dev"])
     names = {s["name"] for s in solutions(name)}
     assert config["engine_baseline"] in names
     assert config["baseline"] == {"solution": config["engine_baseline"], "timed": "call"}

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from flashinfer_bench.data import Definition, Solution
 
 from hf_eval.samples import gdn as gen
-from hf_eval.samples.common import normal, rng, sample_uuid
+from hf_eval.samples.common import normal, rng
 from tests import kit
 
 DECODE = "gdn_decode_qk4_v8_d128_k_last"
@@ -161,7 +161,7 @@ def test_task_config(name: str) -> None:
     assert t["definition"] == name
     assert t["tolerance"] == {"atol": 0.01, "rtol": 0.01, "required_matched_ratio": None,
                               "comparison": "absolute_or_relative"}
-    assert t["dev"] == [sample_uuid(name, lab) for lab in labels(name)][:10]
+    kit.assert_dev_held_out(name, t["dev"])
     assert t["baseline"] == {"solution": SOLUTION[name], "timed": "call"}
     # The engine's own path, named once the H200 audited it (docs/h200/session5): SGLang's
     # packed Triton decode; the prefill's FlashInfer path was not reached there.

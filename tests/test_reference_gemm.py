@@ -19,7 +19,7 @@ from flashinfer_bench.data import Definition, Solution
 
 from hf_eval.rules.gemm import check
 from hf_eval.samples import gemm as gen
-from hf_eval.samples.common import normal, rng, sample_uuid
+from hf_eval.samples.common import normal, rng
 from tests import kit
 
 SHAPES = {"dense_gemm_bf16_nt_n12288_k4096": (12288, 4096),
@@ -83,7 +83,7 @@ def test_files_load_and_task_config(name: str) -> None:
     t = task(name)
     assert t["tolerance"] == {"atol": 0.005, "rtol": 0.016, "required_matched_ratio": None,
                               "comparison": "allclose"}
-    assert t["dev"] == [sample_uuid(name, c["label"]) for c in cases(name)][:10]
+    kit.assert_dev_held_out(name, t["dev"])
     assert t["baseline"] == {"solution": solution_name(name), "timed": "call"}
     assert t["engine_baseline"] == solution_name(name)
     assert t["workloads"] == [f"workloads/gemm/{name}.jsonl"]

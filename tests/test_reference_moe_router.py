@@ -13,7 +13,6 @@ import torch
 
 from hf_eval.rules import moe_router as rules
 from hf_eval.samples import moe_router as gen
-from hf_eval.samples.common import sample_uuid
 from tests import kit
 
 NAME = "moe_router_gemm_topk_deepseek41_d5120_e384_topk6"
@@ -245,6 +244,6 @@ def test_rules_reject_each_violation() -> None:
 
 def test_task_file() -> None:
     assert TASK["tolerance"]["atol"] == 2e-5 and TASK["tolerance"]["rtol"] == 1e-4
-    assert TASK["dev"] == [sample_uuid(NAME, c["label"]) for c in CASES][:10]
+    kit.assert_dev_held_out(NAME, TASK["dev"])
     assert TASK["baseline"]["solution"] == TASK["preferred"]["cpu"]["solution"]
     assert len(CASES) >= 4

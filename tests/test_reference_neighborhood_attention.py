@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from flashinfer_bench.data import Definition, Solution
 
 from hf_eval.samples import neighborhood_attention as gen
-from hf_eval.samples.common import normal, rng, sample_uuid
+from hf_eval.samples.common import normal, rng
 from tests import kit
 
 OP = "neighborhood_attention"
@@ -377,7 +377,7 @@ def test_task_config(name: str) -> None:
     assert config["workloads"] == [f"workloads/{OP}/{name}.jsonl"]
     assert config["tolerance"] == {"atol": 0.005, "rtol": 0.016,
                                    "required_matched_ratio": None, "comparison": "allclose"}
-    assert config["dev"] == [sample_uuid(name, c["label"]) for c in cases(name)][:10]
+    kit.assert_dev_held_out(name, config["dev"])
     sol = torch_solution(name)
     assert runs_on(sol, "cpu") and runs_on(sol, "cuda")
     # SGLang's FlexAttention path, named where the H200 audited it (docs/h200/session5:

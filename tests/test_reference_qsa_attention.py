@@ -21,7 +21,6 @@ from flashinfer_bench.data import Definition as FIDefinition
 from flashinfer_bench.data import Solution as FISolution
 
 from hf_eval.samples import qsa_attention
-from hf_eval.samples.common import sample_uuid
 from tests import kit
 
 NAME = "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4"
@@ -254,7 +253,7 @@ def test_json_files_validate_and_task_is_consistent() -> None:
     task = kit.task_json(NAME)
     assert task["definition"] == NAME
     assert task["tolerance"]["atol"] == ATOL and task["tolerance"]["rtol"] == RTOL
-    assert task["dev"] == [sample_uuid(NAME, c["label"]) for c in cases()][:10]
+    kit.assert_dev_held_out(NAME, task["dev"])
     assert task["baseline"]["solution"] == SOLUTION
     # SGLang's block expansion and FA4's varlen kernel, audited on the H200 (docs/h200/session5)
     assert task["engine_baseline"] == "sglang_fa4_sparse_gqa_decode_h24_kv2"

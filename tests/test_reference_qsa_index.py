@@ -20,7 +20,6 @@ from flashinfer_bench.data import Definition as FIDefinition
 from flashinfer_bench.data import Solution as FISolution
 
 from hf_eval.samples import qsa_index
-from hf_eval.samples.common import sample_uuid
 from tests import kit
 
 NAME = "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4"
@@ -244,7 +243,7 @@ def test_json_files_validate_and_task_is_consistent() -> None:
     task = kit.task_json(NAME)
     assert task["definition"] == NAME
     assert task["tolerance"]["atol"] == 0 and task["tolerance"]["rtol"] == 0
-    assert task["dev"] == [sample_uuid(NAME, c["label"]) for c in cases()][:10]
+    kit.assert_dev_held_out(NAME, task["dev"])
     assert task["baseline"]["solution"] == SOLUTION and task["engine_baseline"] is None
     assert task["preferred"]["cpu"]["solution"] == SOLUTION
     spec = kit.cases_json(NAME)

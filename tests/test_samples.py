@@ -37,6 +37,48 @@ def test_build_is_idempotent_and_matches_the_committed_sample(copy_root):
     assert sorted(p.name for p in (copy_root / "blob").rglob("*")) == first
 
 
+#: Families whose whole sample rebuilds in seconds (no multi-MB weight): their rebuilt
+#: workload files, receipts and committed tensors must equal the committed bytes.
+REBUILT = ["gdn_decode_qk4_v8_d128_k_last", "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4",
+           "sparse_mla_prefill_h64_d512_k128", "prefix_cached_block_causal_h32_d128_prefix0"]
+
+
+@pytest.mark.parametrize("name", REBUILT)
+def test_rebuilding_gives_the_committed_bytes(name, tmp_path):
+    definition = next((REPO / "definitions").rglob(f"{name}.json"))
+    op_type = definition.parent.name
+    root = tmp_path / "ds"
+    (root / f"definitions/{op_type}").mkdir(parents=True)
+    shutil.copy(definition, root / f"definitions/{op_type}")
+    build_module.build(root, [name])
+    rel = f"workloads/{op_type}/{name}.jsonl"
+    assert (root / rel).read_text() == (REPO / rel).read_text()
+    mine = (root / "captures.jsonl").read_text().splitlines()
+    theirs = [line for line in (REPO / "captures.jsonl").read_text().splitlines()
+              if json.loads(line)["definition"] == name]
+    assert mine == theirs
+    ignore = f"blob/workloads/{name}/.gitignore"
+    assert (root / ignore).read_text() == (REPO / ignore).read_text()
+    regenerated = set((REPO / ignore).read_text().splitlines()[1:])
+    for path in sorted((REPO / f"blob/workloads/{name}").glob("*.safetensors")):
+        if path.name not in regenerated:  # committed: byte for byte
+            assert (root / path.relative_to(REPO)).read_bytes() == path.read_bytes(), path
+
+
+def test_every_definition_has_a_held_out_sample():
+    """At least 12 cases per definition, labels and seeds distinct, dev a strict subset."""
+    from tests import kit
+
+    for path in sorted(build_module.CASES_DIR.glob("*.json")):
+        spec = json.loads(path.read_text())
+        cases = spec["cases"]
+        assert len(cases) >= 12, path.name
+        assert len({c["label"] for c in cases}) == len(cases), path.name
+        assert len({c["seed"] for c in cases}) == len(cases), path.name
+        assert all(c.get("note") for c in cases), path.name
+        kit.assert_dev_held_out(spec["definition"], kit.task_json(spec["definition"])["dev"])
+
+
 def test_receipts_say_generated_with_generator_and_seed(copy_root):
     lines = (copy_root / "captures.jsonl").read_text().splitlines()
     receipts = [json.loads(line) for line in lines]

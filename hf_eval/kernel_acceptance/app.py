@@ -1,8 +1,9 @@
 """Hub Space entry point: the standard ``evaluate`` widget for this metric.
 
 ``evaluate`` 0.4.6's widget uses the gradio 3 API (pinned in README.md's ``sdk_version``
-and in requirements.txt). The Space needs the dataset checkout the metric reads
-(``root``): its requirements install ``hf_eval`` from the dataset repository.
+and in requirements.txt). The Space needs a dataset checkout for the metric to read
+(``root``); its requirements install ``hf_eval`` from one wheel file uploaded to the
+Space, never by cloning the dataset repository (146 GB with its tensors).
 """
 
 import evaluate

@@ -1,8 +1,12 @@
 """kernel_acceptance: the task's acceptance of candidate kernels, as an ``evaluate`` metric.
 
-Load it with ``evaluate.load("hf_eval/kernel_acceptance")`` from the dataset root (the
-directory holding ``definitions/``, ``workloads/``, ``tasks/``). Inputs are light handles,
-never tensors, because ``evaluate`` writes every input to an Arrow cache first:
+Load it with ``evaluate.load("hf_eval/kernel_acceptance")`` from a clone of the dataset
+(the directory holding ``definitions/``, ``workloads/``, ``tasks/``), or, with hf-eval
+installed as a wheel, from the package: ``evaluate.load(str(Path(hf_eval.__file__).parent /
+"kernel_acceptance"))``, passing ``root=<clone>`` (it defaults to the clone found as the
+command line finds it: ``$HF_EVAL_ROOT``, the package's own checkout, the current
+directory or a parent). Inputs are light handles, never tensors, because ``evaluate``
+writes every input to an Arrow cache first:
 
 - ``predictions``: per case, a candidate: a solution name of the dataset, a path to a
   Solution JSON, or a path to a ``.safetensors`` file holding the candidate's outputs
@@ -44,7 +48,8 @@ Args:
     predictions (list of str): solution name, Solution JSON path, or path to a
         .safetensors file of the candidate's outputs (keys = output names).
     references (list of str): workload UUIDs, one per prediction.
-    root (str): dataset root (default: the current directory).
+    root (str): dataset root (default: found as ``hf-eval`` finds it: $HF_EVAL_ROOT, the
+        package's checkout, the current directory or a parent holding definitions/).
     definition (str, optional): every reference must belong to this definition.
     suite (str): "all" (default), "dev", "sample" or "first": every reference must be in
         this suite of its task.
@@ -79,8 +84,11 @@ class KernelAcceptance(evaluate.Metric):
                                         "references": datasets.Value("string")}),
         )
 
-    def _compute(self, predictions, references, root=".", definition=None, suite="all",
+    def _compute(self, predictions, references, root=None, definition=None, suite="all",
                  device="cpu"):
+        from hf_eval.cli import discover_root
+
+        root = Path(root) if root is not None else discover_root()
         dataset = Dataset.load(root)
         index = {row.value.workload.uuid: row
                  for rows in dataset.workloads.values() for row in rows}

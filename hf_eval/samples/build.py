@@ -42,14 +42,18 @@ def cases_path(definition: str) -> Path:
 
 
 def generate_case(definition: Definition, generator: str, case: dict,
-                  only: set[str] | None = None) -> dict[str, object]:
+                  only: set[str] | None = None,
+                  values: dict[str, object] | None = None) -> dict[str, object]:
     """Run the generator for one case and check it returned every input as declared.
 
     A generator may return an input as a zero-argument callable (e.g. a multi-GB weight
-    drawn on demand); only the inputs in ``only`` (default: all) are drawn.
+    drawn on demand); only the inputs in ``only`` (default: all) are drawn. ``values`` is
+    what the generator already returned for this case, when the caller has called it.
     """
-    module = importlib.import_module(generator)
-    values = module.generate(definition.name, dict(case.get("params", {})), int(case["seed"]))
+    if values is None:
+        module = importlib.import_module(generator)
+        values = module.generate(definition.name, dict(case.get("params", {})),
+                                 int(case["seed"]))
     where = f"{generator}.generate (case {case['label']!r})"
     if set(values) != set(definition.inputs):
         raise DataError(where, f"returned inputs {sorted(values)}, the definition declares "

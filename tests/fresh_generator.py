@@ -1,0 +1,22 @@
+"""A sample generator of the toy definition for the fresh-suite tests (tests only).
+
+``x`` depends on the case seed; the weight ``w`` is the layer's, drawn from a stream that
+depends only on the definition and returned as a zero-argument callable, as the grouped-GEMM
+generator returns its multi-GB weight. ``DRAWS`` counts how often ``w`` was really drawn.
+"""
+
+from __future__ import annotations
+
+from hf_eval.samples.common import normal, rng
+
+DRAWS = {"w": 0}
+
+
+def _weight(definition: str):
+    DRAWS["w"] += 1
+    return normal(rng(definition, "w"), (8, 16))
+
+
+def generate(definition: str, params: dict, seed: int) -> dict[str, object]:
+    return {"x": normal(rng(definition, seed, "x"), (int(params["M"]), 16)),
+            "w": lambda: _weight(definition), "scale": float(params.get("scale", 0.5))}
