@@ -27,7 +27,13 @@ def main() -> int:
     print(f"natten {natten.__version__} from {Path(natten.__file__).parent}, "
           f"libnatten {HAS_LIBNATTEN}")
     if not HAS_LIBNATTEN:
-        print("smoke FAILED: natten imported without libnatten")
+        # natten swallows the ImportError of its library; show it (e.g. an undefined symbol).
+        try:
+            from natten import libnatten  # noqa: F401
+            reason = "natten.libnatten imports now"
+        except ImportError as error:
+            reason = f"{type(error).__name__}: {error}"
+        print(f"smoke FAILED: natten imported without libnatten ({reason})")
         return 1
     if not torch.cuda.is_available():
         print("no CUDA device: import check only")
