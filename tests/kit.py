@@ -98,6 +98,12 @@ def solutions_for(definition_name: str) -> list[Solution]:
                   key=lambda s: solution_path(s.name).as_posix())
 
 
+def declares(solution: dict[str, Any], device: str) -> bool:
+    """Whether a solution file declares hardware of this kind ("cpu", or a GPU for "cuda")."""
+    targets = [t.lower() for t in solution["spec"]["target_hardware"]]
+    return ("cpu" in targets) if device == "cpu" else any(t != "cpu" for t in targets)
+
+
 def solutions_json_for(definition_name: str) -> list[dict[str, Any]]:
     """Every solution file of a definition as written (fresh dicts), in file order."""
     return [solution_json(s.name) for s in solutions_for(definition_name)]

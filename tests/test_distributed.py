@@ -237,8 +237,10 @@ def test_interrupted_run_resumes_without_a_duplicate_line(cluster, toy_root, tmp
     assert len(first) == 1  # one lane: the line that was being reported when interrupted
     from hf_eval.cli import main
 
-    code = main(["--root", str(toy_root), "audit", "--ray", "--resume", "--report",
-                 str(report)])
+    # The same selection as the interrupted run (the library's default suite, "sample";
+    # the command line's default is "dev").
+    code = main(["--root", str(toy_root), "audit", "--ray", "--resume", "--suite", "sample",
+                 "--report", str(report)])
     assert code == 0
     lines = report.read_text().splitlines()
     assert lines[:len(first)] == first  # appended, never rewritten

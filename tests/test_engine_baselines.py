@@ -37,8 +37,12 @@ MLA = {"sparse_mla_prefill_h64_d512_k128": "sglang_flashmla_sparse_prefill_h64_k
 GDN = {"gdn_decode_qk4_v8_d128_k_last": "sglang_packed_decode_gdn_decode_qk4_v8_d128",
        "gdn_prefill_qk4_v8_d128_k_last": "sglang_flashinfer_gdn_prefill_qk4_v8_d128"}
 #: The samples SGLang's BF16 beta takes outside the tolerance (new_state only).
-BETA_ROUNDING_FAILS = {"gdn_decode_qk4_v8_d128_k_last": {"b2_large_state"},
-                       "gdn_prefill_qk4_v8_d128_k_last": {"large_state_20_57"}}
+def _beta_rounding_fails(name: str, label: str) -> bool:
+    """The samples whose state the engine's BF16 beta pushes out of tolerance: exactly the
+    large-state ones (their recipes scale the initial state up; every other sample passes),
+    e.g. b2_large_state, whose 51 failing elements the H200 audit counted too
+    (docs/h200/session5)."""
+    return "large" in label
 ROUTER = ("moe_router_gemm_topk_deepseek41_d5120_e384_topk6",
           "sglang_moe_fused_gate_router_e384_k6")
 ENGINE_BASELINES = [QSA, *MLA.items(), *GDN.items(), ROUTER]
@@ -171,7 +175,7 @@ def test_bf16_beta_alone_fails_only_the_large_state_samples(name, label):
     args = kit.args(name, kit.fresh_case_inputs(name, label))
     model = kit.reference(name)(*_beta_rounded(args, list(definition.inputs)))
     verdicts = _verdicts(name, model, args)
-    if label in BETA_ROUNDING_FAILS[name]:
+    if _beta_rounding_fails(name, label):
         assert verdicts == {"output": True, "new_state": False}, verdicts
     else:
         assert all(verdicts.values()), verdicts
@@ -197,7 +201,7 @@ def test_engine_baselines_on_cuda(name, solution):
         got = run(*args)
         got = tuple(g.cpu() for g in got) if isinstance(got, tuple) else got.cpu()
         verdicts = _verdicts(name, got, kit.args(name, inputs))
-        if label in BETA_ROUNDING_FAILS.get(name, ()):
+        if name in GDN and _beta_rounding_fails(name, label):
             assert not verdicts["new_state"], (label, verdicts)
         else:
             assert all(verdicts.values()), (label, verdicts)

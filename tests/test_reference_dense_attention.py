@@ -122,7 +122,7 @@ def test_reference_does_not_mutate_inputs(name: str) -> None:
 # ------------------------------------------------------------------------- solutions
 SOLUTION_CASES = [(name, sol["name"], case["label"], device)
                   for name in NAMES for sol in solutions(name) for case in cases(name)
-                  for device in DEVICES]
+                  for device in DEVICES if kit.declares(sol, device)]
 
 
 @pytest.mark.parametrize(("name", "solution", "label", "device"), SOLUTION_CASES)
@@ -152,15 +152,21 @@ def test_solution_matches_reference_on_samples(name: str, solution: str, label: 
 def test_samples_reject_a_kernel_with_the_wrong_scale_or_a_lost_key(name: str) -> None:
     """The sample data is discriminating: plausible wrong kernels fail the tolerance."""
     tol = task(name)["tolerance"]
-    for case in cases(name):
+    # Some cases cannot tell these kernels apart by construction, and every other case must:
+    # with one key the softmax is 1 whatever the scale and there is no key to lose; the
+    # deliberately flat case (qk_std 0.3, a nearly uniform softmax) hardly feels a 5 % scale.
+    checked = [c for c in cases(name) if c["params"]["Nk"] > 1]
+    assert len(checked) >= 8
+    for case in checked:
         inputs = kit.fresh_case_inputs(name, case["label"])
         q, k, v = (inputs[key].transpose(1, 2) for key in ("Q", "K", "V"))
         ref = reference(name)(inputs["Q"], inputs["K"], inputs["V"])
         d = q.shape[-1]
-        wrong_scale = F.scaled_dot_product_attention(q, k, v, scale=1.05 * d ** -0.5)
         lost_key = F.scaled_dot_product_attention(q, k[:, :, 1:], v[:, :, 1:])
-        assert matched_ratio(wrong_scale.transpose(1, 2), ref, tol) < 0.9, case["label"]
         assert matched_ratio(lost_key.transpose(1, 2), ref, tol) < 0.99, case["label"]
+        if case["params"].get("qk_std", 1.0) >= 1.0:
+            wrong_scale = F.scaled_dot_product_attention(q, k, v, scale=1.05 * d ** -0.5)
+            assert matched_ratio(wrong_scale.transpose(1, 2), ref, tol) < 0.9, case["label"]
 
 
 # ------------------------------------------------------------------- generator, cases
@@ -196,8 +202,9 @@ def test_cases_cover_the_required_edge_cases(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_peaky_case_is_peaky(name: str) -> None:
-    """qk_std 2.5 gives rows whose largest probability dominates (mean max prob > 0.5)."""
-    for case in cases(name):
+    """qk_std 2.5 gives rows whose largest probability dominates (mean max prob > 0.5).
+    (With one key the largest probability is 1 whatever the logits: not a test of qk_std.)"""
+    for case in (c for c in cases(name) if c["params"]["Nk"] > 1):
         inputs = kit.fresh_case_inputs(name, case["label"])
         logits = torch.einsum("bihd,bjhd->bhij", inputs["Q"].float(), inputs["K"].float())
         top = torch.softmax(logits / HEAD_DIM[name] ** 0.5, dim=-1).amax(-1).mean().item()
