@@ -6,9 +6,11 @@ workload (tensors through ``Dataset.load`` + ``materialise_inputs``, as the audi
 them), and compared with the reference (``compile_reference``) under the task tolerance
 (``compare_outputs``). One line per solution:
 
-    PASS|FAIL|ERROR|TIMEOUT|SKIP <solution> first_call_s=... warm_ms=... max_abs_err=... <detail>
+    PASS|FAIL|ERROR|TIMEOUT|SKIP <solution> first_call_s=... reference_s=... warm_ms=...
+        max_abs_err=... <detail>
 
 first_call_s is the first prepare+launch (or run) including JIT/CuTe-DSL compilation;
+reference_s the reference's time on that workload (on the GPU);
 warm_ms the median of 5 further launches (CUDA events; a rough figure, not the audit's
 timing); max_abs_err the largest over the outputs. Each solution runs in a subprocess
 (one crash or hang cannot stop the others; a CUDA fault cannot poison the next one) with
@@ -60,9 +62,11 @@ def one(name: str) -> dict:
     task = ds.task(solution.definition)
     row = ds.workloads[solution.definition][0]
     args = ds.materialise_inputs(definition, row, device="cuda")
+    reference_start = time.perf_counter()
     expected = compile_reference(definition)(*args)
     expected = expected if isinstance(expected, tuple) else (expected,)
     torch.cuda.synchronize()
+    reference_s = time.perf_counter() - reference_start
     entry = load_entry(solution)
     start = time.perf_counter()
     launch = entry.prepare(*args) if entry.prepare else (lambda: entry.run(*args))
@@ -79,6 +83,7 @@ def one(name: str) -> dict:
         torch.cuda.synchronize()
         times.append(begin.elapsed_time(end))
     return {"passed": all(v.passed for v in verdicts), "first_call_s": first_s,
+            "reference_s": reference_s,
             "warm_ms": sorted(times)[2], "workload": row.value.workload.uuid,
             "max_abs_err": max(v.max_absolute_error for v in verdicts),
             "detail": "; ".join(f"{v.name}: {v.status} {v.reason}".strip() for v in verdicts)}
@@ -126,7 +131,8 @@ def main(budget_s: float, names: list[str]) -> int:
         status = "PASS" if result["passed"] else "FAIL"
         failed += status != "PASS"
         print(f"{status} {name} first_call_s={result['first_call_s']:.1f} "
-              f"warm_ms={result['warm_ms']:.4f} max_abs_err={result['max_abs_err']:.3g} "
+              f"reference_s={result['reference_s']:.1f} warm_ms={result['warm_ms']:.4f} "
+              f"max_abs_err={result['max_abs_err']:.3g} "
               f"workload={result['workload']} {result['detail'][:400]}", flush=True)
     return 1 if failed else 0
 
