@@ -27,7 +27,7 @@ from pathlib import Path
 
 import datasets
 
-from hf_eval.repository import Dataset
+from hf_eval.dataset import open_dataset
 from hf_eval.rows import SPLITS, row_features, split_rows
 
 ROOT = Path(__file__).resolve().parent
@@ -96,7 +96,7 @@ class InferenceKernels(datasets.GeneratorBasedBuilder):
     def _split_generators(self, dl_manager):
         # Rows are built here, not in _generate_examples, so a data problem surfaces as
         # the DataError naming the file rather than wrapped in a generation error.
-        dataset = Dataset.load(self.root)
+        dataset = open_dataset(self.root)
         names = list(self.config.definitions or sorted(dataset.definitions))
         return [datasets.SplitGenerator(name=split,
                                         gen_kwargs={"rows": list(split_rows(dataset, names,

@@ -33,8 +33,8 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
+from hf_eval.dataset import Dataset, open_dataset  # noqa: E402
 from hf_eval.lazy import with_tensors  # noqa: E402
-from hf_eval.repository import Dataset  # noqa: E402
 from hf_eval.schema import Receipt, WorkloadTrace  # noqa: E402
 from hf_eval.store import TensorStore, VerifiedFiles, sha256_file  # noqa: E402
 from tests.conftest import TOY_DEFINITION, write_json  # noqa: E402
@@ -114,7 +114,7 @@ def bench_lfs(source: Path, work: Path) -> dict:
     (work / "lfs").mkdir()
     url = publish_with_lfs(source, work / "lfs")
     clone = clone_pointers(url, work / "lfs" / "clone")
-    dataset = Dataset.load(clone)
+    dataset = open_dataset(clone)
     rows = lazy_rows(clone, dataset)
     index = 2
     cold = time_row(rows, index)
@@ -136,7 +136,7 @@ def bench_hub(source: Path, work: Path) -> dict:
         os.environ.update(HF_ENDPOINT=served.endpoint, HF_HUB_CACHE=str(work / "hub-cache"),
                           HF_EVAL_HUB_REPO=hub.repo_id, HF_EVAL_HUB_REVISION=COMMIT)
         os.environ.pop("HF_HUB_OFFLINE", None)
-        dataset = Dataset.load(checkout)
+        dataset = open_dataset(checkout)
         rows = lazy_rows(checkout, dataset)
         index = 2
         cold = time_row(rows, index)
@@ -150,7 +150,7 @@ def bench_hub(source: Path, work: Path) -> dict:
         os.environ["HF_HUB_OFFLINE"] = "1"
         second = work / "hub-checkout-2"
         shutil.copytree(checkout, second, ignore=shutil.ignore_patterns("*.safetensors"))
-        rows2 = lazy_rows(second, Dataset.load(second))
+        rows2 = lazy_rows(second, open_dataset(second))
         result["offline_cache_cold_s"] = time_row(rows2, index)
         result["served_after_offline"] = served.bytes_served
         os.environ.pop("HF_HUB_OFFLINE")

@@ -14,6 +14,7 @@ Comparison runs over chunks of ``CHUNK`` elements (in FP32, or FP64 for FP32 out
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 
 import torch
 
@@ -117,8 +118,6 @@ def compare(name: str, candidate: torch.Tensor, reference: torch.Tensor,
 
 def _ceil_ratio(ratio: float, numel: int) -> int:
     """Smallest integer count c with c / numel >= ratio, computed exactly via fractions."""
-    from fractions import Fraction
-
     frac = Fraction(str(ratio)) * numel
     return -(-frac.numerator // frac.denominator)
 

@@ -27,8 +27,16 @@ import sys
 from pathlib import Path
 
 import yaml
+from datasets import Dataset, Features, Json, List, Value
+from datasets.info import DatasetInfo, DatasetInfosDict
+from datasets.splits import SplitDict, SplitInfo
+from huggingface_hub import DatasetCardData
 
+from hf_eval import viewer
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
+from hf_eval.samples.regenerate import listed_as_regenerated
+from hf_eval.schema import SafetensorsInput
 from hf_eval.viewer import VIEWER_DIR, ViewerFile, viewer_files
 
 SPLIT = "test"
@@ -53,8 +61,6 @@ ABOUT = {
 # ----------------------------------------------------------------------------- features
 def _infer(values: list, where: str, json_lines: bool):
     """A feature that holds every value in ``values`` (objects become JSON)."""
-    from datasets import Json, List, Value
-
     present = [v for v in values if v is not None]
     if not present:
         return Value("string")  # always null so far; a string column can take text later
@@ -113,8 +119,6 @@ def captures_file(root: Path) -> ViewerFile | None:
 
 def _arrow_bytes(file: ViewerFile) -> int:
     """The split's size as ``datasets`` reports it: the Arrow table's bytes."""
-    from datasets import Dataset, Features
-
     rows = file.rows
     if file.config == CAPTURES[0]:  # Json columns hold the parsed objects
         rows = [{k: row.get(k) for k in file.features} for row in rows]
@@ -133,10 +137,8 @@ def size_category(rows: int) -> str:
 # ------------------------------------------------------------------------------ configs
 def collect(root: str | Path) -> list[ViewerFile]:
     """Every file a config reads: the viewer files, then ``captures.jsonl``; config order."""
-    from hf_eval.repository import Dataset
-
     root = Path(root)
-    dataset = Dataset.load(root, resolvers=[])
+    dataset = open_dataset(root, resolvers=[])
     for name in sorted(set(dataset.definitions) & set(CATALOGUES)):
         raise DataError(dataset.definitions[name].path.relative_to(root), "a definition may "
                         "not be named like a catalogue config", field="name")
@@ -149,11 +151,6 @@ def collect(root: str | Path) -> list[ViewerFile]:
 
 def card_data(root: str | Path, files: list[ViewerFile] | None = None) -> tuple[dict, list[str]]:
     """The generated front matter (``size_categories``, ``configs``, ``dataset_info``)."""
-    from datasets import Features
-    from datasets.info import DatasetInfo, DatasetInfosDict
-    from datasets.splits import SplitDict, SplitInfo
-    from huggingface_hub import DatasetCardData
-
     root = Path(root)
     files = collect(root) if files is None else files
     notes = _notes(root, files)
@@ -188,9 +185,7 @@ def card_data(root: str | Path, files: list[ViewerFile] | None = None) -> tuple[
 
 
 def _notes(root: Path, files: list[ViewerFile]) -> list[str]:
-    from hf_eval.repository import Dataset
-
-    dataset = Dataset.load(root, resolvers=[])
+    dataset = open_dataset(root, resolvers=[])
     with_config = {f.config for f in files}
     return [f"{name}: no workloads/{d.value.op_type}/{name}.jsonl, so no config"
             for name, d in sorted(dataset.definitions.items()) if name not in with_config]
@@ -199,8 +194,6 @@ def _notes(root: Path, files: list[ViewerFile]) -> list[str]:
 # --------------------------------------------------------------------------------- body
 def _type(feature) -> str:
     """A feature as a short type name for the card (``list<struct{name: string, ...}>``)."""
-    from datasets import Json, List, Value
-
     if isinstance(feature, dict):
         return "struct{" + ", ".join(f"{k}: {_type(v)}" for k, v in feature.items()) + "}"
     if isinstance(feature, List):
@@ -214,12 +207,8 @@ def _type(feature) -> str:
 
 def body(root: str | Path, files: list[ViewerFile]) -> str:
     """The generated part of the card's body (between the markers)."""
-    from hf_eval.repository import Dataset
-    from hf_eval.samples.regenerate import listed_as_regenerated
-    from hf_eval.schema import SafetensorsInput
-
     root = Path(root)
-    dataset = Dataset.load(root, resolvers=[])
+    dataset = open_dataset(root, resolvers=[])
     catalogues = [f for f in files if f.config in CATALOGUES]
     workloads = [f for f in files if f.config not in CATALOGUES]
     tests = {f.config: f for f in workloads if f.split == SPLIT}
@@ -281,7 +270,7 @@ def body(root: str | Path, files: list[ViewerFile]) -> str:
     counted = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())) or "none"
     lines += ["", "## What is generated and what is not", "",
               f"- Workloads: {total}; receipts by kind: {counted}. A `generated` receipt "
-              "names the generator (`hf_eval/samples/<family>.py`) and seed, and the case it "
+              "names the generator (`hf_eval/families/<family>.py`) and seed, and the case it "
               "stands for (`hf_eval/samples/cases/<definition>.json` says which edge case); "
               "`captured` ones name the program and call they were recorded from.",
               f"- Tensor files: {len(files_seen)} distinct; {committed} committed, "
@@ -319,8 +308,6 @@ def render(root: str | Path, readme: str,
 
 def main(root: str | Path, check: bool = False) -> int:
     """Rewrite README.md and ``viewer/`` (or, with ``check``, report whether they are current)."""
-    from hf_eval import viewer
-
     root = Path(root)
     path = root / "README.md"
     current = path.read_text()

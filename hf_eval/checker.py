@@ -2,36 +2,38 @@
 
 Rules (harness.md, "The input checker"): every file valid against its schema; every
 workload's tensors match the definition's shapes, dtypes and constant axes, satisfy its
-constraints and its family's value rules (``hf_eval/rules/<op_type>.py``), and hash to
+constraints and its family's value rules (``hf_eval/families/<op_type>.py``), and hash to
 their content-addressed names; every workload has a receipt with provenance; task
 configs point at existing workloads and solutions; no blob file is unreferenced.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
 
+from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset
+from hf_eval.families import registry
+from hf_eval.interfaces import (
+    AUDIT_PATH,
+    TAG_PREFIX,
+    coverage_problems,
+    load_audit,
+    pointer_tag,
+)
 from hf_eval.samples.regenerate import listed_as_regenerated, regenerate_in_memory
 from hf_eval.schema import RandomInput, SafetensorsInput
 from hf_eval.store import expected_from_name, local_state
 
 
-def family_rules(op_type: str):
-    """The ``check`` function of ``hf_eval.rules.<op_type>``, or None when it has none."""
-    try:
-        module = importlib.import_module(f"hf_eval.rules.{op_type}")
-    except ModuleNotFoundError as exc:
-        if exc.name in (f"hf_eval.rules.{op_type}", "hf_eval.rules"):
-            return None
-        raise
-    return module.check
+def family_rules(op_type: str) -> Callable[[str, dict], list[str]] | None:
+    """The value rules of ``op_type``'s family, or None when it has no family."""
+    family = registry.find(op_type)
+    return family.check if family is not None else None
 
 
 def check_files(ds: Dataset) -> Iterator[DataError]:
@@ -86,14 +88,6 @@ def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
     The rule binds once a dataset has an audit (the file or any pointer tag), so small
     datasets without one (test fixtures) are not required to carry it.
     """
-    from hf_eval.interfaces import (
-        AUDIT_PATH,
-        TAG_PREFIX,
-        coverage_problems,
-        load_audit,
-        pointer_tag,
-    )
-
     path = ds.root / AUDIT_PATH
     tagged = any(t.startswith(TAG_PREFIX) for d in ds.definitions.values() for t in d.value.tags)
     if not path.is_file() and not tagged:
@@ -299,7 +293,7 @@ def run_check(root: str | Path, lazy: bool = False) -> tuple[list[str], list[str
     The dataset is loaded without resolvers: the checker reads what is on disk and never
     writes into the repository (no LFS fetch, no regeneration, no Hub download).
     """
-    ds = Dataset.load(root, resolvers=[])
+    ds = open_dataset(root, resolvers=[])
     problems = [str(p) for p in check_files(ds)]
     notes = []
     with torch.no_grad():

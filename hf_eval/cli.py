@@ -1,7 +1,10 @@
-"""The command line (``python -m hf_eval`` or ``hf-eval``): parsing and rendering only.
+"""The command line (``python -m hf_eval`` or ``hf-eval``): arguments in, exit codes out.
 
-Work lives in the modules each command imports; this file turns arguments into calls,
-results into lines, and outcomes into the exit codes documented in ``EPILOG``.
+This file parses arguments, finds the dataset root (:func:`discover_root`), calls the
+module that does each command's work, renders its results as lines and the audit's
+progress bar, and turns outcomes into the exit codes documented in ``EPILOG``. Each
+command imports its modules inside its ``cmd_*`` function, on purpose: ``hf-eval
+--help`` (and a typo's usage error) must not import torch, which takes seconds.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import time
 from pathlib import Path
 
 from hf_eval.errors import DataError
-from hf_eval.runner import DEFAULT_SUITE, SUITES
+from hf_eval.suites import DEFAULT_SUITE, SUITES
 
 #: The checkout this package sits in: the dataset root when run from a clone (``python -m
 #: hf_eval``, an editable install); for an installed wheel it is site-packages' parent.
@@ -93,16 +96,16 @@ def _require_dataset(root: Path) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from hf_eval.modules import solution_from_directory
+    from hf_eval.audit import Audit, AuditConfig
+    from hf_eval.dataset import open_dataset
     from hf_eval.records import exit_code
     from hf_eval.report import print_summary, repair_for_resume
-    from hf_eval.repository import Dataset
-    from hf_eval.runner import Audit, AuditConfig
+    from hf_eval.sources import solution_from_directory
 
     _require_dataset(args.root)
     args.definitions, args.uuid = _unique(args.definitions), _unique(args.uuid)
     args.solutions = _unique(args.solutions)
-    dataset = Dataset.load(args.root)
+    dataset = open_dataset(args.root)
     # Auditing everything: any bad file is an error. Auditing named definitions: only
     # problems in files that belong to them (by path, or by a rejected file's own field).
     blocking = dataset.problems_for(args.definitions)
@@ -192,10 +195,10 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from hf_eval import listing
-    from hf_eval.repository import Dataset
+    from hf_eval.dataset import open_dataset
 
     _require_dataset(args.root)
-    dataset = Dataset.load(args.root, resolvers=[])
+    dataset = open_dataset(args.root, resolvers=[])
     for problem in dataset.problems_for(args.definitions):
         print(f"note: not listed: {problem}", file=sys.stderr)
     if args.what == "definitions":
@@ -233,6 +236,25 @@ def cmd_samples_build(args: argparse.Namespace) -> int:
 
     for name in build(args.root, args.definition or None):
         print(f"built {name}")
+    return 0
+
+
+def cmd_bench_run(args: argparse.Namespace) -> int:
+    from hf_eval.bench.run import run
+
+    _require_dataset(args.root)
+    return run(args.root, args.out, definitions=_unique(args.definitions),
+               solutions=",".join(args.solutions) if args.solutions else None,
+               ceilings_file=args.ceilings, samples=args.samples)
+
+
+def cmd_bench_report(args: argparse.Namespace) -> int:
+    from hf_eval.bench.report import GOALS_PATH, build
+
+    _require_dataset(args.root)
+    for path in build(args.dir or args.root / "docs" / "h200", args.root,
+                      args.goals or GOALS_PATH):
+        print(f"wrote {path}")
     return 0
 
 
@@ -326,7 +348,39 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     b.add_argument("--definition", action="append", help="only this definition (repeatable)")
     b.set_defaults(func=cmd_samples_build)
 
-    from hf_eval.capture.commands import register as register_dataset_building
+    g = sub.add_parser("bench", help="time solutions at realistic shapes on a GPU; the H200 "
+                       "report", description="Device campaigns (docs/h200): realistic-scale "
+                       "benchmark shapes judged and timed through the audit's checks, and the "
+                       "report that turns device runs into docs/h200.")
+    gsub = g.add_subparsers(dest="bench_command", required=True, metavar="COMMAND")
+    r = gsub.add_parser("run", help="time GPU solutions at every benchmark shape (CUDA only)",
+                        description="Measure the ceilings (or read --ceilings), then judge and "
+                        "time the chosen GPU solutions at every benchmark shape "
+                        "(hf_eval/bench/shapes/<definition>.json; inputs drawn on the device, "
+                        "timing only). Appends one JSON line per definition, shape and "
+                        "solution to OUT/bench.jsonl. Exit 2 without a CUDA device.")
+    r.add_argument("--out", type=Path, required=True,
+                   help="directory for ceilings.json, bench.jsonl (and results.jsonl)")
+    _add_definitions(r, "only these definitions (default: every shape file)")
+    r.add_argument("--solutions", type=_csv, action="extend", metavar="NAME[,NAME...]",
+                   help="solution names and the keywords 'baseline' and 'preferred' (the "
+                   "task's H200 pick); default: every GPU solution of the definition")
+    r.add_argument("--ceilings", type=Path,
+                   help="a ceilings.json measured earlier on this machine (default: measure)")
+    r.add_argument("--samples", action="store_true",
+                   help="first audit each definition's sample workloads with the same workers "
+                   "(validation only), into results.jsonl beside bench.jsonl")
+    r.set_defaults(func=cmd_bench_run)
+    q = gsub.add_parser("report", help="device-run files -> summary, performance, preferred",
+                        description="Read a device-run folder (results.jsonl, bench.jsonl, "
+                        "ceilings*.json, env*.txt, commands.txt, notes.md) and write its "
+                        "summary.json, performance.md and preferred-solutions.json.")
+    q.add_argument("--dir", type=Path, help="the folder (default: <root>/docs/h200)")
+    q.add_argument("--goals", type=Path,
+                   help="the goals to judge (default: hf_eval/bench/goals.json)")
+    q.set_defaults(func=cmd_bench_report)
+
+    from hf_eval.cli_capture import register as register_dataset_building
 
     register_dataset_building(sub)  # capture, replay, import-fib, export-fib
 

@@ -4,7 +4,7 @@ Design (``docs/ray.md`` has the why at length):
 
 * **Lanes are actors.** One :class:`LaneActor` per GPU of the cluster (``num_gpus=1``: Ray
   sets ``CUDA_VISIBLE_DEVICES``, so the lane's device is ``cuda:0``), or per CPU on CPU.
-  An actor holds a :class:`~hf_eval.runner.Lane`, which keeps its confined candidate
+  An actor holds a :class:`~hf_eval.audit.Lane`, which keeps its confined candidate
   workers across the units of one definition exactly as a local lane does. The actor is
   the trusted audit side: it materialises inputs, computes references and judges; the
   candidate's code runs only in the confined worker process the lane starts
@@ -33,6 +33,7 @@ Ray is imported by this module only; the plain audit never imports it.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 import threading
@@ -44,14 +45,15 @@ from pathlib import Path
 
 import torch
 
+from hf_eval.audit import Audit, AuditConfig, Lane
+from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
+from hf_eval.input_sets import InputSnapshot, scale_probe
 from hf_eval.records import CaseRecord
 from hf_eval.report import ReportWriter, environment
-from hf_eval.repository import Dataset, Located
-from hf_eval.runner import Audit, AuditConfig, Lane
+from hf_eval.repository import Located
 from hf_eval.schema import Definition, Solution, TaskConfig
-from hf_eval.snapshot import InputSnapshot
-from hf_eval.variants import scale_probe
+from hf_eval.sources import solution_hash
 
 #: The Ray release the extra pins (pyproject.toml); every node must run the same one.
 RAY_VERSION = "2.60.0"
@@ -214,8 +216,8 @@ class LaneActor:
 
     Created with the driver's dataset root, configuration and secret; looks definitions,
     tasks and workloads up in its own copy of the dataset (the driver checks the copies
-    agree, :class:`LaneInfo`), and judges through the same :class:`~hf_eval.runner.Lane`
-    and :meth:`~hf_eval.runner.Audit.audit_unit` as the local audit.
+    agree, :class:`LaneInfo`), and judges through the same :class:`~hf_eval.audit.Lane`
+    and :meth:`~hf_eval.audit.Audit.audit_unit` as the local audit.
     """
 
     def __init__(self, root: str, config: AuditConfig, secret: bytes, device_type: str,
@@ -229,7 +231,7 @@ class LaneActor:
             else:
                 os.environ[name] = value
         os.chdir(root)  # the environment's git commit is the dataset clone's
-        self.dataset = Dataset.load(root)
+        self.dataset = open_dataset(root)
         self.audit = Audit(self.dataset, config)
         self.audit.secret = secret
         self.audit.secret_digest = hashlib.sha256(secret).hexdigest()
@@ -326,7 +328,7 @@ class _State:
 
 
 class RayAudit:
-    """The audit on a Ray cluster, with :class:`~hf_eval.runner.Audit`'s interface:
+    """The audit on a Ray cluster, with :class:`~hf_eval.audit.Audit`'s interface:
     ``cases()``, ``notes`` and ``run(on_record) -> list[CaseRecord]``.
 
     ``address``: None starts (or joins, per ``RAY_ADDRESS``) Ray as ``ray.init()`` does;
@@ -386,8 +388,6 @@ class RayAudit:
         """Initialise Ray unless it is; True when this audit started the connection."""
         if ray.is_initialized():
             return False
-        import logging
-
         options: dict = {"logging_level": logging.WARNING, "log_to_driver": False}
         if self.address is None:
             options["include_dashboard"] = False
@@ -466,8 +466,6 @@ class RayAudit:
 
     @staticmethod
     def _solution_key(solution: Solution) -> str:
-        from hf_eval.modules import solution_hash
-
         return solution_hash(solution)
 
     def _run(self, state: _State, lanes: int, definitions: list[str], writer: ReportWriter,

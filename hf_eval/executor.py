@@ -34,8 +34,8 @@ import torch
 
 from hf_eval import sandbox, spawner
 from hf_eval.channel import Channel, ChannelClosed
-from hf_eval.modules import solution_hash
 from hf_eval.schema import Solution
+from hf_eval.sources import solution_hash
 
 LOAD_TIMEOUT_S = 120.0
 #: Live candidate workers a lane keeps (those of one definition's solutions).

@@ -26,6 +26,11 @@ without asking the Hub. Otherwise one metadata request, without retries and with
 timeout (:data:`PROBE_TIMEOUT_S`), goes first; a transport error (no route, refused, DNS,
 timeout) fails the tensor at once, says so, and the endpoint is then taken as unreachable
 for :data:`UNREACHABLE_FOR_S` seconds, so the next tensors fail at once too.
+
+``huggingface_hub`` is imported inside the functions that call it, on purpose: every
+:func:`hf_eval.dataset.open_dataset` builds this resolver, and an audit whose tensors are
+all local should not pay the client's import (nor freeze the environment it reads at
+import time before a test or a user sets ``HF_HUB_OFFLINE``).
 """
 
 from __future__ import annotations
@@ -39,12 +44,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hf_eval.errors import DataError
-
-if TYPE_CHECKING:
-    from hf_eval.store import Expected, TensorStore
+from hf_eval.store import Expected, TensorStore
 
 PIN_FILE = Path(__file__).with_name("hub.json")
 _COMMIT = re.compile(r"[0-9a-f]{40}")

@@ -23,9 +23,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import torch
+from datasets import IterableDataset
 
+from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset, Located
+from hf_eval.repository import Located
 
 
 def _descriptors(inputs: dict) -> dict[str, str]:
@@ -78,7 +80,7 @@ class RowTensors(Mapping):
 def with_tensors(rows, root: str | Path = ".", device: str | torch.device = "cpu",
                  dataset: Dataset | None = None):
     """``rows`` with a lazily loaded ``tensors`` column (see the module docstring)."""
-    source = dataset or Dataset.load(root)
+    source = dataset or open_dataset(root)
     index: dict[str, Located] = {row.value.workload.uuid: row
                                  for found in source.workloads.values() for row in found}
 
@@ -111,8 +113,6 @@ def with_tensors(rows, root: str | Path = ".", device: str | torch.device = "cpu
                                            row["workload"].get("inputs"))}
         raise DataError("rows", "a streamed row has neither a 'uuid' nor a 'workload' "
                         f"column (columns: {sorted(row)})")
-
-    from datasets import IterableDataset
 
     if isinstance(rows, IterableDataset):
         # Streaming has no transform on access; ``map`` is lazy there (it runs as rows are

@@ -16,12 +16,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hf_eval.errors import DataError
-
-if TYPE_CHECKING:
-    from hf_eval.store import Expected, TensorStore
+from hf_eval.store import Expected, TensorStore, parse_lfs_pointer
 
 #: ``--include`` takes comma-separated gitignore-style patterns: a path holding one of
 #: these would select other files (or none), so such paths are refused, not guessed at.
@@ -68,8 +65,6 @@ class GitLfsResolver:
 
     def fetch(self, store: TensorStore, relpath: str, expected: Expected | None) -> bool:
         """Pull the object behind the pointer at ``relpath``; False when this is no LFS case."""
-        from hf_eval.store import parse_lfs_pointer
-
         path = store.root / relpath
         if not path.is_file():
             return False  # a missing file is not LFS's: git never checked it out

@@ -6,21 +6,14 @@ line, for scripts (``for d in $(python -m hf_eval list definitions --names)``).
 
 from __future__ import annotations
 
-import json
-
-from hf_eval.repository import Dataset
+from hf_eval.audit import select_workloads
+from hf_eval.dataset import Dataset
+from hf_eval.samples.cases import load_cases
+from hf_eval.suites import SUITE_HELP, SUITES
 
 #: Lines longer than this put a solution's details on a second line.
 WIDTH = 80
 
-#: What each ``--suite`` selects (the audit's ``select_workloads`` is the truth).
-SUITE_HELP = {
-    "sample": "the generated sample (here: every workload)",
-    "first": "the first line of each workload file: a smoke test",
-    "dev": "each task's dev UUIDs (the default; the rest is held out)",
-    "all": "every workload: for final judgments",
-    "fresh": "new cases drawn at audit time, one per sample recipe (secret seed)",
-}
 
 
 def _plural(count: int, noun: str) -> str:
@@ -68,17 +61,13 @@ def solutions(ds: Dataset, only: list[str] | None = None, names: bool = False) -
 
 def suites(ds: Dataset, names: bool = False) -> list[str]:
     """``name  N workloads: what it selects`` per suite, counted over every definition."""
-    from hf_eval.runner import SUITES, select_workloads
-    from hf_eval.samples.build import cases_path
-
     if names:
         return list(SUITES)
     lines = []
     for suite in SUITES:
         if suite == "fresh":  # drawn by the audit: one per recipe of the sample's cases
-            count = sum(len(json.loads(cases_path(name).read_text())["cases"])
-                        for name in ds.definitions if name in ds.tasks
-                        and cases_path(name).is_file())
+            count = sum(len(spec.cases) for name in ds.definitions if name in ds.tasks
+                        and (spec := load_cases(name)) is not None)
         else:
             count = sum(len(select_workloads(ds, ds.tasks[name].value, name, suite, []))
                         for name in ds.definitions if name in ds.tasks)

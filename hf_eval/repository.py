@@ -1,7 +1,11 @@
-"""The dataset on disk: every definition, workload, solution, task and receipt, indexed.
+"""The files of a dataset root: every definition, workload, solution, task and receipt, indexed.
 
-Loading never stops at the first bad file: each file that fails validation is recorded
-in ``problems`` (one ``DataError`` each) and left out, so the checker can report every
+:class:`DatasetFiles` is plain data: what the files say, and where. It holds no tensors
+and no way to fetch them; :func:`hf_eval.dataset.open_dataset` pairs it with a tensor
+store (:class:`hf_eval.dataset.Dataset`).
+
+Loading never stops at the first bad file: each file that fails validation is recorded in
+``problems`` (one ``DataError`` each) and left out, so the checker can report every
 problem at once and the audit can refuse exactly the definitions a problem touches.
 """
 
@@ -11,22 +15,16 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-
-from hf_eval.dtypes import TORCH_DTYPES
 from hf_eval.errors import DataError
 from hf_eval.schema import (
     Definition,
     Receipt,
-    SafetensorsInput,
-    ScalarInput,
     Solution,
     TaskConfig,
     WorkloadTrace,
     load_json,
     parse_json_line,
 )
-from hf_eval.store import Resolver, TensorStore
 
 
 @dataclass
@@ -68,7 +66,9 @@ class Rejected:
 
 
 @dataclass
-class Dataset:
+class DatasetFiles:
+    """Every file of a dataset root, validated and indexed; bad files go to ``problems``."""
+
     root: Path
     definitions: dict[str, Located] = field(default_factory=dict)
     workloads: dict[str, list[Located]] = field(default_factory=dict)
@@ -77,13 +77,12 @@ class Dataset:
     receipts: dict[str, Located] = field(default_factory=dict)
     problems: list[DataError] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
-    store: TensorStore | None = None
 
     @classmethod
-    def load(cls, root: str | Path, resolvers: list[Resolver] | None = None) -> Dataset:
+    def read(cls, root: str | Path) -> DatasetFiles:
         """Read every file under ``root``; bad files go to ``problems``."""
-        root = Path(root)
-        ds = cls(root)
+        ds = cls(Path(root))
+        root = ds.root
         for path in sorted((root / "definitions").rglob("*.json")):
             ds._add_unique(ds.definitions, ds._load(Definition, path, "definition"),
                            "definition")
@@ -99,16 +98,6 @@ class Dataset:
         if (root / "captures.jsonl").is_file():
             for located in ds._load_lines(Receipt, root / "captures.jsonl"):
                 ds._add_unique(ds.receipts, located, "receipt", key=located.value.uuid)
-        if resolvers is None:
-            from hf_eval.hub import HubResolver
-            from hf_eval.lfs import GitLfsResolver
-            from hf_eval.samples.regenerate import SampleRegenerator
-
-            # After the local file: an LFS pointer in a git clone, then the deterministic
-            # regeneration of generated samples (local; declines anything else at once),
-            # then the Hub at the pinned commit (network; its failures are errors).
-            resolvers = [GitLfsResolver(), SampleRegenerator(ds), HubResolver.for_root(root)]
-        ds.store = TensorStore(root, resolvers)
         return ds
 
     # ----------------------------------------------------------------- loading helpers
@@ -199,77 +188,3 @@ class Dataset:
 
     def where(self, located: Located) -> str:
         return self._rel(located.path) + (f":{located.line}" if located.line else "")
-
-    def materialise_inputs(self, definition: Definition, row: Located,
-                           device: str | torch.device = "cpu",
-                           shared: bool = False, mapped: bool = False,
-                           provided: dict[str, torch.Tensor] | None = None) -> list[object]:
-        """The workload's inputs in argument order, loaded, verified and shape-checked.
-
-        ``shared`` loads CPU tensors into shared memory (for the audit's worker processes);
-        ``mapped`` maps them read-only from their files instead (the checker: a multi-GB
-        weight whose values no rule reads then costs no resident memory). ``provided``
-        holds tensors the caller has already verified (the checker's in-memory
-        regeneration); they are shape- and dtype-checked, not loaded. A row with a
-        ``draw_inputs`` method (a fresh case) provides its own tensors the same way.
-        """
-        trace: WorkloadTrace = row.value
-        where = self.where(row)
-        draw = getattr(row, "draw_inputs", None)
-        if provided is None and draw is not None:
-            # A row that exists only in memory (a fresh case, ``samples/fresh.py``) draws
-            # its own tensors; its other inputs (shared weights) load from the store.
-            provided = draw(definition, device, shared)
-        missing = [a for a in definition.var_axes if a not in trace.workload.axes]
-        if missing:
-            raise DataError(where, f"missing variable axes {missing}", field="workload.axes")
-        inputs: list[object] = []
-        for name, spec in definition.inputs.items():
-            desc = trace.workload.inputs.get(name)
-            if desc is None:
-                raise DataError(where, "missing input", field=f"workload.inputs.{name}")
-            if isinstance(desc, ScalarInput):
-                if spec.shape is not None:
-                    raise DataError(where, "a tensor input cannot be a scalar",
-                                    field=f"workload.inputs.{name}")
-                inputs.append(desc.value)
-                continue
-            if not isinstance(desc, SafetensorsInput):
-                raise DataError(where, "random inputs are not allowed in this dataset",
-                                field=f"workload.inputs.{name}")
-            if definition.shape_of(spec, trace.workload.axes) is None:
-                raise DataError(where, "a scalar input must be a scalar descriptor",
-                                field=f"workload.inputs.{name}")
-            if provided and name in provided:
-                tensor = provided[name]
-            else:
-                tensor = self.store.load(desc, device, shared=shared, mapped=mapped)
-            self._check_shape(definition, row, name, desc, tuple(tensor.shape))
-            if tensor.dtype != TORCH_DTYPES[spec.dtype]:
-                raise DataError(desc.path, f"tensor dtype {tensor.dtype} does not match "
-                                f"the definition's {spec.dtype}", field=name)
-            inputs.append(tensor)
-        return inputs
-
-    def _check_shape(self, definition: Definition, row: Located, name: str,
-                     desc: SafetensorsInput, actual: tuple[int, ...]) -> None:
-        """Blame a shape mismatch on what decided the expected size.
-
-        A variable axis's size comes from the workload line, so a mismatch along it names
-        that file, line and axis (the tensor is named as the evidence); a constant axis or
-        a wrong number of dimensions is the tensor's fault, so the tensor file is named.
-        """
-        spec = definition.inputs[name]
-        axes = row.value.workload.axes
-        expected = definition.shape_of(spec, axes)
-        if actual == expected:
-            return
-        if len(actual) == len(expected):
-            for axis, want, got in zip(spec.shape, expected, actual):
-                if want != got and axis in definition.var_axes:
-                    raise DataError(self.where(row), f"is {want}, but input {name!r} "
-                                    f"({desc.path}) has {got} along {axis} (shape "
-                                    f"{actual}, declared {list(spec.shape)})",
-                                    field=f"workload.axes.{axis}")
-        raise DataError(desc.path, f"tensor shape {actual} does not match the definition's "
-                        f"{expected}", field=name)

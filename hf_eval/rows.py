@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from datasets import Features, Json, Value
+
+from hf_eval.dataset import Dataset
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset, Located
+from hf_eval.repository import Located
 from hf_eval.schema import Receipt
 
 SPLITS = ("dev", "test")
@@ -24,8 +27,6 @@ SPLITS = ("dev", "test")
 
 def row_features():
     """The ``datasets.Features`` of one row."""
-    from datasets import Features, Json, Value
-
     return Features({
         "uuid": Value("string"),
         "definition": Value("string"),

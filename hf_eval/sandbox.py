@@ -87,6 +87,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import hf_eval
+
 __all__ = [
     "SandboxError",
     "Walls",
@@ -545,7 +547,6 @@ def protect(dataset_root: str | os.PathLike[str]) -> None:
 def _default_dataset_root() -> Path | None:
     """The checkout holding hf_eval when it is a dataset (a clone, an editable install);
     None for an installed wheel, whose parent directory is site-packages' and no dataset."""
-    import hf_eval
     checkout = Path(hf_eval.__file__).resolve().parent.parent
     return checkout if (checkout / "definitions").is_dir() else None
 
@@ -573,7 +574,6 @@ def default_readable(dataset_root: str | os.PathLike[str] | None = None,
     interpreter prefixes and the hf_eval directory are kept when merely inside one (a venv
     in the checkout is fine: Landlock grants the venv tree, not its parent).
     """
-    import hf_eval
     roots = [] if dataset_root is None else [Path(dataset_root)]
     roots += _protected  # every root an audit of this process reads (``protect``)
     checkout = _default_dataset_root()

@@ -42,11 +42,10 @@ import torch
 from hf_eval.acceptance import compare_outputs
 from hf_eval.candidate import SAME_AS
 from hf_eval.executor import WorkerFailure, WorkerHandle
+from hf_eval.input_sets import InPlace, InputSnapshot, fresh_content
 from hf_eval.reveal import Arena
 from hf_eval.schema import Definition, TaskConfig
 from hf_eval.schema import Timing as TimingConfig
-from hf_eval.snapshot import InputSnapshot
-from hf_eval.variants import fresh_content
 
 #: Bytes of input sets, candidate outputs and references one trial may hold at once.
 POOL_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
@@ -393,6 +392,30 @@ class Session:
     def call(self, sets: list[InputSet], when: str, refresh: bool = False) -> dict:
         """Eager calls on these sets in one trial, every output judged."""
         return self._trial("eager", sets, when, refresh=refresh)[0]
+
+    def second_input_set(self) -> dict:
+        """Fresh content written into the workload's *own* buffers and called once (a
+        cache keyed on pointers fails here); the buffers and their snapshot are restored
+        afterwards, whatever happened. The record's ``second_input_set``."""
+        main = self.main
+        variant = self.fresh()
+        swap = InPlace(main.inputs, variant.inputs)
+        try:
+            if main.snapshot is not None:
+                main.snapshot.retake(main.inputs, [i for i, _ in swap.saved])
+            self.call([InputSet(main.id, main.inputs, variant.reference, main.snapshot)],
+                      "second input set", refresh=True)
+        finally:
+            swap.restore()
+            if main.snapshot is not None:
+                main.snapshot.retake(main.inputs, [i for i, _ in swap.restored])
+        return {"status": "PASSED", "changed": swap.changed}
+
+    def scale_probe(self, inputs: list[object], reference: tuple[torch.Tensor, ...]) -> dict:
+        """One call with every runtime ``*scale*`` scalar halved (``audit --scale-probe``),
+        judged against the reference of those inputs. The record's ``scale_probe``."""
+        self.call([InputSet(f"p-{self.main.id}", inputs, reference)], "scale probe")
+        return {"status": "PASSED", "reason": None}
 
     # ------------------------------------------------------------------ timing
     def _iters(self, spec: TimingConfig) -> int:

@@ -28,8 +28,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from datasets import List, Value
+
+from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset
 from hf_eval.rows import provenance_summary
 from hf_eval.schema import Definition, SafetensorsInput, ScalarInput, Solution, TaskConfig
 
@@ -56,15 +58,11 @@ class ViewerFile:
 
 # ------------------------------------------------------------------------- definitions
 def _tensor_spec_features():
-    from datasets import List, Value
-
     return List({"name": Value("string"), "shape": List(Value("string")),
                  "dtype": Value("string"), "description": Value("string")})
 
 
 def definition_features() -> dict:
-    from datasets import List, Value
-
     return {"name": Value("string"), "op_type": Value("string"),
             "description": Value("string"), "tags": List(Value("string")),
             "axes": List({"name": Value("string"), "type": Value("string"),
@@ -89,8 +87,6 @@ def definition_row(definition: Definition) -> dict:
 
 # --------------------------------------------------------------------------- solutions
 def solution_features() -> dict:
-    from datasets import List, Value
-
     return {"name": Value("string"), "definition": Value("string"),
             "author": Value("string"), "description": Value("string"),
             "spec": {"language": Value("string"), "target_hardware": List(Value("string")),
@@ -105,15 +101,11 @@ def solution_row(solution: Solution) -> dict:
 
 # ------------------------------------------------------------------------------- tasks
 def _tolerance_features() -> dict:
-    from datasets import Value
-
     return {"atol": Value("float64"), "rtol": Value("float64"),
             "required_matched_ratio": Value("float64"), "comparison": Value("string")}
 
 
 def task_features() -> dict:
-    from datasets import List, Value
-
     return {"definition": Value("string"), "workloads": List(Value("string")),
             "tolerance": _tolerance_features(),
             "output_tolerances": List({"output": Value("string"), **_tolerance_features()}),
@@ -139,8 +131,6 @@ def task_row(task: TaskConfig) -> dict:
 # --------------------------------------------------------------------------- workloads
 def workload_features(definition: Definition) -> dict:
     """A workload row of ``definition``: axes as integers, inputs with shapes and dtypes."""
-    from datasets import List, Value
-
     inputs = {}
     for name, spec in definition.inputs.items():
         value = Value(_VALUE_DTYPES.get(spec.dtype, "float64"))
@@ -187,7 +177,7 @@ def _blocking(dataset: Dataset) -> None:
 
 def viewer_files(root: str | Path, dataset: Dataset | None = None) -> list[ViewerFile]:
     """Every viewer file of the dataset at ``root``, in config order."""
-    dataset = dataset or Dataset.load(root, resolvers=[])
+    dataset = dataset or open_dataset(root, resolvers=[])
     _blocking(dataset)
     files = [
         ViewerFile("definitions", "test", f"{VIEWER_DIR}/definitions.jsonl",

@@ -1,4 +1,5 @@
-"""A sample generator of the toy definition for the fresh-suite tests (tests only).
+"""A sample generator of the toy definition for the fresh-suite tests (tests only): the toy
+op family, which a test registers (``registry.FAMILIES["toy"] = FAMILY``) while it runs.
 
 ``x`` depends on the case seed; the weight ``w`` is the layer's, drawn from a stream that
 depends only on the definition and returned as a zero-argument callable, as the grouped-GEMM
@@ -7,7 +8,8 @@ generator returns its multi-GB weight. ``DRAWS`` counts how often ``w`` was real
 
 from __future__ import annotations
 
-from hf_eval.samples.common import normal, rng
+from hf_eval.families.base import Family
+from hf_eval.families.common import normal, rng
 
 DRAWS = {"w": 0}
 
@@ -20,3 +22,6 @@ def _weight(definition: str):
 def generate(definition: str, params: dict, seed: int) -> dict[str, object]:
     return {"x": normal(rng(definition, seed, "x"), (int(params["M"]), 16)),
             "w": lambda: _weight(definition), "scale": float(params.get("scale", 0.5))}
+
+
+FAMILY = Family(op_type="toy", module=__name__, generate=generate)

@@ -17,16 +17,21 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hf_eval.modules import compile_reference, load_entry
-from hf_eval.repository import Dataset
-from hf_eval.samples.build import cases_path, generate_case
+import pytest
+import torch
+
+from hf_eval.dataset import Dataset, open_dataset
+from hf_eval.dtypes import TORCH_DTYPES
+from hf_eval.samples.cases import SampleCase, cases_path, generate_case, load_cases, sample_uuid
 from hf_eval.schema import Definition, Solution, TaskConfig, load_json
+from hf_eval.sources import compile_reference, load_entry
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -34,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 @functools.cache
 def dataset() -> Dataset:
     """The repository's dataset, indexed once (no tensor resolvers: nothing is fetched)."""
-    return Dataset.load(REPO, resolvers=[])
+    return open_dataset(REPO, resolvers=[])
 
 
 # ----------------------------------------------------------------- definitions, references
@@ -148,13 +153,14 @@ def task_json(name: str) -> dict[str, Any]:
 
 # ----------------------------------------------------------------- sample cases
 def cases_json(name: str) -> dict[str, Any]:
-    """The sample-cases file (generator and cases) as written (a fresh dict)."""
+    """The sample-cases file as written (a fresh dict)."""
     return json.loads(cases_path(name).read_text())
 
 
 @functools.cache
 def _cases(name: str) -> tuple[dict[str, Any], ...]:
-    return tuple(cases_json(name)["cases"])
+    """The cases as validated by the harness (``load_cases``), as plain dicts."""
+    return tuple(c.model_dump() for c in load_cases(name).cases)
 
 
 def cases(name: str) -> list[dict[str, Any]]:
@@ -176,7 +182,7 @@ def case(name: str, label: str) -> dict[str, Any]:
 
 def fresh_case_inputs(name: str, label: str) -> dict[str, Any]:
     """A case's inputs (name -> tensor or scalar, in the definition's order), generated now."""
-    return generate_case(definition(name), cases_json(name)["generator"], case(name, label))
+    return generate_case(definition(name), SampleCase.model_validate(case(name, label)))
 
 
 @functools.cache
@@ -204,11 +210,117 @@ DEV_MAX = 5
 
 def assert_dev_held_out(name: str, dev: list[str]) -> None:
     """A task's ``dev`` is 1..DEV_MAX sample UUIDs in case order, a strict subset of them."""
-    from hf_eval.samples.common import sample_uuid
-
     every = [sample_uuid(name, c["label"]) for c in cases(name)]
     assert 1 <= len(dev) <= DEV_MAX, f"{name}: {len(dev)} dev workloads"
     assert len(set(dev)) == len(dev), f"{name}: a dev UUID is repeated"
     assert dev == [u for u in every if u in set(dev)], f"{name}: dev is not sample UUIDs " \
         "in case order"
     assert len(dev) < len(every), f"{name}: nothing is held out of dev"
+
+
+# ----------------------------------------------------------------- value rules
+def copy_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an input set that a test may modify (tensors cloned)."""
+    return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+
+
+def assert_one_problem(problems: list[str], name: str, *phrases: str) -> None:
+    """Exactly one problem, about input ``name``, saying each of ``phrases``."""
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"{name}:"), problems[0]
+    for phrase in phrases:
+        assert phrase in problems[0], problems[0]
+
+
+def rule_violation_tests(name: str, check: Callable[[str, dict], list[str]],
+                         valid: Callable[[], dict],
+                         violations: list[tuple[Callable[[dict], None], str, str]]):
+    """The two tests of a family whose rules are listed as ``(violate, input, phrase)``:
+    the valid input set passes, and each violation alone is exactly one problem naming its
+    input and saying its phrase. Assign them to ``test_*`` names in the test module."""
+    def test_valid_inputs_pass() -> None:
+        assert check(name, valid()) == []
+
+    @pytest.mark.parametrize("violate,input_name,phrase", violations,
+                             ids=[v[0].__name__ for v in violations])
+    def test_each_rule_reports_one_problem(violate: Callable[[dict], None], input_name: str,
+                                           phrase: str) -> None:
+        inputs = valid()
+        violate(inputs)
+        assert_one_problem(check(name, inputs), input_name, phrase)
+
+    return test_valid_inputs_pass, test_each_rule_reports_one_problem
+
+
+def assert_sink_and_scale_rules(check: Callable[[str, dict], list[str]], name: str,
+                                valid: Callable[[], dict], bad_sink: float,
+                                bad_scale: float) -> None:
+    """The MLA families' sink and scale rules: a ``bad_sink`` logit is one problem, no sink
+    at all (every logit -inf) is allowed, and a ``bad_scale`` is one problem."""
+    inputs = valid()
+    inputs["attn_sink"][0] = bad_sink
+    assert_one_problem(check(name, inputs), "attn_sink")
+    inputs = valid()
+    inputs["attn_sink"][:] = -math.inf  # no sink: allowed
+    inputs["sm_scale"] = bad_scale
+    assert_one_problem(check(name, inputs), "sm_scale")
+
+
+# ----------------------------------------------------------------- one definition's tests
+def bind(name: str, solution_name: str) -> tuple:
+    """The loaders a one-definition test file uses, bound to its definition and solution:
+    ``definition, reference, solution, cases, case_inputs, case_reference, labels``
+    (definition JSON, reference namespace, solution namespace, then as above)."""
+    return (functools.partial(definition_json, name),
+            functools.partial(reference_namespace, name),
+            functools.partial(solution_namespace, solution_name),
+            functools.partial(cases, name), functools.partial(case_inputs, name),
+            functools.partial(case_reference, name), labels(name))
+
+
+def assert_reference_keeps_inputs(name: str, label: str) -> None:
+    """The reference leaves a case's inputs as they were (compared byte for byte)."""
+    inputs = fresh_case_inputs(name, label)
+    before = copy_inputs(inputs)
+    reference(name)(*args(name, inputs))
+    for key, value in inputs.items():
+        same = torch.equal(value, before[key]) if isinstance(value, torch.Tensor) \
+            else value == before[key]
+        assert same, key
+
+
+def assert_within_task_tolerance(name: str, out: Any, ref: Any) -> None:
+    """``out`` has the reference's dtype and shape, is finite, and every element is within
+    the task's ``atol + rtol * |ref|``."""
+    assert out.dtype == ref.dtype and out.shape == ref.shape
+    assert bool(torch.isfinite(out.float()).all())
+    tol = task_json(name)["tolerance"]
+    close = (out.float() - ref.float()).abs() <= tol["atol"] + tol["rtol"] * ref.float().abs()
+    assert bool(close.all()), f"{int((~close).sum())} elements out of tolerance"
+
+
+def _bytes(tensor: torch.Tensor) -> bytes:
+    return tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
+def assert_generator_deterministic(name: str, generate: Callable[[str, dict, int], dict],
+                                   case: dict[str, Any]) -> dict[str, Any]:
+    """The family's generator gives the same bytes twice for a case, every input of the
+    definition with its dtype, rank and consistent axes (constants included); returns the
+    inputs."""
+    first = generate(name, case["params"], case["seed"])
+    second = generate(name, case["params"], case["seed"])
+    spec = definition(name)
+    assert set(first) == set(spec.inputs)
+    axes: dict[str, int] = dict(spec.const_axes)
+    for key, tensor_spec in spec.inputs.items():
+        value = first[key]
+        if tensor_spec.shape is None:
+            assert value == second[key], key
+            continue
+        assert value.dtype == TORCH_DTYPES[tensor_spec.dtype], key
+        assert value.dim() == len(tensor_spec.shape), key
+        for axis, size in zip(tensor_spec.shape, value.shape):
+            assert axes.setdefault(axis, size) == size, (key, axis)
+        assert _bytes(value) == _bytes(second[key]), key
+    return first

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_eval.audit import Audit, AuditConfig
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
-from hf_eval.modules import solution_from_directory
 from hf_eval.records import Status
-from hf_eval.repository import Dataset
-from hf_eval.runner import Audit, AuditConfig
 from hf_eval.sandbox import WORKER_UID_BASE
 from hf_eval.schema import Solution, parse
+from hf_eval.sources import solution_from_directory
 
 HERE = Path(__file__).parent / "adversarial"
 DEFINITION = "toy_linear_n8_k16"
@@ -153,7 +153,7 @@ def records() -> dict[str, dict]:
     server = socket.create_server(("127.0.0.1", 0))
     LEFTOVER.unlink(missing_ok=True)
     try:
-        dataset = Dataset.load(root)
+        dataset = open_dataset(root)
         warm = base / "warm.jsonl"  # fills the reference cache
         Audit(dataset, AuditConfig(report=warm, suite="first", validation_only=True)).run()
         targets = {
@@ -244,7 +244,7 @@ def test_hardcoded_scale_passes_normally_and_fails_the_scale_probe(tmp_path):
     results = {}
     for probe in (False, True):
         report = tmp_path / f"probe-{probe}.jsonl"
-        results[probe] = Audit(Dataset.load(root), AuditConfig(
+        results[probe] = Audit(open_dataset(root), AuditConfig(
             report=report, solutions="none", extra_solutions=[candidate], suite="first",
             validation_only=True, scale_probe=probe)).run()[0]
     assert results[False].status is Status.PASSED
@@ -287,7 +287,7 @@ def cuda_records(tmp_path_factory) -> dict[str, dict]:
     root = build_toy_root(tmp, call_timeout_s=60.0)
     candidates = [solution_from_directory(HERE / n / "main.py", DEFINITION)
                   for n in CUDA_EXPECTED]
-    audited = Audit(Dataset.load(root), AuditConfig(
+    audited = Audit(open_dataset(root), AuditConfig(
         report=tmp / "cuda.jsonl", solutions="none", extra_solutions=candidates,
         suite="first", devices=["cuda"])).run()
     return {r.solution.removeprefix("candidate-"): r.model_dump(mode="json") for r in audited}

@@ -17,8 +17,8 @@ from hf_eval.capture import Adapted, Call, Capture, Limits, OpSpec, Sampling
 from hf_eval.capture.replay import replay
 from hf_eval.checker import run_check
 from hf_eval.cli import main
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset
 from tests.conftest import write_json
 
 HEADS, DIM = 2, 8
@@ -85,7 +85,7 @@ def test_capture_keeps_results_and_writes_a_dataset_that_passes_check(tmp_path, 
     assert any("transpose(1, 2)" in a for a in attention["adaptations"])
     assert any("key_valid [B, Nk]" in a for a in attention["adaptations"])
     # The stored key mask is the engine's, reduced to [B, Nk].
-    ds = Dataset.load(tmp_path)
+    ds = open_dataset(tmp_path)
     row = ds.workloads["attention_key_padding_h2_d8_fp32"][0]
     assert torch.equal(ds.store.load(row.value.workload.inputs["key_valid"]), key_valid)
     # The qkv weight was seen twice but stored (and hashed) once.
@@ -236,7 +236,7 @@ def test_user_function_with_input_snapshot_and_hand_written_definition(tmp_path)
             append_and_sum(cache, torch.full((3,), float(step + 1)))
     assert cap.report.definitions["cache_append_sum_r4_d3"].captured == 3
     assert torch.equal(cache[:3, 0], torch.tensor([1.0, 2.0, 3.0]))  # the program's effect
-    ds = Dataset.load(tmp_path)
+    ds = open_dataset(tmp_path)
     stored = [ds.store.load(r.value.workload.inputs["cache"])
               for r in ds.workloads["cache_append_sum_r4_d3"]]
     # Snapshots taken before each call: 0, 1 and 2 rows filled, not the final cache.

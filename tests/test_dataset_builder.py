@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import inference_kernels_dataset as ikd
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset
 from tests.conftest import REPO
 
 DEFINITION = "toy_linear_n8_k16"
@@ -35,7 +35,7 @@ def test_configs_are_all_plus_one_per_definition(toy_root):
 
 def test_dev_is_the_tasks_dev_and_test_is_every_workload(toy_root, tmp_path):
     splits = build(toy_root, DEFINITION, tmp_path / "cache")
-    dataset = Dataset.load(toy_root)
+    dataset = open_dataset(toy_root)
     every = [r.value.workload.uuid for r in dataset.workloads[DEFINITION]]
     assert splits["test"]["uuid"] == every
     assert splits["dev"]["uuid"] == dataset.task(DEFINITION).dev
@@ -44,7 +44,7 @@ def test_dev_is_the_tasks_dev_and_test_is_every_workload(toy_root, tmp_path):
 
 def test_rows_carry_descriptors_and_provenance_not_tensors(toy_root, tmp_path):
     row = build(toy_root, "all", tmp_path / "cache")["test"][1]
-    trace = Dataset.load(toy_root).workloads[DEFINITION][1].value
+    trace = open_dataset(toy_root).workloads[DEFINITION][1].value
     assert row["uuid"] == trace.workload.uuid and row["definition"] == DEFINITION
     assert row["axes"] == {"M": 5}
     assert row["inputs"]["x"] == trace.workload.inputs["x"].model_dump()
@@ -75,7 +75,7 @@ def test_a_dev_uuid_without_a_workload_is_an_error(toy_root, tmp_path):
 def test_repository_builder_covers_every_definition_on_disk(tmp_path):
     names = ikd.definition_names(REPO)
     assert list(ikd.InferenceKernels.builder_configs) == ["all", *names]
-    dataset = Dataset.load(REPO)
+    dataset = open_dataset(REPO)
     ready = [n for n in names if n in dataset.tasks and dataset.workloads.get(n)]
     assert ready, "no definition of this repository has a task and workloads yet"
     builder = ikd.InferenceKernels(config_name=ready[0], cache_dir=str(tmp_path / "cache"))

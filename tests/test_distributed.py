@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_eval.audit import Audit, AuditConfig
+from hf_eval.dataset import open_dataset
 from hf_eval.records import exit_code
 from hf_eval.report import read_report
-from hf_eval.repository import Dataset
-from hf_eval.runner import Audit, AuditConfig
 from tests.conftest import GOOD_SOLUTION, solution_json, write_json
 
 # CI installs the extra (.ci/setup --test): there a missing Ray is a failure, not a skip.
@@ -134,11 +134,11 @@ def test_statuses_match_the_local_audit(cluster, toy_root, tmp_path):
     _add(toy_root, wrong=WRONG, crashes=CRASHES,
          near_ray=NEAR_RAY.replace("@HOST@", host).replace("@PORT@", port).replace(
              "@THREADS@", repr(os.environ.get("OMP_NUM_THREADS"))))
-    local = Audit(Dataset.load(toy_root), AuditConfig(
+    local = Audit(open_dataset(toy_root), AuditConfig(
         report=tmp_path / "local.jsonl", solutions="all", suite="first",
         validation_only=True))
     local.run()
-    run = RayAudit(Dataset.load(toy_root), AuditConfig(
+    run = RayAudit(open_dataset(toy_root), AuditConfig(
         report=tmp_path / "ray.jsonl", solutions="all", suite="first",
         reference_cache=False, validation_only=True))
     records = run.run()
@@ -172,7 +172,7 @@ def test_lost_lanes_are_retried_and_no_case_is_lost_or_written_twice(cluster, to
     is audited again whole), then right after its first record (only the rest is put
     back). Every case ends with exactly one line, and the killed lanes' workers end."""
     _add(toy_root, slow_load=SLOW_LOAD)
-    run = RayAudit(Dataset.load(toy_root), _config(
+    run = RayAudit(open_dataset(toy_root), _config(
         tmp_path, solutions="torch_toy,slow_load", uuids=UUIDS[:2], validation_only=True),
         lanes=1)
     killed: list[int] = []
@@ -230,7 +230,7 @@ def test_interrupted_run_resumes_without_a_duplicate_line(cluster, toy_root, tmp
     def interrupt(record: dict) -> None:
         raise KeyboardInterrupt
 
-    run = RayAudit(Dataset.load(toy_root), _config(tmp_path), lanes=1)
+    run = RayAudit(open_dataset(toy_root), _config(tmp_path), lanes=1)
     with pytest.raises(KeyboardInterrupt):
         run.run(on_record=interrupt)
     first = report.read_text().splitlines()
@@ -253,7 +253,7 @@ def test_interrupted_run_resumes_without_a_duplicate_line(cluster, toy_root, tmp
 
 def test_split_units_fill_the_lanes_and_keep_whole_units_otherwise(toy_root):
     _add(toy_root, b=GOOD_SOLUTION + "# b\n", c=GOOD_SOLUTION + "# c\n")
-    ds = Dataset.load(toy_root)
+    ds = open_dataset(toy_root)
     units = Audit(ds, AuditConfig(report=Path("unused"), solutions="all")).plan()
     assert len(units) == 3 and all(len(s) == 3 for _, _, s, _ in units)
     whole = split_units(units, lanes=1)  # 3 units >= 2 lanes' worth: kept whole
@@ -269,9 +269,9 @@ def test_command_line_refuses_gpus_and_ray_together(toy_root, capsys):
     assert main(["--root", str(toy_root), "audit", "--ray", "--gpus", "0"]) == 2
     assert "--ray takes its GPUs from the cluster" in capsys.readouterr().err
     with pytest.raises(RayAuditError, match="one device type"):
-        RayAudit(Dataset.load(toy_root), AuditConfig(report=Path("r"), devices=["cuda:1"]))
+        RayAudit(open_dataset(toy_root), AuditConfig(report=Path("r"), devices=["cuda:1"]))
     with pytest.raises(RayAuditError, match="Ray Client"):
-        RayAudit(Dataset.load(toy_root), AuditConfig(report=Path("r")), address="ray://h:1")
+        RayAudit(open_dataset(toy_root), AuditConfig(report=Path("r")), address="ray://h:1")
 
 
 def test_the_plain_audit_never_imports_ray(toy_root, tmp_path):

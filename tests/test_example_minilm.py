@@ -13,12 +13,12 @@ from pathlib import Path
 
 import torch
 
+from hf_eval.audit import Audit, AuditConfig
 from hf_eval.capture.replay import replay
 from hf_eval.checker import run_check
+from hf_eval.dataset import open_dataset
 from hf_eval.records import exit_code
 from hf_eval.report import read_report
-from hf_eval.repository import Dataset
-from hf_eval.runner import Audit, AuditConfig
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs/examples/minilm_capture"
 CAPTURED = {"attention_key_padding_h12_d32_fp32": 3, "linear_n384_k384_bias_fp32": 2}
@@ -36,7 +36,7 @@ def test_committed_example_passes_check_and_replay():
     assert run_check(EXAMPLE) == ([], [])
     result = replay(EXAMPLE, write=False)
     assert len(result.results) == sum(CAPTURED.values()) and result.failures == []
-    ds = Dataset.load(EXAMPLE)
+    ds = open_dataset(EXAMPLE)
     assert {r.value.provenance.kind for r in ds.receipts.values()} == {"captured"}
     assert all(r.value.validation["replay"]["status"] == "PASSED" for r in ds.receipts.values())
     blob_bytes = sum(p.stat().st_size for p in (EXAMPLE / "blob").rglob("*") if p.is_file())
@@ -72,7 +72,7 @@ def test_real_program_capture_end_to_end(tmp_path, monkeypatch):
     audit_report = tmp_path / "audit.jsonl"
     config = AuditConfig(report=audit_report, solutions="all", suite="all",
                          validation_only=True)
-    assert exit_code(Audit(Dataset.load(root), config).run()) == 0
+    assert exit_code(Audit(open_dataset(root), config).run()) == 0
     records = read_report(audit_report)
     assert sorted(r["solution"] for r in records) == (
         ["torch_attention_key_padding_h12_d32_fp32"] * 3 + ["torch_linear_n384_k384_bias_fp32"] * 2)

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_eval.audit import Audit, AuditConfig, select_workloads
 from hf_eval.cli import main
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
+from hf_eval.families import registry
 from hf_eval.records import exit_code
 from hf_eval.report import read_report
-from hf_eval.repository import Dataset
-from hf_eval.runner import Audit, AuditConfig, select_workloads
 from hf_eval.samples import build as build_module
+from hf_eval.samples import cases as recipes
 from hf_eval.samples.fresh import FreshRow, fresh_rows, fresh_seed, seed_digest
 from tests import fresh_generator
 from tests.conftest import REPO, write_json
@@ -29,15 +31,16 @@ REAL = "noncausal_dense_attention_h32_d64"
 def toy_sample(toy_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The toy root rebuilt as a generated sample of ``tests.fresh_generator`` (lazy ``w``)."""
     cases = tmp_path / "cases"
-    write_json(cases / f"{TOY}.json", {"definition": TOY, "generator": "tests.fresh_generator",
+    write_json(cases / f"{TOY}.json", {"definition": TOY,
                                        "cases": [{"label": f"m{m}", "seed": m, "params": {"M": m}}
                                                  for m in (1, 5, 33)]})
-    monkeypatch.setattr(build_module, "CASES_DIR", cases)
+    monkeypatch.setattr(recipes, "CASES_DIR", cases)
+    monkeypatch.setitem(registry.FAMILIES, "toy", fresh_generator.FAMILY)
     (toy_root / "captures.jsonl").write_text("")
     build_module.build(toy_root, [TOY])
     task_path = toy_root / f"tasks/{TOY}.json"
     task = json.loads(task_path.read_text())
-    task["dev"] = [Dataset.load(toy_root).workloads[TOY][0].value.workload.uuid]
+    task["dev"] = [open_dataset(toy_root).workloads[TOY][0].value.workload.uuid]
     task_path.write_text(json.dumps(task))
     return toy_root
 
@@ -48,7 +51,7 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def test_one_fresh_row_per_recipe_with_the_recipes_shapes_and_new_values(toy_sample):
-    dataset = Dataset.load(toy_sample)
+    dataset = open_dataset(toy_sample)
     sample = dataset.workloads[TOY]
     rows = fresh_rows(dataset, TOY, b"secret one")
     assert [r.recipe for r in rows] == ["m1", "m5", "m33"]
@@ -64,7 +67,7 @@ def test_one_fresh_row_per_recipe_with_the_recipes_shapes_and_new_values(toy_sam
 
 
 def test_the_seed_comes_from_the_secret_and_only_its_hash_is_shown(toy_sample):
-    dataset = Dataset.load(toy_sample)
+    dataset = open_dataset(toy_sample)
     definition = dataset.definition(TOY)
     a1, a2 = fresh_rows(dataset, TOY, b"a"), fresh_rows(dataset, TOY, b"a")
     b = fresh_rows(dataset, TOY, b"b")
@@ -72,14 +75,14 @@ def test_the_seed_comes_from_the_secret_and_only_its_hash_is_shown(toy_sample):
     assert torch.equal(x[0], x[1]) and not torch.equal(x[0], x[2])
     assert a1[1].value.workload.uuid == a2[1].value.workload.uuid != b[1].value.workload.uuid
     seed = fresh_seed(b"a", TOY, "m5")
-    assert a1[1].case["seed"] == seed != 5
+    assert a1[1].case.seed == seed != 5
     assert a1[1].report_fields() == {"recipe": "m5", "seed_sha256": seed_digest(seed)}
     assert seed_digest(seed) == hashlib.sha256(str(seed).encode()).hexdigest()
     assert str(seed) not in json.dumps(a1[1].report_fields())
 
 
 def test_a_shared_weight_is_the_samples_file_and_never_drawn_again(toy_sample):
-    dataset = Dataset.load(toy_sample)
+    dataset = open_dataset(toy_sample)
     rows = fresh_rows(dataset, TOY, b"secret")
     w_path = {s.value.workload.inputs["w"].path for s in dataset.workloads[TOY]}
     assert len(w_path) == 1
@@ -97,7 +100,7 @@ def test_a_lazy_input_the_sample_does_not_share_is_refused(toy_sample):
     lines[1]["workload"]["inputs"]["w"] = lines[1]["workload"]["inputs"]["x"]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with pytest.raises(DataError, match="reference 2 files for it, not one"):
-        fresh_rows(Dataset.load(toy_sample), TOY, b"secret")
+        fresh_rows(open_dataset(toy_sample), TOY, b"secret")
 
 
 def test_the_fresh_suite_audits_and_writes_nothing(toy_sample, tmp_path, monkeypatch):
@@ -105,7 +108,7 @@ def test_the_fresh_suite_audits_and_writes_nothing(toy_sample, tmp_path, monkeyp
     monkeypatch.setenv("HF_EVAL_CACHE", str(cache))
     before = tree(toy_sample)
     report = tmp_path / "fresh.jsonl"
-    audit = Audit(Dataset.load(toy_sample), AuditConfig(report=report, suite="fresh",
+    audit = Audit(open_dataset(toy_sample), AuditConfig(report=report, suite="fresh",
                                                         validation_only=True))
     assert exit_code(audit.run()) == 0
     records = read_report(report)
@@ -125,12 +128,12 @@ def test_a_wrong_kernel_fails_on_fresh_cases(toy_sample, tmp_path):
     write_json(toy_sample / "solutions/toy/wrong.json", solution_json("wrong", wrong))
     config = AuditConfig(report=tmp_path / "r.jsonl", suite="fresh", solutions="wrong",
                          validation_only=True)
-    records = Audit(Dataset.load(toy_sample), config).run()
+    records = Audit(open_dataset(toy_sample), config).run()
     assert {r.status.value for r in records} == {"INCORRECT_NUMERICAL"}
 
 
 def test_fresh_rows_exist_only_inside_an_audit(toy_sample):
-    dataset = Dataset.load(toy_sample)
+    dataset = open_dataset(toy_sample)
     with pytest.raises(DataError, match="drawn by an audit"):
         select_workloads(dataset, dataset.task(TOY), TOY, "fresh", [])
 
@@ -147,7 +150,7 @@ def test_real_definition_fresh_rows_follow_its_recipes(tmp_path):
     root = tmp_path / "ds"
     shutil.copytree(REPO / "definitions", root / "definitions")
     build_module.build(root, [REAL])
-    dataset = Dataset.load(root)
+    dataset = open_dataset(root)
     rows = fresh_rows(dataset, REAL, b"s")
     sample = dataset.workloads[REAL]
     assert len(rows) == len(sample) >= 12

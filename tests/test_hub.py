@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
 from hf_eval.hub import HubPin, HubResolver, load_pin, pin_from_cache_snapshot
-from hf_eval.repository import Dataset
 from hf_eval.store import TensorStore
 from tests.hub_fixture import FakeHub, HubServer
 
@@ -57,12 +57,12 @@ def checkout_without_blobs(toy_root: Path, dest: Path) -> Path:
 
 def test_one_row_downloads_exactly_its_tensors_verified(toy_root, tmp_path, hub):
     checkout = checkout_without_blobs(toy_root, tmp_path / "checkout")
-    dataset = Dataset.load(checkout)  # the default chain; the hub is its last resolver
+    dataset = open_dataset(checkout)  # the default chain; the hub is its last resolver
     definition = dataset.definition(DEFINITION)
     inputs = dataset.materialise_inputs(definition, dataset.workloads[DEFINITION][2])
 
     wanted = row_paths(dataset, 2)
-    original = Dataset.load(toy_root)
+    original = open_dataset(toy_root)
     expected = original.materialise_inputs(definition, original.workloads[DEFINITION][2])
     assert all(torch.equal(a, b) for a, b in zip(inputs[:2], expected[:2]))
     assert sorted(sha for sha, _ in hub.served) == sorted(Path(p).stem for p in wanted)
@@ -73,23 +73,23 @@ def test_one_row_downloads_exactly_its_tensors_verified(toy_root, tmp_path, hub)
 
 def test_lfs_pointer_outside_git_is_resolved_from_the_hub(toy_root, tmp_path, hub):
     checkout = checkout_without_blobs(toy_root, tmp_path / "checkout")
-    rel = sorted(row_paths(Dataset.load(toy_root), 0))[0]
+    rel = sorted(row_paths(open_dataset(toy_root), 0))[0]
     data = (toy_root / rel).read_bytes()
     (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
     (checkout / rel).write_text("version https://git-lfs.github.com/spec/v1\n"
                                 f"oid sha256:{Path(rel).stem}\nsize {len(data)}\n")
-    path = Dataset.load(checkout).store.materialise(rel)
+    path = open_dataset(checkout).store.materialise(rel)
     assert path.read_bytes() == data
 
 
 def test_warm_cache_serves_a_second_checkout_offline(toy_root, tmp_path, hub, monkeypatch):
     first = checkout_without_blobs(toy_root, tmp_path / "first")
-    rel = sorted(row_paths(Dataset.load(toy_root), 1))[0]
-    Dataset.load(first).store.materialise(rel)
+    rel = sorted(row_paths(open_dataset(toy_root), 1))[0]
+    open_dataset(first).store.materialise(rel)
     served = hub.bytes_served
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     second = checkout_without_blobs(toy_root, tmp_path / "second")
-    path = Dataset.load(second).store.materialise(rel)
+    path = open_dataset(second).store.materialise(rel)
     assert path.read_bytes() == (toy_root / rel).read_bytes()
     assert hub.bytes_served == served  # nothing downloaded again
 
@@ -97,44 +97,44 @@ def test_warm_cache_serves_a_second_checkout_offline(toy_root, tmp_path, hub, mo
 def test_offline_and_not_cached_is_a_clear_error(toy_root, tmp_path, hub, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     checkout = checkout_without_blobs(toy_root, tmp_path / "checkout")
-    rel = sorted(row_paths(Dataset.load(toy_root), 0))[0]
+    rel = sorted(row_paths(open_dataset(toy_root), 0))[0]
     with pytest.raises(DataError, match=rf"{rel}: {MISSING}: network off \(HF_HUB_OFFLINE=1\)"):
-        Dataset.load(checkout).store.materialise(rel)
+        open_dataset(checkout).store.materialise(rel)
     assert hub.served == []
 
 
 def test_revision_missing(toy_root, tmp_path, hub, monkeypatch):
     monkeypatch.setenv("HF_EVAL_HUB_REVISION", "f" * 40)
     checkout = checkout_without_blobs(toy_root, tmp_path / "checkout")
-    rel = sorted(row_paths(Dataset.load(toy_root), 0))[0]
+    rel = sorted(row_paths(open_dataset(toy_root), 0))[0]
     with pytest.raises(DataError, match=rf"{rel}: {MISSING}: revision missing: f{{40}} is not a "
                                         f"revision of {REPO_ID}"):
-        Dataset.load(checkout).store.materialise(rel)
+        open_dataset(checkout).store.materialise(rel)
 
 
 def test_no_object_at_the_revision(toy_root, tmp_path, hub):
     checkout = checkout_without_blobs(toy_root, tmp_path / "checkout")
     rel = "blob/workloads/toy/" + "ab" * 32 + ".safetensors"
     with pytest.raises(DataError, match=rf"{rel}: {MISSING}: no object: {REPO_ID}@{COMMIT}"):
-        Dataset.load(checkout).store.materialise(rel)
+        open_dataset(checkout).store.materialise(rel)
 
 
 def test_corrupted_download_is_refused_and_evicted(toy_root, tmp_path, hub):
     checkout = checkout_without_blobs(toy_root, tmp_path / "checkout")
-    rel = sorted(row_paths(Dataset.load(toy_root), 0))[0]
+    rel = sorted(row_paths(open_dataset(toy_root), 0))[0]
     hub.corrupt.add(Path(rel).stem)  # right size, wrong bytes: the Hub client cannot tell
     with pytest.raises(DataError, match=rf"{rel}: {MISSING}: hash mismatch"):
-        Dataset.load(checkout).store.materialise(rel)
+        open_dataset(checkout).store.materialise(rel)
     assert not (checkout / rel).exists()
     assert not list((tmp_path / "hub-cache").rglob(Path(rel).stem))
     hub.corrupt.clear()  # once the server is right again, the same call succeeds
-    assert Dataset.load(checkout).store.materialise(rel).read_bytes() == (
+    assert open_dataset(checkout).store.materialise(rel).read_bytes() == (
         toy_root / rel).read_bytes()
 
 
 def test_pointer_size_mismatch_is_refused(toy_root, tmp_path, hub):
     checkout = checkout_without_blobs(toy_root, tmp_path / "checkout")
-    rel = sorted(row_paths(Dataset.load(toy_root), 0))[0]
+    rel = sorted(row_paths(open_dataset(toy_root), 0))[0]
     (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
     (checkout / rel).write_text("version https://git-lfs.github.com/spec/v1\n"
                                 f"oid sha256:{Path(rel).stem}\nsize 7\n")
@@ -186,8 +186,8 @@ def test_without_network_the_fetch_fails_fast_and_says_so(toy_root, tmp_path, mo
     monkeypatch.setenv("HF_EVAL_HUB_REVISION", COMMIT)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     checkout = checkout_without_blobs(toy_root, tmp_path / "checkout")
-    paths = sorted(row_paths(Dataset.load(toy_root), 2))
-    store = Dataset.load(checkout).store
+    paths = sorted(row_paths(open_dataset(toy_root), 2))
+    store = open_dataset(checkout).store
     t0 = time.monotonic()
     with pytest.raises(DataError, match=rf"{paths[0]}: {MISSING}: cannot reach {endpoint} .*"
                                         "no network\\? failing at once"):
@@ -203,12 +203,12 @@ def test_without_network_the_fetch_fails_fast_and_says_so(toy_root, tmp_path, mo
 def test_a_cached_pinned_file_is_served_without_asking_the_hub(toy_root, tmp_path, hub,
                                                                 monkeypatch):
     first = checkout_without_blobs(toy_root, tmp_path / "first")
-    rel = sorted(row_paths(Dataset.load(toy_root), 1))[0]
-    Dataset.load(first).store.materialise(rel)
+    rel = sorted(row_paths(open_dataset(toy_root), 1))[0]
+    open_dataset(first).store.materialise(rel)
     requests = len(hub.served)
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")  # the Hub is gone
     second = checkout_without_blobs(toy_root, tmp_path / "second")
-    assert Dataset.load(second).store.materialise(rel).read_bytes() == (toy_root / rel).read_bytes()
+    assert open_dataset(second).store.materialise(rel).read_bytes() == (toy_root / rel).read_bytes()
     assert len(hub.served) == requests
 
 

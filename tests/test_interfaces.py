@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from hf_eval.checker import check_interface_audit
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
 from hf_eval.interfaces import (
     AUDIT_PATH,
@@ -28,7 +29,6 @@ from hf_eval.interfaces import (
     verify_against_wheel,
 )
 from hf_eval.interfaces_readme import render
-from hf_eval.repository import Dataset
 from tests.conftest import write_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -66,7 +66,7 @@ def test_every_definition_points_to_its_entry():
 
 
 def test_checker_rule_passes_on_the_repository():
-    assert [str(p) for p in check_interface_audit(Dataset.load(REPO))] == []
+    assert [str(p) for p in check_interface_audit(open_dataset(REPO))] == []
 
 
 def test_readme_is_rendered_from_the_json(audit):
@@ -261,7 +261,7 @@ def _tag_toy(root: Path) -> None:
 
 
 def _check(root: Path) -> list[str]:
-    return [str(p) for p in check_interface_audit(Dataset.load(root))]
+    return [str(p) for p in check_interface_audit(open_dataset(root))]
 
 
 def test_a_dataset_without_an_audit_is_not_required_to_have_one(toy_root):

@@ -21,13 +21,13 @@ from flashinfer_bench.compile import BuilderRegistry
 from flashinfer_bench.data import EvaluationStatus, TraceSet
 from safetensors.torch import save_file
 
+from hf_eval.audit import Audit, AuditConfig
 from hf_eval.capture.interop import export_fib, import_fib
 from hf_eval.checker import run_check
 from hf_eval.cli import main
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
 from hf_eval.records import exit_code
-from hf_eval.repository import Dataset
-from hf_eval.runner import Audit, AuditConfig
 from tests.conftest import write_json
 
 NAME = "scaled_gemm_n8_k16"
@@ -117,7 +117,7 @@ def test_import_materialises_with_recorded_seeds_and_passes_check_and_audit(
                                         "returned outputs"}
     assert result.tasks_written == [NAME]
     assert run_check(root) == ([], [])
-    ds = Dataset.load(root)
+    ds = open_dataset(root)
     receipts = {u: r.value for u, r in ds.receipts.items()}
     real = receipts["w-real"].provenance
     assert real.kind == "imported" and real.source == "fib-fixture"
@@ -139,7 +139,7 @@ def test_import_materialises_with_recorded_seeds_and_passes_check_and_audit(
             == sorted(p.name for p in (root / "blob").rglob("*.safetensors")))
     report = tmp_path / "audit.jsonl"
     config = AuditConfig(report=report, solutions="all", suite="all", validation_only=True)
-    assert exit_code(Audit(Dataset.load(root), config).run()) == 0
+    assert exit_code(Audit(open_dataset(root), config).run()) == 0
 
 
 def test_import_refuses_a_conflicting_definition_before_writing(fib_source, tmp_path):
@@ -198,8 +198,8 @@ def test_export_loads_in_flashinfer_bench_and_its_evaluator_accepts_it(
     # Round trip: importing the export gives the same workloads and tensors.
     back = tmp_path / "back"
     import_fib(exported, back)
-    first = {r.value.workload.uuid: r.value for r in Dataset.load(root).workloads[NAME]}
-    second = {r.value.workload.uuid: r.value for r in Dataset.load(back).workloads[NAME]}
+    first = {r.value.workload.uuid: r.value for r in open_dataset(root).workloads[NAME]}
+    second = {r.value.workload.uuid: r.value for r in open_dataset(back).workloads[NAME]}
     assert first == second
 
 

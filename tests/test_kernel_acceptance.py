@@ -13,9 +13,9 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
-from hf_eval.modules import compile_reference
-from hf_eval.repository import Dataset
+from hf_eval.sources import compile_reference
 from tests.conftest import GOOD_SOLUTION, REPO, solution_json, write_json
 
 DEFINITION = "toy_linear_n8_k16"
@@ -45,11 +45,11 @@ def metric():
 
 
 def uuids(root: Path) -> list[str]:
-    return [r.value.workload.uuid for r in Dataset.load(root).workloads[DEFINITION]]
+    return [r.value.workload.uuid for r in open_dataset(root).workloads[DEFINITION]]
 
 
 def reference_outputs(root: Path, index: int) -> dict[str, torch.Tensor]:
-    dataset = Dataset.load(root)
+    dataset = open_dataset(root)
     definition = dataset.definition(DEFINITION)
     inputs = dataset.materialise_inputs(definition, dataset.workloads[DEFINITION][index])
     return dict(zip(definition.outputs, compile_reference(definition)(*inputs)))

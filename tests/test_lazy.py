@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import inference_kernels_dataset as ikd
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
 from hf_eval.lazy import with_tensors
-from hf_eval.repository import Dataset
 
 DEFINITION = "toy_linear_n8_k16"
 
@@ -43,7 +43,7 @@ def lazy_rows(toy_root: Path, tmp_path: Path):
     builder = ikd.builder_for(checkout)(config_name=DEFINITION, cache_dir=str(tmp_path / "c"))
     builder.download_and_prepare()
     recorder = RecordingResolver(toy_root)
-    source = Dataset.load(checkout, resolvers=[recorder])
+    source = open_dataset(checkout, resolvers=[recorder])
     return with_tensors(builder.as_dataset(split="test"), dataset=source), recorder
 
 
@@ -62,7 +62,7 @@ def test_reading_one_row_fetches_exactly_that_rows_tensors(lazy_rows, toy_root):
     assert list(tensors) == ["x", "w", "scale"]  # the definition's argument order
     assert tensors["x"].shape == (33, 16) and tensors["x"].dtype == torch.bfloat16
     assert tensors["scale"] == 0.5
-    original = Dataset.load(toy_root)
+    original = open_dataset(toy_root)
     expected = original.materialise_inputs(original.definition(DEFINITION),
                                            original.workloads[DEFINITION][2])
     assert torch.equal(tensors["x"], expected[0]) and torch.equal(tensors["w"], expected[1])
@@ -115,7 +115,7 @@ def test_streamed_rows_fetch_a_rows_tensors_only_when_read(toy_root, tmp_path):
     builder.download_and_prepare()
     stream = builder.as_dataset(split="test").to_iterable_dataset()
     recorder = RecordingResolver(toy_root)
-    lazy = with_tensors(stream, dataset=Dataset.load(checkout, resolvers=[recorder]))
+    lazy = with_tensors(stream, dataset=open_dataset(checkout, resolvers=[recorder]))
     assert isinstance(lazy, datasets.IterableDataset)
     rows = list(lazy)
     assert [r["axes"] for r in rows] == [{"M": 1}, {"M": 5}, {"M": 33}]
@@ -133,7 +133,7 @@ def test_streamed_viewer_config_materialises(toy_root, tmp_path):
     card.main(toy_root)
     stream = datasets.load_dataset(str(toy_root), DEFINITION, split="dev", streaming=True)
     (row,) = list(with_tensors(stream, root=toy_root))
-    assert row["uuid"] == Dataset.load(toy_root).task(DEFINITION).dev[0]
+    assert row["uuid"] == open_dataset(toy_root).task(DEFINITION).dev[0]
     assert row["inputs"]["x"]["shape"] == [1, 16]
     assert row["tensors"]["x"].shape == (1, 16) and row["tensors"]["scale"] == 0.5
 
@@ -151,6 +151,6 @@ def test_rows_of_another_dataset_version_are_refused(lazy_rows, toy_root):
     elsewhere = "blob/workloads/toy/other.safetensors"
     other = rows.with_format(None).map(
         lambda r: {"inputs": {**r["inputs"], "x": {**r["inputs"]["x"], "path": elsewhere}}})
-    source = Dataset.load(toy_root)
+    source = open_dataset(toy_root)
     with pytest.raises(DataError, match="names other tensors than this file"):
         with_tensors(other, dataset=source)[0]

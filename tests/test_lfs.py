@@ -2,7 +2,7 @@
 
 The toy dataset is pushed with its blobs in LFS to a bare repository in a temporary
 directory and cloned with ``GIT_LFS_SKIP_SMUDGE=1``, so every tensor file of the clone is
-a pointer. Then the default resolver chain of ``Dataset.load`` must materialise exactly
+a pointer. Then the default resolver chain of ``open_dataset`` must materialise exactly
 the tensors of the row that is read, verified, and refuse corrupted objects.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
 from hf_eval.lfs import GitLfsResolver, git_lfs_available
-from hf_eval.repository import Dataset
 from hf_eval.store import TensorStore, parse_lfs_pointer
 from tests.lfs_fixture import (
     clone_pointers,
@@ -61,13 +61,13 @@ def test_clone_holds_only_pointers(lfs_clone):
 
 def test_reading_one_row_fetches_exactly_its_tensors(lfs_clone):
     original, _, clone = lfs_clone
-    dataset = Dataset.load(clone)  # the default chain: local, git-lfs, regenerator, hub
+    dataset = open_dataset(clone)  # the default chain: local, git-lfs, regenerator, hub
     definition = dataset.definition("toy_linear_n8_k16")
     row = dataset.workloads["toy_linear_n8_k16"][1]
     inputs = dataset.materialise_inputs(definition, row)
 
     wanted = tensor_paths(dataset, 1)
-    reference = Dataset.load(original)
+    reference = open_dataset(original)
     expected = reference.materialise_inputs(definition,
                                             reference.workloads["toy_linear_n8_k16"][1])
     assert all(torch.equal(a, b) for a, b in zip(inputs[:2], expected[:2]))
@@ -81,7 +81,7 @@ def test_reading_one_row_fetches_exactly_its_tensors(lfs_clone):
 
 def test_pulled_file_is_verified_by_the_store(lfs_clone):
     _, _, clone = lfs_clone
-    dataset = Dataset.load(clone)
+    dataset = open_dataset(clone)
     rel = sorted(tensor_paths(dataset, 0))[0]
     store = TensorStore(clone, [GitLfsResolver()], verified=dataset.store.verified)
     path = store.materialise(rel)
@@ -91,7 +91,7 @@ def test_pulled_file_is_verified_by_the_store(lfs_clone):
 
 def test_corrupted_remote_object_is_refused(lfs_clone):
     _, remote, clone = lfs_clone
-    dataset = Dataset.load(clone)
+    dataset = open_dataset(clone)
     rel = next(p for p in tensor_paths(dataset, 2) if p not in tensor_paths(dataset, 0))
     corrupt(lfs_object(remote, Path(rel).stem))
     with pytest.raises(DataError, match=rf"{rel}: git-lfs: .*failed.*invalid hash"):
@@ -102,7 +102,7 @@ def test_corrupted_remote_object_is_refused(lfs_clone):
 
 def test_corrupted_local_object_is_refused_by_the_store(lfs_clone):
     _, _, clone = lfs_clone
-    dataset = Dataset.load(clone)
+    dataset = open_dataset(clone)
     rel = sorted(tensor_paths(dataset, 0))[0]
     # Fetch the object into the clone's LFS storage only, then damage it there:
     # 'git lfs pull' checks out a local object without re-hashing it.
@@ -114,7 +114,7 @@ def test_corrupted_local_object_is_refused_by_the_store(lfs_clone):
 
 def test_object_missing_on_the_remote_names_the_tensor(lfs_clone):
     _, remote, clone = lfs_clone
-    dataset = Dataset.load(clone)
+    dataset = open_dataset(clone)
     rel = sorted(tensor_paths(dataset, 0) - tensor_paths(dataset, 1))[0]
     lfs_object(remote, Path(rel).stem).unlink()
     with pytest.raises(DataError, match=rf"{rel}: git-lfs: 'git lfs pull' failed"):

@@ -31,7 +31,7 @@ from packaging.requirements import Requirement
 
 from hf_eval.acceptance import compare_outputs
 from hf_eval.checker import check_files
-from hf_eval.modules import Entry, load_entry
+from hf_eval.sources import Entry, load_entry
 from tests import kit, library_fakes
 from tests.conftest import REPO
 
@@ -351,9 +351,9 @@ def test_first_sample_workload_on_gpu(name):
     pytest.importorskip(library)
     if name == "flashinfer_topk_qsa_index_h4":
         pytest.importorskip("triton")
-    from hf_eval.repository import Dataset
+    from hf_eval.dataset import open_dataset
 
-    ds = Dataset.load(REPO)  # default resolvers: large sample tensors are regenerated
+    ds = open_dataset(REPO)  # default resolvers: large sample tensors are regenerated
     definition = ds.definition(definition_name)
     args = ds.materialise_inputs(definition, ds.workloads[definition_name][0], device="cuda")
     before = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]

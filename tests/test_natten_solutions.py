@@ -26,8 +26,8 @@ import torch
 from packaging.requirements import Requirement
 
 from hf_eval.acceptance import compare_outputs
-from hf_eval.modules import load_entry
-from hf_eval.runner import runs_on
+from hf_eval.audit import runs_on
+from hf_eval.sources import load_entry
 from tests import kit
 
 SOLUTIONS = {

@@ -17,8 +17,8 @@ import torch
 import torch.nn.functional as F
 from flashinfer_bench.data import Definition, Solution
 
-from hf_eval.samples import block_causal_attention as gen
-from hf_eval.samples.common import normal, rng
+from hf_eval.families import block_causal_attention as gen
+from hf_eval.families.common import normal, rng
 from tests import kit
 
 PREFIX = "prefix_cached_block_causal_h32_d128"
@@ -158,11 +158,7 @@ def test_prefix0_one_image_over_everything_is_full_attention() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_reference_does_not_mutate_inputs(name: str) -> None:
-    inputs = kit.fresh_case_inputs(name, cases(name)[0]["label"])
-    before = {key: value.clone() for key, value in inputs.items()}
-    reference(name)(*(inputs[key] for key in definition(name)["inputs"]))
-    for key, value in inputs.items():
-        assert torch.equal(value, before[key]), key
+    kit.assert_reference_keeps_inputs(name, cases(name)[0]["label"])
 
 
 # ------------------------------------------------------------------------- solutions

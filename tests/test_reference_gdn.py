@@ -21,8 +21,8 @@ import torch
 import torch.nn.functional as F
 from flashinfer_bench.data import Definition, Solution
 
-from hf_eval.samples import gdn as gen
-from hf_eval.samples.common import normal, rng
+from hf_eval.families import gdn as gen
+from hf_eval.families.common import normal, rng
 from tests import kit
 
 DECODE = "gdn_decode_qk4_v8_d128_k_last"

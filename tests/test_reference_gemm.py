@@ -17,9 +17,9 @@ import pytest
 import torch
 from flashinfer_bench.data import Definition, Solution
 
-from hf_eval.rules.gemm import check
-from hf_eval.samples import gemm as gen
-from hf_eval.samples.common import normal, rng
+from hf_eval.families import gemm as gen
+from hf_eval.families.common import normal, rng
+from hf_eval.families.gemm import check
 from tests import kit
 
 SHAPES = {"dense_gemm_bf16_nt_n12288_k4096": (12288, 4096),

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from hf_eval.samples import grouped_gemm as gen
+from hf_eval.families import grouped_gemm as gen
 from tests import kit
 from tests.kit import REPO
 

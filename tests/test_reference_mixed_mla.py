@@ -8,7 +8,6 @@ distinct selected slots weighted by their multiplicity, in FP64.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -17,7 +16,7 @@ import torch
 from flashinfer_bench.data import Definition as FIDefinition
 from flashinfer_bench.data import Solution as FISolution
 
-from hf_eval.samples import mixed_mla
+from hf_eval.families import mixed_mla
 from tests import kit
 
 NAME = "mixed_mla_decode_deepseek41_h64_d512_k8128_k4512"
@@ -26,13 +25,8 @@ INPUT_ORDER = ["Q", "KV8", "KV4", "indices8", "indices4", "attn_sink", "sm_scale
 
 
 # This file's definition and solution, loaded through the harness (tests/kit.py).
-definition = functools.partial(kit.definition_json, NAME)
-reference = functools.partial(kit.reference_namespace, NAME)
-solution = functools.partial(kit.solution_namespace, SOLUTION)
-cases = functools.partial(kit.cases, NAME)
-case_inputs = functools.partial(kit.case_inputs, NAME)
-case_reference = functools.partial(kit.case_reference, NAME)
-LABELS = kit.labels(NAME)
+definition, reference, solution, cases, case_inputs, case_reference, LABELS = kit.bind(
+    NAME, SOLUTION)
 
 
 # ----------------------------------------------------------------- independent decoder
@@ -241,10 +235,7 @@ def test_softmax_of_samples_is_neither_uniform_nor_one_hot() -> None:
 
 
 def test_reference_does_not_mutate_inputs() -> None:
-    inputs = case_inputs("b2_duplicates")
-    before = {n: v.clone() for n, v in inputs.items() if isinstance(v, torch.Tensor)}
-    reference()["run"](*[inputs[n] for n in INPUT_ORDER])
-    assert all(torch.equal(before[n], inputs[n]) for n in before)
+    kit.assert_reference_keeps_inputs(NAME, "b2_duplicates")
 
 
 # --------------------------------------------------------------------------- solution
@@ -253,12 +244,7 @@ def test_solution_matches_reference_under_task_tolerance(label: str) -> None:
     inputs = case_inputs(label)
     before = {n: v.clone() for n, v in inputs.items() if isinstance(v, torch.Tensor)}
     out = solution()["run"](*[inputs[n] for n in INPUT_ORDER])
-    ref = case_reference(label)
-    assert out.dtype == ref.dtype and out.shape == ref.shape
-    assert bool(torch.isfinite(out.float()).all())
-    tol = kit.task_json(NAME)["tolerance"]
-    close = (out.float() - ref.float()).abs() <= tol["atol"] + tol["rtol"] * ref.float().abs()
-    assert bool(close.all()), f"{int((~close).sum())} elements out of tolerance"
+    kit.assert_within_task_tolerance(NAME, out, case_reference(label))
     assert all(torch.equal(before[n], inputs[n]) for n in before)
 
 

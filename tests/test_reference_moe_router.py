@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from hf_eval.rules import moe_router as rules
-from hf_eval.samples import moe_router as gen
+from hf_eval.families import moe_router as gen
+from hf_eval.families import moe_router as rules
 from tests import kit
 
 NAME = "moe_router_gemm_topk_deepseek41_d5120_e384_topk6"

@@ -19,8 +19,8 @@ import torch
 import torch.nn.functional as F
 from flashinfer_bench.data import Definition, Solution
 
-from hf_eval.samples import neighborhood_attention as gen
-from hf_eval.samples.common import normal, rng
+from hf_eval.families import neighborhood_attention as gen
+from hf_eval.families.common import normal, rng
 from tests import kit
 
 OP = "neighborhood_attention"

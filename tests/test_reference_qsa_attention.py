@@ -11,7 +11,6 @@ at least one of them.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -20,24 +19,18 @@ import torch
 from flashinfer_bench.data import Definition as FIDefinition
 from flashinfer_bench.data import Solution as FISolution
 
-from hf_eval.samples import qsa_attention
+from hf_eval.families import qsa_attention, registry
 from tests import kit
 
 NAME = "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4"
 SOLUTION = "torch_gather_sdpa_qsa_decode_h24_kv2"
 INPUT_ORDER = ["Q", "K_pages", "V_pages", "page_table", "block_ids", "context_lens"]
 ATOL, RTOL = 0.005, 0.016
-DTYPES = {"bfloat16": torch.bfloat16, "int32": torch.int32}
 
 
 # This file's definition and solution, loaded through the harness (tests/kit.py).
-definition = functools.partial(kit.definition_json, NAME)
-reference = functools.partial(kit.reference_namespace, NAME)
-solution = functools.partial(kit.solution_namespace, SOLUTION)
-cases = functools.partial(kit.cases, NAME)
-case_inputs = functools.partial(kit.case_inputs, NAME)
-case_reference = functools.partial(kit.case_reference, NAME)
-LABELS = kit.labels(NAME)
+definition, reference, solution, cases, case_inputs, case_reference, LABELS = kit.bind(
+    NAME, SOLUTION)
 
 
 def _args(inputs: dict) -> list:
@@ -126,10 +119,7 @@ def test_reference_matches_fp64_on_samples(label: str) -> None:
 
 
 def test_reference_does_not_mutate_inputs() -> None:
-    inputs = case_inputs("b2_sparse_shared_prefix")
-    before = {k: v.clone() for k, v in inputs.items()}
-    reference()["run"](*_args(inputs))
-    assert all(torch.equal(before[k], inputs[k]) for k in inputs)
+    kit.assert_reference_keeps_inputs(NAME, "b2_sparse_shared_prefix")
 
 
 def test_single_visible_token_outputs_its_value() -> None:
@@ -200,28 +190,10 @@ def test_wrong_kernel_harness_is_right_without_mistakes() -> None:
 
 
 # ----------------------------------------------------------------------- generator
-def _shapes_and_dtypes_ok(inputs: dict) -> None:
-    spec = definition()
-    assert set(inputs) == set(spec["inputs"])
-    axes: dict[str, int] = {a: v["value"] for a, v in spec["axes"].items()
-                            if v["type"] == "const"}
-    for name, tensor_spec in spec["inputs"].items():
-        value = inputs[name]
-        assert isinstance(value, torch.Tensor) and value.dtype == DTYPES[tensor_spec["dtype"]]
-        assert value.dim() == len(tensor_spec["shape"])
-        for axis, size in zip(tensor_spec["shape"], value.shape):
-            assert axes.setdefault(axis, size) == size, (name, axis)
-
-
 @pytest.mark.parametrize("label", LABELS)
 def test_generator_deterministic_and_shaped(label: str) -> None:
     case = next(c for c in cases() if c["label"] == label)
-    first = qsa_attention.generate(NAME, case["params"], case["seed"])
-    second = qsa_attention.generate(NAME, case["params"], case["seed"])
-    _shapes_and_dtypes_ok(first)
-    for name in first:
-        assert first[name].view(torch.uint8).numpy().tobytes() == \
-            second[name].view(torch.uint8).numpy().tobytes()
+    kit.assert_generator_deterministic(NAME, qsa_attention.generate, case)
 
 
 def test_cases_cover_the_edge_cases() -> None:
@@ -259,5 +231,6 @@ def test_json_files_validate_and_task_is_consistent() -> None:
     assert task["engine_baseline"] == "sglang_fa4_sparse_gqa_decode_h24_kv2"
     assert task["preferred"]["cpu"]["solution"] == SOLUTION
     spec = kit.cases_json(NAME)
-    assert spec["definition"] == NAME and spec["generator"] == "hf_eval.samples.qsa_attention"
+    assert spec["definition"] == NAME
+    assert registry.find(kit.definition(NAME).op_type).module == "hf_eval.families.qsa_attention"
     assert len(cases()) >= 4

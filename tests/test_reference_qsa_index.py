@@ -10,7 +10,6 @@ page table ignored, scores rounded to bf16) must fail on at least one of them.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -19,24 +18,18 @@ import torch
 from flashinfer_bench.data import Definition as FIDefinition
 from flashinfer_bench.data import Solution as FISolution
 
-from hf_eval.samples import qsa_index
+from hf_eval.families import qsa_index, registry
 from tests import kit
 
 NAME = "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4"
 SOLUTION = "torch_gather_topk_qsa_index_h4"
 INPUT_ORDER = ["Q_idx", "Kc_pages", "page_table", "num_complete_blocks"]
 TOPK = 512
-DTYPES = {"bfloat16": torch.bfloat16, "int32": torch.int32}
 
 
 # This file's definition and solution, loaded through the harness (tests/kit.py).
-definition = functools.partial(kit.definition_json, NAME)
-reference = functools.partial(kit.reference_namespace, NAME)
-solution = functools.partial(kit.solution_namespace, SOLUTION)
-cases = functools.partial(kit.cases, NAME)
-case_inputs = functools.partial(kit.case_inputs, NAME)
-case_reference = functools.partial(kit.case_reference, NAME)
-LABELS = kit.labels(NAME)
+definition, reference, solution, cases, case_inputs, case_reference, LABELS = kit.bind(
+    NAME, SOLUTION)
 
 
 def _args(inputs: dict) -> list:
@@ -113,10 +106,7 @@ def test_reference_matches_independent_on_samples(label: str) -> None:
 
 
 def test_reference_does_not_mutate_inputs() -> None:
-    inputs = case_inputs("b4_mixed_stale_tail")
-    before = {k: v.clone() for k, v in inputs.items()}
-    reference()["run"](*_args(inputs))
-    assert all(torch.equal(before[k], inputs[k]) for k in inputs)
+    kit.assert_reference_keeps_inputs(NAME, "b4_mixed_stale_tail")
 
 
 # ------------------------------------------------------------------- torch solution
@@ -177,28 +167,10 @@ def test_wrong_kernel_harness_is_right_without_mistakes() -> None:
 
 
 # ----------------------------------------------------------------------- generator
-def _shapes_and_dtypes_ok(inputs: dict) -> None:
-    spec = definition()
-    assert set(inputs) == set(spec["inputs"])
-    axes: dict[str, int] = {a: v["value"] for a, v in spec["axes"].items()
-                            if v["type"] == "const"}
-    for name, tensor_spec in spec["inputs"].items():
-        value = inputs[name]
-        assert isinstance(value, torch.Tensor) and value.dtype == DTYPES[tensor_spec["dtype"]]
-        assert value.dim() == len(tensor_spec["shape"])
-        for axis, size in zip(tensor_spec["shape"], value.shape):
-            assert axes.setdefault(axis, size) == size, (name, axis)
-
-
 @pytest.mark.parametrize("label", LABELS)
 def test_generator_deterministic_and_shaped(label: str) -> None:
     case = next(c for c in cases() if c["label"] == label)
-    first = qsa_index.generate(NAME, case["params"], case["seed"])
-    second = qsa_index.generate(NAME, case["params"], case["seed"])
-    _shapes_and_dtypes_ok(first)
-    for name in first:
-        assert first[name].view(torch.uint8).numpy().tobytes() == \
-            second[name].view(torch.uint8).numpy().tobytes()
+    first = kit.assert_generator_deterministic(NAME, qsa_index.generate, case)
     other = qsa_index.generate(NAME, case["params"], case["seed"] + 1)
     assert not torch.equal(first["Q_idx"], other["Q_idx"])
 
@@ -247,5 +219,6 @@ def test_json_files_validate_and_task_is_consistent() -> None:
     assert task["baseline"]["solution"] == SOLUTION and task["engine_baseline"] is None
     assert task["preferred"]["cpu"]["solution"] == SOLUTION
     spec = kit.cases_json(NAME)
-    assert spec["definition"] == NAME and spec["generator"] == "hf_eval.samples.qsa_index"
+    assert spec["definition"] == NAME
+    assert registry.find(kit.definition(NAME).op_type).module == "hf_eval.families.qsa_index"
     assert len({c["label"] for c in cases()}) == len(cases())

@@ -11,7 +11,7 @@ from hf_eval.capture import Capture
 from hf_eval.capture.replay import replay
 from hf_eval.checker import run_check
 from hf_eval.cli import main
-from hf_eval.repository import Dataset
+from hf_eval.dataset import open_dataset
 
 
 def captured_root(tmp_path):
@@ -29,7 +29,7 @@ def test_replay_passes_and_records_its_result_in_the_receipts(tmp_path):
     result = replay(root)
     assert [r["status"] for r in result.results] == ["PASSED", "PASSED"]
     assert result.lines()[-1] == "replay: 2 replayed, 0 failed"
-    ds = Dataset.load(root)
+    ds = open_dataset(root)
     for receipt in ds.receipts.values():
         record = receipt.value.validation["replay"]
         assert record["status"] == "PASSED" and record["torch"] == torch.__version__
@@ -40,7 +40,7 @@ def test_replay_passes_and_records_its_result_in_the_receipts(tmp_path):
 
 def test_a_wrong_expected_output_fails_replay_with_its_reason(tmp_path, capsys):
     root = captured_root(tmp_path)
-    ds = Dataset.load(root)
+    ds = open_dataset(root)
     located = next(iter(ds.receipts.values()))
     receipt = located.value
     good = ds.store.load(receipt.expected_outputs["y"])
@@ -57,7 +57,7 @@ def test_a_wrong_expected_output_fails_replay_with_its_reason(tmp_path, capsys):
     assert (root / "captures.jsonl").read_text() == before  # --no-write wrote nothing
     failed = replay(root).failures
     assert [f["uuid"] for f in failed] == [receipt.uuid]
-    again = Dataset.load(root).receipts[receipt.uuid].value.validation["replay"]
+    again = open_dataset(root).receipts[receipt.uuid].value.validation["replay"]
     assert again["status"] == "FAILED"
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hf_eval.rules import grouped_gemm as rules
-from hf_eval.samples import grouped_gemm as gen
+from hf_eval.families import grouped_gemm as gen
+from hf_eval.families import grouped_gemm as rules
 from tests import kit
 
 DEFINITIONS = ("grouped_gemm_fp8_fp4_e384_n4608_k5120_g32",

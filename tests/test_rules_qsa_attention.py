@@ -1,14 +1,14 @@
-"""Value rules of the QSA sparse GQA decode: each rule violated once, every sample valid."""
+"""Value rules of the QSA sparse GQA decode: each rule violated once.
+Every sample case passes them: tests/test_families.py."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import pytest
 import torch
 
-from hf_eval.rules import qsa_attention as rules
-from hf_eval.samples import qsa_attention
+from hf_eval.families import qsa_attention
+from hf_eval.families import qsa_attention as rules
 from tests import kit
 
 NAME = "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4"
@@ -81,19 +81,8 @@ VIOLATIONS: list[tuple[Callable[[dict], None], str, str]] = [
 ]
 
 
-def test_valid_inputs_pass() -> None:
-    assert rules.check(NAME, _valid()) == []
-
-
-@pytest.mark.parametrize("violate,name,phrase", VIOLATIONS,
-                         ids=[v[0].__name__ for v in VIOLATIONS])
-def test_each_rule_reports_one_problem(violate: Callable[[dict], None], name: str,
-                                       phrase: str) -> None:
-    inputs = _valid()
-    violate(inputs)
-    problems = rules.check(NAME, inputs)
-    assert len(problems) == 1, problems
-    assert problems[0].startswith(f"{name}:") and phrase in problems[0], problems[0]
+test_valid_inputs_pass, test_each_rule_reports_one_problem = kit.rule_violation_tests(
+    NAME, rules.check, _valid, VIOLATIONS)
 
 
 def test_unread_stale_values_are_allowed() -> None:
@@ -108,8 +97,3 @@ def test_unread_stale_values_are_allowed() -> None:
     inputs["V_pages"][last, 202 - 192:] = float("nan")
     assert rules.check(NAME, inputs) == []
 
-
-@pytest.mark.parametrize("case", CASES, ids=[c["label"] for c in CASES])
-def test_every_sample_case_is_valid(case: dict) -> None:
-    inputs = kit.fresh_case_inputs(NAME, case["label"])
-    assert rules.check(NAME, inputs) == []

@@ -1,14 +1,14 @@
-"""Value rules of the QSA indexer: each rule violated once, every sample case valid."""
+"""Value rules of the QSA indexer: each rule violated once.
+Every sample case passes them: tests/test_families.py."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import pytest
 import torch
 
-from hf_eval.rules import qsa_index as rules
-from hf_eval.samples import qsa_index
+from hf_eval.families import qsa_index
+from hf_eval.families import qsa_index as rules
 from tests import kit
 
 NAME = "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4"
@@ -57,19 +57,8 @@ VIOLATIONS: list[tuple[Callable[[dict], None], str, str]] = [
 ]
 
 
-def test_valid_inputs_pass() -> None:
-    assert rules.check(NAME, _valid()) == []
-
-
-@pytest.mark.parametrize("violate,name,phrase", VIOLATIONS,
-                         ids=[v[0].__name__ for v in VIOLATIONS])
-def test_each_rule_reports_one_problem(violate: Callable[[dict], None], name: str,
-                                       phrase: str) -> None:
-    inputs = _valid()
-    violate(inputs)
-    problems = rules.check(NAME, inputs)
-    assert len(problems) == 1, problems
-    assert problems[0].startswith(f"{name}:") and phrase in problems[0], problems[0]
+test_valid_inputs_pass, test_each_rule_reports_one_problem = kit.rule_violation_tests(
+    NAME, rules.check, _valid, VIOLATIONS)
 
 
 def test_stale_values_that_are_not_read_are_allowed() -> None:
@@ -78,12 +67,6 @@ def test_stale_values_that_are_not_read_are_allowed() -> None:
     page = int(inputs["page_table"][0, 2])
     inputs["Kc_pages"][page, 2:, :] = float("nan")     # blocks 130.. of request 0: unread
     inputs["page_table"][0, -1] = 0                    # stale entry past the needed pages
-    assert rules.check(NAME, inputs) == []
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c["label"] for c in CASES])
-def test_every_sample_case_is_valid(case: dict) -> None:
-    inputs = kit.fresh_case_inputs(NAME, case["label"])
     assert rules.check(NAME, inputs) == []
 
 

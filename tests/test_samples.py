@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -9,10 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset
+from hf_eval.families import registry
 from hf_eval.samples import build as build_module
-from hf_eval.samples.common import sample_uuid
+from hf_eval.samples.cases import CASES_DIR, cases_path, sample_uuid
 from tests.conftest import REPO
 
 NAME = "noncausal_dense_attention_h32_d64"
@@ -69,7 +71,7 @@ def test_every_definition_has_a_held_out_sample():
     """At least 12 cases per definition, labels and seeds distinct, dev a strict subset."""
     from tests import kit
 
-    for path in sorted(build_module.CASES_DIR.glob("*.json")):
+    for path in sorted(CASES_DIR.glob("*.json")):
         spec = json.loads(path.read_text())
         cases = spec["cases"]
         assert len(cases) >= 12, path.name
@@ -82,7 +84,7 @@ def test_every_definition_has_a_held_out_sample():
 def test_receipts_say_generated_with_generator_and_seed(copy_root):
     lines = (copy_root / "captures.jsonl").read_text().splitlines()
     receipts = [json.loads(line) for line in lines]
-    cases = json.loads(build_module.cases_path(NAME).read_text())["cases"]
+    cases = json.loads(cases_path(NAME).read_text())["cases"]
     assert {r["uuid"] for r in receipts} == {sample_uuid(NAME, c["label"]) for c in cases}
     for receipt in receipts:
         prov = receipt["provenance"]
@@ -101,31 +103,36 @@ def test_missing_large_tensor_is_regenerated_and_verified(copy_root):
     path = large_files(copy_root)[0]
     original = path.read_bytes()
     path.unlink()
-    ds = Dataset.load(copy_root)
+    ds = open_dataset(copy_root)
     rel = path.relative_to(copy_root).as_posix()
     assert ds.store.materialise(rel).read_bytes() == original
+
+
+def _replace_generator(monkeypatch, generate) -> None:
+    """Register the dense_attention family with another sample generator (this test only)."""
+    family = registry.FAMILIES["dense_attention"]
+    monkeypatch.setitem(registry.FAMILIES, "dense_attention",
+                        dataclasses.replace(family, generate=generate))
 
 
 def test_regeneration_that_no_longer_matches_is_refused(copy_root, monkeypatch):
     path = large_files(copy_root)[0]
     path.unlink()
-    module = __import__("hf_eval.samples.dense_attention", fromlist=["generate"])
-    real = module.generate
+    real = registry.FAMILIES["dense_attention"].generate
 
     def drifted(definition, params, seed):
         values = real(definition, params, seed)
         return {k: (v + 1 if isinstance(v, torch.Tensor) and v.is_floating_point() else v)
                 for k, v in values.items()}
 
-    monkeypatch.setattr(module, "generate", drifted)
-    ds = Dataset.load(copy_root)
+    _replace_generator(monkeypatch, drifted)
+    ds = open_dataset(copy_root)
     with pytest.raises(DataError, match="no longer reproduces this sample"):
         ds.store.materialise(path.relative_to(copy_root).as_posix())
     assert not path.exists()
 
 
 def test_generator_returning_wrong_inputs_is_a_clear_error(copy_root, monkeypatch):
-    module = __import__("hf_eval.samples.dense_attention", fromlist=["generate"])
-    monkeypatch.setattr(module, "generate", lambda d, p, s: {"Q": torch.zeros(1)})
+    _replace_generator(monkeypatch, lambda d, p, s: {"Q": torch.zeros(1)})
     with pytest.raises(DataError, match="returned inputs"):
         build_module.build(copy_root, [NAME])

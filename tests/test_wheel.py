@@ -89,6 +89,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_the_wheel_holds_the_harness_and_no_data(installed):
     names = zipfile.ZipFile(installed["wheel"]).namelist()
     for needed in ("hf_eval/cli.py", "hf_eval/hub.json", "hf_eval/samples/fresh.py",
+                   "hf_eval/families/registry.py", "hf_eval/bench/goals.json",
+                   "hf_eval/bench/roofline.json", f"hf_eval/bench/shapes/{DEFINITION}.json",
                    f"hf_eval/samples/cases/{DEFINITION}.json",
                    "hf_eval/kernel_acceptance/kernel_acceptance.py",
                    "hf_eval/kernel_acceptance/requirements.txt"):

@@ -19,5 +19,5 @@ timeout "$audit_s" python3 -m hf_eval audit --device cuda --solutions "${AUDIT_S
   "${sel[@]}" --report "$OUT/results.jsonl" > "$OUT/audit.log" 2>&1
 echo "audit rc=$?"; grep -E "report:|cases" "$OUT/audit.log" | tail -3
 # 2. ceilings, then every benchmark shape (inputs generated here, timing only)
-timeout "$bench_s" python3 -m hf_eval.benchmark --out "$OUT" "${bsel[@]}" > "$OUT/bench.log" 2>&1
+timeout "$bench_s" python3 -m hf_eval bench run --out "$OUT" "${bsel[@]}" > "$OUT/bench.log" 2>&1
 echo "bench rc=$?"; tail -5 "$OUT/bench.log"

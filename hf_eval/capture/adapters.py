@@ -220,6 +220,7 @@ def flex_attention_adapter(call: Call) -> Adapted:
     kind, kept = "none", None
     block_mask = a.get("block_mask")
     if block_mask is not None:
+        # Only a masked flex_attention call needs it (the module pulls in torch's compiler).
         from torch.nn.attention.flex_attention import create_mask
 
         b, h, nq, nk = q.shape[0], q.shape[1], q.shape[2], k.shape[2]

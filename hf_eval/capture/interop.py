@@ -41,9 +41,9 @@ import numpy as np
 import torch
 from safetensors import SafetensorError, safe_open
 
+from hf_eval.dataset import open_dataset
 from hf_eval.dtypes import TORCH_DTYPES
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset
 from hf_eval.schema import (
     Definition,
     Provenance,
@@ -231,7 +231,7 @@ def import_fib(source: str | Path, root: str | Path, *, seed: int | None = None,
         result.traces_not_imported += sum(1 for t in path.read_text().splitlines() if t.strip())
 
     # Validate everything before writing anything.
-    existing = Dataset.load(root, resolvers=[])
+    existing = open_dataset(root, resolvers=[])
     if existing.problems:
         raise existing.problems[0]
     for d_name, (d, _) in definitions.items():
@@ -395,7 +395,7 @@ def export_fib(root: str | Path, dest: str | Path,
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()):
         raise DataError(dest, "export target exists and is not empty")
-    ds = Dataset.load(root)
+    ds = open_dataset(root)
     names = definitions or sorted(ds.definitions)
     touched = [p for p in ds.problems if any(n in p.file or n in p.rule for n in names)]
     if touched:

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import torch
 
 from hf_eval.capture.adapters import Adapted
+from hf_eval.dataset import Dataset
 from hf_eval.dtypes import DTYPE_NAMES
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset
 from hf_eval.schema import Definition
 
 TAG_PREFIX = "capture:"

@@ -44,14 +44,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from torch.nn.modules.module import (
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+)
 from torch.overrides import TorchFunctionMode
 
 from hf_eval.capture.adapters import BUILTIN_OPS, Adapted, Call, NotAdaptable, OpSpec
 from hf_eval.capture.matching import Target, match, parse_target, signature, targets_by_op
 from hf_eval.capture.proposals import CannotPropose, Proposal, propose
+from hf_eval.dataset import open_dataset
 from hf_eval.dtypes import DTYPE_NAMES
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset
 from hf_eval.schema import Provenance, Receipt, SafetensorsInput, ScalarInput, WorkloadTrace
 from hf_eval.store import TensorStore
 
@@ -275,7 +279,7 @@ class Capture:
         if Capture._active is not None:
             raise RuntimeError("a capture is already active; captures do not nest")
         self.root.mkdir(parents=True, exist_ok=True)
-        dataset = Dataset.load(self.root, resolvers=[])
+        dataset = open_dataset(self.root, resolvers=[])
         if dataset.problems:
             raise dataset.problems[0]
         self.dataset = dataset
@@ -345,11 +349,6 @@ class Capture:
             self._undo.append(lambda ns=namespace, k=key: ns.__setitem__(k, original))
 
     def _track_modules(self, root_module: torch.nn.Module) -> None:
-        from torch.nn.modules.module import (
-            register_module_forward_hook,
-            register_module_forward_pre_hook,
-        )
-
         names = {id(m): (n or type(m).__name__) for n, m in root_module.named_modules()}
         stack = self._module_stack
 

@@ -23,10 +23,10 @@ from pathlib import Path
 import torch
 
 from hf_eval.acceptance import compare_outputs
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
-from hf_eval.modules import compile_reference, source_hash
-from hf_eval.repository import Dataset
 from hf_eval.schema import Receipt
+from hf_eval.sources import compile_reference, source_hash
 
 
 @dataclass
@@ -51,7 +51,7 @@ def replay(root: str | Path, definitions: list[str] | None = None,
            uuids: list[str] | None = None, device: str = "cpu",
            write: bool = True) -> ReplayResult:
     """Replay every selected workload that has an expected output; record results."""
-    dataset = Dataset.load(root)
+    dataset = open_dataset(root)
     names = definitions or sorted(dataset.workloads)
     result = ReplayResult()
     updated: dict[str, Receipt] = {}

@@ -13,7 +13,7 @@ writes every input to an Arrow cache first:
   (one tensor per output, keyed by the definition's output names);
 - ``references``: per case, the UUID of the workload it is judged on.
 
-Solutions are judged by the audit itself (``hf_eval.runner.Audit``, validation only: the
+Solutions are judged by the audit itself (``hf_eval.audit.Audit``, validation only: the
 candidate runs in the audit's worker process; inputs, second input set and all).
 Outputs files are judged by ``hf_eval.acceptance.compare_outputs`` against the
 reference, the same code the audit applies to a candidate's returned outputs. A
@@ -26,14 +26,16 @@ from pathlib import Path
 import datasets
 import evaluate
 import torch
+from safetensors import SafetensorError, safe_open
 
 from hf_eval.acceptance import compare_outputs
+from hf_eval.audit import Audit, AuditConfig, select_workloads
+from hf_eval.cache import ReferenceCache, cache_key
+from hf_eval.cli import discover_root
+from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
-from hf_eval.modules import compile_reference
-from hf_eval.reference_cache import ReferenceCache, cache_key
-from hf_eval.repository import Dataset
-from hf_eval.runner import Audit, AuditConfig, select_workloads
 from hf_eval.schema import Solution, load_json
+from hf_eval.sources import compile_reference
 
 _DESCRIPTION = """\
 Accepted fraction of (candidate, workload) cases under the task's published acceptance
@@ -86,10 +88,8 @@ class KernelAcceptance(evaluate.Metric):
 
     def _compute(self, predictions, references, root=None, definition=None, suite="all",
                  device="cpu"):
-        from hf_eval.cli import discover_root
-
         root = Path(root) if root is not None else discover_root()
-        dataset = Dataset.load(root)
+        dataset = open_dataset(root)
         index = {row.value.workload.uuid: row
                  for rows in dataset.workloads.values() for row in rows}
         cases = []
@@ -163,8 +163,6 @@ def _audit(dataset, prediction, group, device):
 
 def _judge_outputs(dataset, row, path, device):
     """Compare a stored outputs file with the reference, as the audit compares outputs."""
-    from safetensors import SafetensorError, safe_open
-
     definition = dataset.definition(row.value.definition)
     task = dataset.task(definition.name)
     names = list(definition.outputs)

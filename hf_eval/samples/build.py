@@ -1,5 +1,5 @@
 """Build the embedded sample: run each definition's generator over its cases, write tensors,
-workload rows and receipts.
+workload rows and receipts (``python -m hf_eval samples build``).
 
 Rebuilding is idempotent (UUIDs and content hashes depend only on the generator, the case
 and the seed). Tensor files larger than ``COMMIT_LIMIT`` are listed in the definition's
@@ -11,16 +11,15 @@ recorded here.
 from __future__ import annotations
 
 import fcntl
-import importlib
 import json
 from pathlib import Path
 
 import torch
 
-from hf_eval.dtypes import TORCH_DTYPES
 from hf_eval.errors import DataError
-from hf_eval.repository import Dataset
-from hf_eval.samples.common import sample_uuid
+from hf_eval.families.registry import family_of
+from hf_eval.samples import cases as recipes
+from hf_eval.samples.cases import generate_case, infer_axes, load_cases, sample_uuid
 from hf_eval.samples.regenerate import REGENERATED_MARK
 from hf_eval.schema import (
     Definition,
@@ -34,78 +33,21 @@ from hf_eval.schema import (
 from hf_eval.store import TensorStore
 
 COMMIT_LIMIT = 256 << 10
-CASES_DIR = Path(__file__).parent / "cases"
-
-
-def cases_path(definition: str) -> Path:
-    return CASES_DIR / f"{definition}.json"
-
-
-def generate_case(definition: Definition, generator: str, case: dict,
-                  only: set[str] | None = None,
-                  values: dict[str, object] | None = None) -> dict[str, object]:
-    """Run the generator for one case and check it returned every input as declared.
-
-    A generator may return an input as a zero-argument callable (e.g. a multi-GB weight
-    drawn on demand); only the inputs in ``only`` (default: all) are drawn. ``values`` is
-    what the generator already returned for this case, when the caller has called it.
-    """
-    if values is None:
-        module = importlib.import_module(generator)
-        values = module.generate(definition.name, dict(case.get("params", {})),
-                                 int(case["seed"]))
-    where = f"{generator}.generate (case {case['label']!r})"
-    if set(values) != set(definition.inputs):
-        raise DataError(where, f"returned inputs {sorted(values)}, the definition declares "
-                        f"{sorted(definition.inputs)}")
-    drawn = {}
-    for name, spec in definition.inputs.items():
-        if only is not None and name not in only:
-            continue
-        value = values[name]() if callable(values[name]) else values[name]
-        if spec.shape is None:
-            if isinstance(value, torch.Tensor):
-                raise DataError(where, "scalar input returned as a tensor", field=name)
-        elif not isinstance(value, torch.Tensor) or value.dtype != TORCH_DTYPES[spec.dtype]:
-            raise DataError(where, f"must be a {spec.dtype} tensor", field=name)
-        drawn[name] = value
-    return drawn
-
-
-def infer_axes(definition: Definition, values: dict[str, object], where: str) -> dict[str, int]:
-    """Variable axis values read off the tensors; const axes and consistency are checked."""
-    axes: dict[str, int] = {}
-    const = definition.const_axes
-    for name, spec in definition.inputs.items():
-        if spec.shape is None:
-            continue
-        tensor = values[name]
-        if tensor.dim() != len(spec.shape):
-            raise DataError(where, f"rank {tensor.dim()} != {len(spec.shape)}", field=name)
-        for axis, size in zip(spec.shape, tensor.shape):
-            if axis in const and const[axis] != size:
-                raise DataError(where, f"axis {axis} is constant {const[axis]}, got {size}",
-                                field=name)
-            if axes.setdefault(axis, size) != size:
-                raise DataError(where, f"axis {axis} is {axes[axis]} elsewhere, {size} here",
-                                field=name)
-    var = {a: axes[a] for a in definition.var_axes if a in axes}
-    missing = [a for a in definition.var_axes if a not in var]
-    if missing:
-        raise DataError(where, f"variable axes {missing} appear in no input shape")
-    return var
 
 
 def build_definition(root: Path, definition: Definition) -> list[Receipt]:
     """Write one definition's sample workloads; returns their receipts."""
-    spec_file = cases_path(definition.name)
-    spec = json.loads(spec_file.read_text())
+    spec = load_cases(definition.name)
+    if spec is None:
+        raise DataError(recipes.cases_path(definition.name), "no sample cases for this "
+                        "definition")
+    family = family_of(definition, "sample generator")
     store = TensorStore(root)
     blob_dir = f"blob/workloads/{definition.name}"
     rows, receipts, large = [], [], set()
-    for case in spec["cases"]:
-        values = generate_case(definition, spec["generator"], case)
-        where = f"{spec_file.name} case {case['label']!r}"
+    for case in spec.cases:
+        values = generate_case(definition, case)
+        where = f"{definition.name}.json case {case.label!r}"
         axes = infer_axes(definition, values, where)
         violated = definition.violated_constraints(axes)
         if violated:
@@ -120,12 +62,12 @@ def build_definition(root: Path, definition: Definition) -> list[Receipt]:
                 inputs[name] = desc
             else:
                 inputs[name] = ScalarInput(type="scalar", value=value)
-        uuid = sample_uuid(definition.name, case["label"])
+        uuid = sample_uuid(definition.name, case.label)
         rows.append(WorkloadTrace(definition=definition.name,
                                   workload=Workload(uuid=uuid, axes=axes, inputs=inputs)))
         receipts.append(Receipt(uuid=uuid, definition=definition.name, provenance=Provenance(
-            kind="generated", generator=spec["generator"], seed=int(case["seed"]),
-            case=case["label"], params=case.get("params", {}), note=case.get("note", ""),
+            kind="generated", generator=family.module, seed=case.seed, case=case.label,
+            params=case.params, note=case.note,
             description="synthetic sample, not captured data")))
         del values
     workload_file = root / "workloads" / definition.op_type / f"{definition.name}.jsonl"
@@ -163,11 +105,11 @@ def write_receipts(root: Path, definition: str, receipts: list[Receipt]) -> None
 def build(root: str | Path, names: list[str] | None = None) -> list[str]:
     """Build the sample for ``names`` (default: every definition with a cases file)."""
     root = Path(root)
-    names = names or sorted(p.stem for p in CASES_DIR.glob("*.json"))
+    names = names or sorted(p.stem for p in recipes.CASES_DIR.glob("*.json"))
     built = []
     for name in names:
-        if not cases_path(name).is_file():
-            raise DataError(cases_path(name), "no sample cases for this definition")
+        if not recipes.cases_path(name).is_file():
+            raise DataError(recipes.cases_path(name), "no sample cases for this definition")
         paths = list((root / "definitions").rglob(f"{name}.json"))
         if not paths:
             raise DataError(f"definitions/*/{name}.json", "definition file not found")
@@ -176,5 +118,3 @@ def build(root: str | Path, names: list[str] | None = None) -> list[str]:
         built.append(name)
     return built
 
-
-__all__ = ["build", "Dataset"]

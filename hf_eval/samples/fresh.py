@@ -5,7 +5,7 @@ stored outputs, or be tuned to their index patterns and routing. ``audit --suite
 therefore audits cases that exist nowhere before the audit starts. For every sample case
 of a definition (its recipe: generator, label and params, the edge case it stands for),
 it draws a new case from the same generator and params, with a seed derived from the
-audit's secret (:attr:`hf_eval.runner.Audit.secret`, which stays in the audit's process;
+audit's secret (:attr:`hf_eval.audit.Audit.secret`, which stays in the audit's process;
 the worker only ever receives tensors). Shapes and structural params are the recipe's;
 every value, routing, page order and index pattern the generator draws from its seed is
 new. Reports name the recipe and the SHA-256 of the seed, never the seed.
@@ -27,23 +27,26 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib
-import json
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 
+from hf_eval.channel import shared as to_shared
+from hf_eval.dtypes import TORCH_DTYPES
 from hf_eval.errors import DataError
-from hf_eval.repository import Located
-from hf_eval.samples.common import SAMPLE_NAMESPACE
-from hf_eval.schema import SafetensorsInput, ScalarInput, Workload, WorkloadTrace
-
-if TYPE_CHECKING:
-    from hf_eval.repository import Dataset
-    from hf_eval.schema import Definition
+from hf_eval.families.registry import family_of
+from hf_eval.repository import DatasetFiles, Located
+from hf_eval.samples.cases import (
+    SAMPLE_NAMESPACE,
+    SampleCase,
+    cases_path,
+    generate_case,
+    infer_axes,
+    load_cases,
+)
+from hf_eval.schema import Definition, SafetensorsInput, ScalarInput, Workload, WorkloadTrace
 
 #: Where the descriptor of a drawn input points: a name for messages, never a file.
 FRESH_PREFIX = "fresh:"
@@ -70,8 +73,8 @@ class FreshRow(Located):
     :meth:`draw_inputs` provides those tensors (``Dataset.materialise_inputs`` asks it).
     """
 
-    generator: str = ""
-    case: dict = field(default_factory=dict)
+    #: The recipe, its seed replaced by the fresh one.
+    case: SampleCase | None = None
     seed_sha256: str = ""
     #: Inputs taken from the sample's stored file (shared weights), by name.
     stored: frozenset[str] = frozenset()
@@ -80,7 +83,7 @@ class FreshRow(Located):
 
     @property
     def recipe(self) -> str:
-        return str(self.case["label"])
+        return self.case.label
 
     def report_fields(self) -> dict:
         """What a report line records about this row (never the seed itself)."""
@@ -90,19 +93,16 @@ class FreshRow(Located):
                     shared: bool = False) -> dict[str, torch.Tensor]:
         """The drawn tensor inputs, in memory on ``device`` (``shared``: CPU shared memory,
         for a worker), drawn anew on every call (the candidate may have changed the last)."""
-        from hf_eval.channel import shared as to_shared
-        from hf_eval.samples.build import generate_case
-
         names = {n for n, d in self.value.workload.inputs.items()
                  if isinstance(d, SafetensorsInput) and n not in self.stored}
-        values = generate_case(definition, self.generator, self.case, only=names)
+        values = generate_case(definition, self.case, only=names)
         device = torch.device(device)
         if device.type != "cpu":
             return {n: values[n].to(device) for n in names}
         return {n: to_shared(values[n]) if shared else values[n] for n in names}
 
 
-def _stored_descriptors(dataset: Dataset, definition: Definition,
+def _stored_descriptors(dataset: DatasetFiles, definition: Definition,
                         lazy: list[str]) -> dict[str, SafetensorsInput]:
     """For each input the generator draws on demand, the one file the sample shares."""
     rows = dataset.workloads.get(definition.name, [])
@@ -119,36 +119,32 @@ def _stored_descriptors(dataset: Dataset, definition: Definition,
     return found
 
 
-def fresh_rows(dataset: Dataset, name: str, secret: bytes) -> list[FreshRow]:
+def fresh_rows(dataset: DatasetFiles, name: str, secret: bytes) -> list[FreshRow]:
     """One fresh row per sample recipe of definition ``name`` (none without a cases file).
 
     Drawing a case once here gives its axes (the recipe's shapes); the tensors are dropped
     and drawn again, from the same seed, when the audit materialises the row.
     """
-    from hf_eval.samples.build import cases_path, generate_case, infer_axes
-
-    spec_file = cases_path(name)
-    if not spec_file.is_file():
+    spec = load_cases(name)
+    if spec is None:
         return []
     definition = dataset.definition(name)
-    spec = json.loads(spec_file.read_text())
-    generator = spec["generator"]
+    family = family_of(definition, "sample generator")
     digest = hashlib.sha256(secret).hexdigest()
     rows: list[FreshRow] = []
     stored: dict[str, SafetensorsInput] | None = None
-    for recipe in spec["cases"]:
-        label = recipe["label"]
+    for recipe in spec.cases:
+        label = recipe.label
         seed = fresh_seed(secret, name, label)
-        case = {**recipe, "seed": seed}
-        module = importlib.import_module(generator)
-        returned = module.generate(name, dict(case.get("params", {})), seed)
+        case = recipe.model_copy(update={"seed": seed})
+        returned = family.generate(name, dict(case.params), seed)
         lazy = [n for n, v in returned.items() if callable(v)]
         if stored is None:
             stored = _stored_descriptors(dataset, definition, lazy)
-        values = generate_case(definition, generator, case,
-                               only=set(definition.inputs) - set(stored), values=returned)
+        values = generate_case(definition, case, only=set(definition.inputs) - set(stored),
+                               values=returned)
         del returned
-        where = f"fresh case of {spec_file.name} recipe {label!r}"
+        where = f"fresh case of {cases_path(name).name} recipe {label!r}"
         axes = infer_axes(definition, {**values, **_placeholders(definition, stored)}, where)
         inputs: dict[str, SafetensorsInput | ScalarInput] = {}
         for input_name, spec_in in definition.inputs.items():
@@ -165,7 +161,7 @@ def fresh_rows(dataset: Dataset, name: str, secret: bytes) -> list[FreshRow]:
         trace = WorkloadTrace(definition=name,
                               workload=Workload(uuid=row_uuid, axes=axes, inputs=inputs))
         rows.append(FreshRow(value=trace, path=Path(f"{FRESH_PREFIX}{name}/{label}"),
-                             generator=generator, case=case, seed_sha256=seed_digest(seed),
+                             case=case, seed_sha256=seed_digest(seed),
                              stored=frozenset(stored)))
     return rows
 
@@ -186,8 +182,6 @@ def _placeholders(definition: Definition, stored: dict[str, SafetensorsInput]) -
                             f"fresh: input {name!r} is drawn on demand but has a variable "
                             "axis: it cannot be a weight shared by every workload",
                             field=f"inputs.{name}")
-        from hf_eval.dtypes import TORCH_DTYPES
-
         out[name] = torch.empty([const[a] for a in spec.shape], dtype=TORCH_DTYPES[spec.dtype],
                                 device="meta")
     return out
@@ -200,7 +194,7 @@ class FreshSource:
         self._secret = secret
         self._rows: dict[str, list[FreshRow]] = {}
 
-    def rows(self, dataset: Dataset, name: str) -> list[FreshRow]:
+    def rows(self, dataset: DatasetFiles, name: str) -> list[FreshRow]:
         if name not in self._rows:
             self._rows[name] = fresh_rows(dataset, name, self._secret)
         return self._rows[name]

@@ -9,22 +9,20 @@ silently replacing the recorded data.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+import torch
+
+from hf_eval import tensorfile
 from hf_eval.errors import DataError
-from hf_eval.schema import SafetensorsInput
+from hf_eval.repository import DatasetFiles, Located
+from hf_eval.samples.cases import SampleCase, case_by_label, generate_case, load_cases
+from hf_eval.schema import Definition, SafetensorsInput
+from hf_eval.store import Expected, TensorStore
 
-if TYPE_CHECKING:
-    import torch
-
-    from hf_eval.repository import Dataset
-    from hf_eval.schema import Definition
-    from hf_eval.store import Expected, TensorStore
-
-
-#: The first line ``samples build`` writes into a blob directory's ``.gitignore``.
+#: The first line ``samples build`` writes into a blob directory's ``.gitignore``. The
+#: text is a format marker of the dataset's files (it names this module's old path), so it
+#: never changes.
 REGENERATED_MARK = "# regenerated on first use (hf_eval.samples.regenerate)"
 
 
@@ -44,40 +42,33 @@ def listed_as_regenerated(root: Path, relpath: str) -> bool:
     return bool(lines) and lines[0] == REGENERATED_MARK and Path(relpath).name in lines[1:]
 
 
-def _case_of(dataset: Dataset, row) -> tuple[Definition, dict, dict] | None:
-    """(definition, generator spec, case) behind a generated workload row, or None."""
-    from hf_eval.samples.build import cases_path
-
+def _case_of(files: DatasetFiles, row: Located, where: str
+             ) -> tuple[Definition, SampleCase] | None:
+    """(definition, recipe) behind a generated workload row, or None when it has none."""
     trace = row.value
-    receipt = dataset.receipts.get(trace.workload.uuid)
+    receipt = files.receipts.get(trace.workload.uuid)
     if receipt is None or receipt.value.provenance.kind != "generated":
         return None
-    definition = dataset.definition(trace.definition)
-    if not cases_path(definition.name).is_file():
+    definition = files.definition(trace.definition)
+    spec = load_cases(definition.name)
+    if spec is None:
         return None
-    spec = json.loads(cases_path(definition.name).read_text())
-    case = next((c for c in spec["cases"] if c["label"] == receipt.value.provenance.case), None)
-    if case is None:
-        raise DataError(dataset.where(row), f"receipt case {receipt.value.provenance.case!r} "
-                        f"is not in {cases_path(definition.name).name}")
-    return definition, spec, case
+    return definition, case_by_label(spec, receipt.value.provenance.case, where)
 
 
-def regenerate_in_memory(dataset: Dataset, row, names: set[str]) -> dict[str, torch.Tensor]:
+def regenerate_in_memory(files: DatasetFiles, row: Located,
+                         names: set[str]) -> dict[str, torch.Tensor]:
     """Draw the named inputs of a generated workload, verified, without writing anything.
 
     For a reader that must not write into the dataset (the checker): each tensor's
     safetensors bytes are hashed in memory and must match the content-addressed name.
     """
-    from hf_eval import tensorfile
-    from hf_eval.samples.build import generate_case
-
-    found = _case_of(dataset, row)
+    found = _case_of(files, row, files.where(row))
     if found is None:
-        raise DataError(dataset.where(row), "not a generated sample workload: its tensors "
+        raise DataError(files.where(row), "not a generated sample workload: its tensors "
                         "cannot be regenerated")
-    definition, spec, case = found
-    values = generate_case(definition, spec["generator"], case, only=names)
+    definition, case = found
+    values = generate_case(definition, case, only=names)
     for name in sorted(names):
         desc = row.value.workload.inputs[name]
         digest = tensorfile.sha256(name, values[name])
@@ -88,37 +79,34 @@ def regenerate_in_memory(dataset: Dataset, row, names: set[str]) -> dict[str, to
 
 
 class SampleRegenerator:
+    """The store's resolver for generated samples' large tensors (reads the files only)."""
+
     name = "sample-regenerator"
 
-    def __init__(self, dataset: Dataset) -> None:
-        self.dataset = dataset
+    def __init__(self, files: DatasetFiles) -> None:
+        self.files = files
 
     def fetch(self, store: TensorStore, relpath: str, expected: Expected | None) -> bool:
-        from hf_eval.samples.build import cases_path, generate_case
-
-        for rows in self.dataset.workloads.values():
+        for rows in self.files.workloads.values():
             for row in rows:
                 trace = row.value
                 uses = any(isinstance(d, SafetensorsInput) and d.path == relpath
                            for d in trace.workload.inputs.values())
-                receipt = self.dataset.receipts.get(trace.workload.uuid)
-                if not uses or receipt is None or receipt.value.provenance.kind != "generated":
+                if not uses:
                     continue
-                definition = self.dataset.definition(trace.definition)
-                if not cases_path(definition.name).is_file():
-                    return False
-                spec = json.loads(cases_path(definition.name).read_text())
-                case = next((c for c in spec["cases"]
-                             if c["label"] == receipt.value.provenance.case), None)
-                if case is None:
-                    raise DataError(relpath, f"receipt case {receipt.value.provenance.case!r} "
-                                    f"is not in {cases_path(definition.name).name}")
+                found = _case_of(self.files, row, relpath)
+                if found is None:
+                    receipt = self.files.receipts.get(trace.workload.uuid)
+                    if receipt is None or receipt.value.provenance.kind != "generated":
+                        continue
+                    return False  # generated, but its recipes are not in this harness
+                definition, case = found
                 # Draw every missing tensor of this workload in one go (a generator may
                 # draw a multi-GB weight: once, not once per file), and nothing else.
                 missing = {name for name, desc in trace.workload.inputs.items()
                            if isinstance(desc, SafetensorsInput)
                            and (desc.path == relpath or not (store.root / desc.path).is_file())}
-                values = generate_case(definition, spec["generator"], case, only=missing)
+                values = generate_case(definition, case, only=missing)
                 for name in sorted(missing):
                     desc = trace.workload.inputs[name]
                     written = store.write(values[name], str(Path(desc.path).parent), key=name)

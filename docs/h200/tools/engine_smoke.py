@@ -49,19 +49,19 @@ def child(definition: str, solution: str, cases: str, device: str) -> None:
     import torch
 
     from hf_eval.acceptance import compare_outputs
-    from hf_eval.modules import compile_reference, load_entry
-    from hf_eval.repository import Dataset
-    from hf_eval.samples.build import cases_path, generate_case
+    from hf_eval.dataset import open_dataset
+    from hf_eval.samples.cases import generate_case, load_cases
+    from hf_eval.sources import compile_reference, load_entry
 
-    ds = Dataset.load(ROOT, resolvers=[])
+    ds = open_dataset(ROOT, resolvers=[])
     d, task = ds.definition(definition), ds.task(definition)
     reference = compile_reference(d)
-    spec = json.loads(cases_path(definition).read_text())
-    selected = spec["cases"][:1] if cases == "first" else spec["cases"]
+    spec = load_cases(definition)
+    selected = spec.cases[:1] if cases == "first" else spec.cases
     entry = load_entry(ds.solution(solution))
     for case in selected:
         start = time.monotonic()
-        values = generate_case(d, spec["generator"], case)
+        values = generate_case(d, case)
         args = [v.to(device) if isinstance(v, torch.Tensor) else v
                 for v in (values[n] for n in d.inputs)]
         try:
@@ -75,7 +75,7 @@ def child(definition: str, solution: str, cases: str, device: str) -> None:
             line = {"status": "FAIL" if failed else "PASS", "detail": "; ".join(failed)}
         except Exception as exc:  # reported, not raised: the next case still runs
             line = {"status": "ERROR", "detail": repr(exc)[:400]}
-        line.update(case=case["label"], seconds=round(time.monotonic() - start, 2))
+        line.update(case=case.label, seconds=round(time.monotonic() - start, 2))
         print(json.dumps(line), flush=True)
 
 

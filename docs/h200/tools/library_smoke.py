@@ -1,8 +1,8 @@
 """Direct check of the FlashAttention-4 / FlashInfer solutions (issue 12) on the H200.
 
 Not the audit runner and not evidence for a preference: each library solution is imported
-from its JSON (``hf_eval.modules.load_entry``), run on its definition's FIRST sample
-workload (tensors through ``Dataset.load`` + ``materialise_inputs``, as the audit loads
+from its JSON (``hf_eval.sources.load_entry``), run on its definition's FIRST sample
+workload (tensors through ``open_dataset`` + ``materialise_inputs``, as the audit loads
 them), and compared with the reference (``compile_reference``) under the task tolerance
 (``compare_outputs``). One line per solution:
 
@@ -53,10 +53,10 @@ def one(name: str) -> dict:
     import torch
 
     from hf_eval.acceptance import compare_outputs
-    from hf_eval.modules import compile_reference, load_entry
-    from hf_eval.repository import Dataset
+    from hf_eval.dataset import open_dataset
+    from hf_eval.sources import compile_reference, load_entry
 
-    ds = Dataset.load(ROOT)
+    ds = open_dataset(ROOT)
     solution = ds.solution(name)
     definition = ds.definition(solution.definition)
     task = ds.task(solution.definition)

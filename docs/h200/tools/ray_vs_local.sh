@@ -29,8 +29,8 @@ echo "pytest (gpu lock) rc=$?"; tail -2 "$OUT/pytest-ray.log"
 # Regenerate the selection's large sample tensors before either clock starts.
 python3 - "$DEFS" <<'PY'
 import sys
-from hf_eval.repository import Dataset
-ds = Dataset.load(".")
+from hf_eval.dataset import open_dataset
+ds = open_dataset(".")
 for name in sys.argv[1].split(","):
     for row in ds.workloads[name]:
         ds.materialise_inputs(ds.definition(name), row, "cpu")

@@ -62,7 +62,7 @@ PY
 }
 
 # name | seconds | command (run from the repository root; $S is /tmp/s5)
-BENCH="python3 -m hf_eval.benchmark --out $S --samples"
+BENCH="python3 -m hf_eval bench run --out $S --samples"
 queue() {
   cat <<EOF
 adversarial|200|python3 -m pytest -q -p no:cacheprovider tests/test_adversarial.py -k cuda
@@ -100,7 +100,7 @@ work() {
     if [ "$left" -lt 45 ]; then echo "# budget spent: stopping before $name"; break; fi
     [ "$seconds" -gt "$left" ] && seconds=$left
     # The benchmark measures the ceilings once; later steps reuse them.
-    if [[ $command == *hf_eval.benchmark* ]] && [ -f "$S/ceilings.json" ]; then
+    if [[ $command == *"hf_eval bench run"* ]] && [ -f "$S/ceilings.json" ]; then
       command="$command --ceilings $S/ceilings.json"
     fi
     echo "# $name (limit ${seconds} s) at $((SECONDS - start)) s: $command" | tee -a "$S/log.txt"

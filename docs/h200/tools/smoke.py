@@ -6,27 +6,26 @@ Ruff-formatted copy of the .whl/smoke.py that device calls A and C ran (same log
 usage (on the device): python3 .whl/smoke.py DEFINITION[,DEFINITION...]
 """
 
-import json
 import sys
 import traceback
 
 import torch
 
 from hf_eval.acceptance import compare_outputs
-from hf_eval.modules import compile_reference, load_entry
-from hf_eval.repository import Dataset
-from hf_eval.samples.build import cases_path, generate_case
+from hf_eval.dataset import open_dataset
+from hf_eval.samples.cases import generate_case, load_cases
+from hf_eval.sources import compile_reference, load_entry
 
-ds = Dataset.load(".")
+ds = open_dataset(".")
 names = sys.argv[1].split(",")
 for name in names:
     d = ds.definition(name)
     task = ds.task(name)
     ref = compile_reference(d)
-    cases = json.loads(cases_path(name).read_text())
+    cases = load_cases(name)
     sols = [s for s in ds.solutions_for(name) if "NVIDIA H200" in s.spec.target_hardware]
-    for case in cases["cases"]:
-        vals = generate_case(d, cases["generator"], case)
+    for case in cases.cases:
+        vals = generate_case(d, case)
         inp = [v.cuda() if isinstance(v, torch.Tensor) else v
                for v in (vals[n] for n in d.inputs)]
         r = ref(*inp)

@@ -4,7 +4,7 @@ Why: Triton tile sizes that are right on an H200 can only be found there, and a 
 session has minutes, not hours. A sweep file names a solution and variants of its source,
 each a list of exact ``[old, new]`` text substitutions (an ``old`` that is not in the
 source is an error, so a stale sweep never times the unchanged kernel by accident). Every
-variant runs on the same generated inputs as ``hf_eval.benchmark`` (fixed seed, timing
+variant runs on the same generated inputs as ``hf-eval bench run`` (fixed seed, timing
 only, not correctness evidence); its output is compared with the task's torch baseline
 under the task tolerance, exactly as the benchmark does, and the verdict sits next to the
 time. The winner is then packaged as a solution and goes through the audit runner.
@@ -24,10 +24,11 @@ from pathlib import Path
 import torch
 
 from hf_eval.acceptance import compare_outputs
-from hf_eval.benchmark import best_ms, generate, load_shapes
-from hf_eval.modules import load_entry
-from hf_eval.repository import Dataset
+from hf_eval.bench.run import best_ms
+from hf_eval.bench.shapes import generate, load_shapes
+from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.schema import Solution
+from hf_eval.sources import load_entry
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -36,7 +37,7 @@ def _timed(*_args, **_kwargs):
     """Retired (issue 11): this tool timed candidates in its own process, which the audit
     no longer trusts (docs/verdicts.md). It is kept as the provenance of sweep-*.jsonl."""
     raise SystemExit("docs/h200/tools/sweep.py is retired: in-process timing "
-                     "(docs/verdicts.md); hf_eval.benchmark times through the confined worker")
+                     "(docs/verdicts.md); `hf-eval bench run` times through the confined worker")
 
 
 def variant_solution(solution: Solution, label: str, subs: list[list[str]]) -> Solution:
@@ -66,13 +67,13 @@ def sweep(dataset: Dataset, spec: dict, write) -> None:
     baseline = next(s for s in dataset.solutions_for(name) if s.name == task.baseline.solution)
     wanted = spec.get("shapes")
     for shape in load_shapes(definition):
-        if wanted and shape["label"] not in wanted:
+        if wanted and shape.label not in wanted:
             continue
         inputs = generate(definition, shape)
         _, reference = outputs(load_entry(baseline), inputs)
         reference = tuple(t.clone() for t in reference)
         for variant in [{"label": "shipped", "subs": []}, *spec["variants"]]:
-            record = {"definition": name, "shape": shape["label"], "solution": base.name,
+            record = {"definition": name, "shape": shape.label, "solution": base.name,
                       "variant": variant["label"], "subs": variant["subs"]}
             try:
                 entry = load_entry(variant_solution(base, variant["label"], variant["subs"]))
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("spec", type=Path, help="JSON list of {definition, solution, shapes?, variants}")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
-    dataset = Dataset.load(ROOT)
+    dataset = open_dataset(ROOT)
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "sweep.jsonl", "a") as sink:
         def write(record: dict) -> None:

@@ -1,0 +1,409 @@
+"""The audit: for each definition, workload and solution, a verdict and timings.
+
+Per case (harness.md): materialise inputs (verified) into shared memory; compute the
+reference in this process (or read it from the cache, which the worker cannot read);
+then one :class:`~hf_eval.trials.Session` per solution calls, checks and times the
+candidate in its confined worker (:mod:`hf_eval.executor`), so a crash, hang or cheat
+costs that case only; write one JSON line per case as it completes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from hf_eval import sandbox
+from hf_eval.cache import ReferenceCache, cache_key
+from hf_eval.channel import shared
+from hf_eval.dataset import Dataset
+from hf_eval.errors import DataError
+from hf_eval.executor import Isolation, WorkerFailure, gpu_lock
+from hf_eval.input_sets import InputSnapshot, scale_probe
+from hf_eval.records import CaseRecord
+from hf_eval.report import ReportWriter, environment, read_report
+from hf_eval.repository import Located
+from hf_eval.samples.fresh import FreshRow, FreshSource
+from hf_eval.schema import Definition, Solution, TaskConfig
+from hf_eval.sources import compile_reference, solution_hash, source_hash
+from hf_eval.trials import CPU_TIMING, Failure, InputSet, Session, session_failure
+
+#: The reference cache of rows whose truth must not be stored (fresh rows).
+NO_CACHE = ReferenceCache(Path("/nonexistent"), enabled=False)
+
+
+@dataclass
+class AuditConfig:
+    report: Path
+    definitions: list[str] | None = None
+    solutions: str = "preferred"  # "preferred", "all", or comma-separated names
+    extra_solutions: list[Solution] = field(default_factory=list)  # e.g. --candidate
+    suite: str = "sample"  # the library's; the command line defaults to DEFAULT_SUITE
+    uuids: list[str] = field(default_factory=list)
+    devices: list[str] = field(default_factory=lambda: ["cpu"])
+    validation_only: bool = False
+    reference_cache: bool = True
+    resume: bool = False
+    cold_l2: bool = False
+    strict_diagnostic: bool = False
+    scale_probe: bool = False
+
+
+def hardware_key(device: torch.device) -> str:
+    """The ``preferred`` key of a task for this device: "cpu", or the GPU's short name."""
+    if device.type != "cuda":
+        return "cpu"
+    name = torch.cuda.get_device_name(device).lower()
+    return next((k for k in ("h200", "h100", "b200", "b300") if k in name), "cuda")
+
+
+def runs_on(solution: Solution, device: torch.device) -> bool:
+    """Whether a solution declares hardware of this kind ("cpu"; "cuda" or a GPU name)."""
+    targets = [t.lower() for t in solution.spec.target_hardware]
+    if "local" in targets:
+        return True
+    if device.type == "cpu":
+        return "cpu" in targets
+    return any(t != "cpu" for t in targets)
+
+
+def select_workloads(dataset: Dataset, task: TaskConfig, definition: str, suite: str,
+                     uuids: list[str], fresh: FreshSource | None = None) -> list[Located]:
+    """The rows of ``definition`` in ``suite`` (``uuids``, when given, select instead).
+
+    ``fresh`` is the audit's source of fresh rows; the ``fresh`` suite needs it."""
+    rows = dataset.workloads.get(definition, [])
+    if uuids:
+        return [r for r in rows if r.value.workload.uuid in uuids]
+    if suite == "fresh":
+        if fresh is None:
+            raise DataError("--suite", "the fresh suite is drawn by an audit from its own "
+                            "secret: there are no fresh workloads outside one")
+        return list(fresh.rows(dataset, definition))
+    if suite == "first":
+        return rows[:1]
+    if suite == "dev":
+        return [r for r in rows if r.value.workload.uuid in task.dev]
+    if suite == "sample":
+        def generated(row: Located) -> bool:
+            receipt = dataset.receipts.get(row.value.workload.uuid)
+            return receipt is not None and receipt.value.provenance.kind == "generated"
+        return [r for r in rows if generated(r)]
+    return rows
+
+
+def select_solutions(dataset: Dataset, task: TaskConfig, definition: str, how: str,
+                     device: torch.device) -> list[Solution]:
+    if how == "none":
+        return []
+    if how == "all":
+        return [s for s in dataset.solutions_for(definition) if runs_on(s, device)]
+    if how == "preferred":
+        pick = task.preferred.get(hardware_key(device)) or task.preferred.get("cpu")
+        name = pick.solution if pick else task.baseline.solution
+        return [dataset.solution(name)]
+    names = [n.strip() for n in how.split(",") if n.strip()]
+    return [dataset.solution(n) for n in names if dataset.solution(n).definition == definition]
+
+
+@dataclass
+class Case:
+    """Everything the parent holds for one workload: inputs and the truth."""
+
+    definition: Definition
+    task: TaskConfig
+    row: Located
+    inputs: list[object]  # shared CPU memory: what the worker maps
+    reference: tuple[torch.Tensor, ...]  # on the audit's device
+    snapshot: InputSnapshot | None = None  # of ``inputs`` (CPU audits)
+    probe: list[object] | None = None
+    probe_reference: tuple[torch.Tensor, ...] | None = None
+    reference_source: str = "computed"
+    reference_seconds: float = 0.0
+    #: Names the case's input set in the worker (the workload UUID, or a benchmark shape).
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        self.key = self.key or self.row.value.workload.uuid
+
+
+class Lane:
+    """One device and its candidate worker; audits whole workloads one at a time."""
+
+    def __init__(self, audit: Audit, device: torch.device) -> None:
+        self.audit = audit
+        self.device = device
+        self.isolation = Isolation(device)
+        self.definition: str | None = None  # workers are kept per definition
+
+    # ------------------------------------------------------------------ the truth
+    def compute_reference(self, definition: Definition, inputs: list[object]
+                          ) -> tuple[torch.Tensor, ...]:
+        """The reference on this lane's device, from CPU inputs (which it must not change)."""
+        on_device = [v.to(self.device) if isinstance(v, torch.Tensor) else v for v in inputs]
+        with torch.no_grad():
+            out = compile_reference(definition)(*on_device)
+        return out if isinstance(out, tuple) else (out,)
+
+    def reference(self, definition: Definition, row: Located, inputs: list[object],
+                  tag: str, snapshot: InputSnapshot | None = None
+                  ) -> tuple[tuple[torch.Tensor, ...], str, float]:
+        # A fresh row's truth never goes to disk: its inputs exist only in this audit.
+        cache = self.audit.references if not isinstance(row, FreshRow) else NO_CACHE
+        key = cache_key(definition, row.value, self.device) + f"-{tag}"
+        cached = cache.get(definition, key, self.device)
+        if cached is not None:
+            return cached, "cache", 0.0
+        snapshot = snapshot or InputSnapshot(list(definition.inputs), inputs)
+        t0 = time.perf_counter()
+        outputs = self.compute_reference(definition, inputs)
+        seconds = time.perf_counter() - t0
+        changed = snapshot.changed(inputs)
+        if changed:
+            raise DataError(self.audit.dataset.where(row),
+                            f"the reference modified its inputs ({', '.join(changed)})")
+        cache.put(definition, key, outputs)
+        return outputs, "computed", seconds
+
+    def prepare_case(self, definition: Definition, task: TaskConfig, row: Located) -> Case:
+        inputs = self.audit.dataset.materialise_inputs(definition, row, "cpu", shared=True)
+        snapshot = InputSnapshot(list(definition.inputs), inputs)
+        reference, source, seconds = self.reference(definition, row, inputs, "main", snapshot)
+        case = Case(definition, task, row, inputs, reference, snapshot=snapshot,
+                    reference_source=source, reference_seconds=seconds)
+        if self.audit.config.scale_probe:
+            case.probe = scale_probe(definition, inputs)
+            if case.probe is not None:
+                case.probe = [shared(v) if isinstance(v, torch.Tensor) else v
+                              for v in case.probe]
+                case.probe_reference = self.reference(definition, row, case.probe, "probe")[0]
+        return case
+
+    # ------------------------------------------------------------------ judging
+    def judge(self, solution: Solution, case: Case,
+              reference: Callable[[list[object]], tuple[torch.Tensor, ...]] | None = None
+              ) -> dict:
+        """The verdict on one solution for one case (never raises for candidate faults).
+
+        ``reference`` computes the truth of fresh input sets (default: the definition's
+        reference on this lane's device)."""
+        timeout = case.task.call_timeout_s
+        try:
+            handle, loaded = self.isolation.worker(solution, timeout)
+        except WorkerFailure as failure:
+            self.isolation.discard(solution_hash(solution))
+            return {"status": failure.status, "reason": str(failure)}
+        if loaded["status"] != "OK":
+            return {k: loaded[k] for k in ("status", "reason", "traceback") if k in loaded}
+        main = InputSet(f"m-{case.key}", case.inputs, case.reference, case.snapshot)
+        strict = (case.task.diagnostic_tolerance
+                  if self.audit.config.strict_diagnostic else None)
+        session = None
+        try:
+            session = Session(handle, self.isolation.stand_in, case.definition, case.task,
+                              self.device, main,
+                              reference or (lambda inputs: self.compute_reference(
+                                  case.definition, inputs)),
+                              self.audit.secret, timeout, strict, self.audit.config.cold_l2)
+            result = self._judge(session, case, loaded)
+            session.forget([main.id], graph=True)
+        except (Failure, WorkerFailure) as exc:
+            result = session_failure(exc)
+            fatal = result.pop("fatal", False) or isinstance(exc, WorkerFailure)
+            if not fatal and session is not None:
+                try:  # the worker is fine; drop what it holds of this case
+                    session.forget(list(session.registered), graph=True)
+                except (Failure, WorkerFailure):
+                    fatal = True
+            if fatal:
+                self.isolation.discard(solution_hash(solution))
+        if session is not None:
+            result["content"] = {"fresh_sets": session.distinct_sets,
+                                 "secret_sha256": self.audit.secret_digest}
+        result["isolation"] = loaded.get("walls", [])
+        return result
+
+    def _judge(self, session: Session, case: Case, loaded: dict) -> dict:
+        """The steps of one verdict: the first call, timing (unless validation only), the
+        second input set, the scale probe (when asked); a failure raises out of them."""
+        config = self.audit.config
+        result = session.call([session.main], "first call")
+        if not config.validation_only:
+            cuda = self.device.type == "cuda"
+            spec = case.task.timing if cuda else CPU_TIMING
+            methods = ["eager"] + (["prepared"] if loaded.get("prepare") else [])
+            timings: dict = {}
+            with gpu_lock(self.device):
+                for method in methods:
+                    timings[method] = session.time(method, spec, cuda)
+                if cuda:
+                    timings["graph"] = session.time_graph(methods[-1], spec)
+            result["timing"] = timings
+            if "error" in timings.get("graph", {}):
+                result["graph_capture_error"] = timings["graph"]["error"]
+        result["second_input_set"] = session.second_input_set()
+        if case.probe is not None:
+            result["scale_probe"] = session.scale_probe(case.probe, case.probe_reference)
+        return result
+
+    def close(self) -> None:
+        self.isolation.close()
+
+
+class Audit:
+    """The audit library: plans units, judges them, writes the report; prints nothing.
+
+    :meth:`run` returns one :class:`~hf_eval.records.CaseRecord` per case; the caller
+    renders them and chooses an exit code (the CLI does both).
+    """
+
+    def __init__(self, dataset: Dataset, config: AuditConfig) -> None:
+        self.dataset = dataset
+        self.config = config
+        sandbox.protect(dataset.root)  # unreadable to workers, however hf_eval is installed
+        self.devices = [torch.device(d) for d in config.devices]
+        self.references = ReferenceCache(enabled=config.reference_cache)
+        self.records: list[dict] = []
+        #: Things a reader should know that are not case records (solutions not audited).
+        self.notes: list[str] = []
+        #: Seeds every fresh input set of this audit; only its digest is reported.
+        self.secret = secrets.token_bytes(32)
+        self.secret_digest = hashlib.sha256(self.secret).hexdigest()
+        #: The fresh suite's rows, drawn from the secret (built once per definition).
+        self.fresh = FreshSource(self.secret)
+        self._lock = threading.Lock()
+
+    def plan(self) -> list[tuple[Definition, TaskConfig, list[Solution], Located]]:
+        """(definition, task, solutions, workload) units, in a stable order."""
+        names = self.config.definitions or sorted(self.dataset.definitions)
+        units = []
+        self.notes = []
+        for name in names:
+            definition = self.dataset.definition(name)
+            task = self.dataset.task(name)
+            solutions = select_solutions(self.dataset, task, name, self.config.solutions,
+                                         self.devices[0])
+            solutions += [s for s in self.config.extra_solutions if s.definition == name]
+            if self.config.solutions == "all":
+                skipped = sorted(s.name for s in self.dataset.solutions_for(name)
+                                 if not runs_on(s, self.devices[0]))
+                if skipped:
+                    self.notes.append(f"{name}: not auditing {', '.join(skipped)} "
+                                      f"(target_hardware excludes {self.devices[0].type})")
+            for row in select_workloads(self.dataset, task, name, self.config.suite,
+                                        self.config.uuids, self.fresh):
+                if solutions:
+                    units.append((definition, task, solutions, row))
+        return units
+
+    def cases(self) -> int:
+        """How many records :meth:`run` will produce (for a progress bar)."""
+        return sum(len(s) for _, _, s, _ in self.plan())
+
+    def _done(self) -> set[tuple[str, str, str]]:
+        if not (self.config.resume and Path(self.config.report).is_file()):
+            return set()
+        records = read_report(self.config.report)
+        self.records.extend(records)
+        return {(r["definition"], r["workload"], r["hashes"]["solution"]) for r in records
+                if "hashes" in r and "solution" in r["hashes"]}
+
+    def run(self, on_record: Callable[[dict], None] | None = None) -> list[CaseRecord]:
+        """Audit every planned case; ``on_record`` sees each record as it is written
+        (and each case a resumed report already held)."""
+        done = self._done()
+        units = self.plan()
+        env = {str(d): environment(d) for d in self.devices}
+        writer = ReportWriter(self.config.report, append=self.config.resume)
+        report = on_record or (lambda record: None)
+        for record in self.records:
+            report(record)
+        work: queue.Queue = queue.Queue()
+        for unit in units:
+            work.put(unit)
+
+        def lane_main(device: torch.device) -> None:
+            lane = Lane(self, device)
+            try:
+                while True:
+                    try:
+                        unit = work.get_nowait()
+                    except queue.Empty:
+                        return
+                    self._audit_unit(lane, unit, env[str(device)], done, writer, report)
+            finally:
+                lane.close()
+
+        threads = [threading.Thread(target=lane_main, args=(d,)) for d in self.devices]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        writer.close()
+        return [CaseRecord.model_validate(r) for r in self.records]
+
+    def _audit_unit(self, lane: Lane, unit, env: dict, done: set, writer: ReportWriter,
+                    report: Callable[[dict], None]) -> None:
+        for record in self.audit_unit(lane, unit, env, done):
+            self._emit(writer, record, report)
+
+    def audit_unit(self, lane: Lane, unit, env: dict, done: set) -> Iterator[dict]:
+        """The records of one unit (a workload and its solutions), one per solution not
+        in ``done``, each yielded as soon as its case is judged.
+
+        The one place a unit is audited: the local lanes write what it yields, and the
+        Ray path (:mod:`hf_eval.distributed`) runs it in a lane actor and streams it back.
+        """
+        definition, task, solutions, row = unit
+        uuid = row.value.workload.uuid
+        todo = [s for s in solutions if (definition.name, uuid, solution_hash(s)) not in done]
+        if not todo:
+            return
+        if lane.definition != definition.name:
+            lane.isolation.shutdown()
+            lane.definition = definition.name
+        base = {"definition": definition.name, "workload": uuid, "axes": row.value.workload.axes,
+                "device": str(lane.device), "environment": env,
+                "baseline": task.baseline.solution, "baseline_timed": task.baseline.timed,
+                "hashes": {"definition": source_hash(
+                    self.dataset.definitions[definition.name].path.read_text()),
+                    "task": source_hash(self.dataset.tasks[definition.name].path.read_text())}}
+        if isinstance(row, FreshRow):
+            base["fresh"] = row.report_fields()
+        try:
+            case = lane.prepare_case(definition, task, row)
+        except DataError as err:
+            for solution in todo:
+                yield {**base, "solution": solution.name, "status": "DATA_ERROR",
+                       "reason": str(err),
+                       "hashes": {**base["hashes"], "solution": solution_hash(solution)}}
+            return
+        for solution in todo:
+            t0 = time.perf_counter()
+            result = lane.judge(solution, case)
+            record = {**base, "solution": solution.name,
+                      "reference": {"source": case.reference_source,
+                                    "seconds": round(case.reference_seconds, 4)},
+                      "wall_seconds": round(time.perf_counter() - t0, 4), **result,
+                      "hashes": {**base["hashes"], "solution": solution_hash(solution)}}
+            yield record
+            if record["status"] != "PASSED":
+                # A failed candidate may have modified the inputs: reload them so the next
+                # solution sees the workload's real bytes.
+                case.inputs = self.dataset.materialise_inputs(definition, row, "cpu",
+                                                              shared=True)
+                case.snapshot = InputSnapshot(list(definition.inputs), case.inputs)
+
+    def _emit(self, writer: ReportWriter, record: dict,
+              report: Callable[[dict], None]) -> None:
+        with self._lock:
+            writer.write(record)
+            self.records.append(record)
+            report(record)

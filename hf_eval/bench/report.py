@@ -1,0 +1,463 @@
+"""``hf-eval bench report``: audit reports + benchmark timings + ceilings -> docs/h200.
+
+Why a separate module: ``summarize`` (hf_eval/summary.py) turns audit reports into coverage
+and paired speed-ups; the H200 report adds what only a device run has (the measured
+ceilings, the roofline fraction of every timing, the benchmark shapes), chooses a
+preferred solution per definition from that evidence and judges the goals of
+``goals.json`` (data: which figure, which definitions, which threshold). Nothing is
+measured here: it reads the device run's files (copied into docs/h200) and the dataset.
+
+Inputs (``--dir``, default <root>/docs/h200): results.jsonl (audit lines), bench.jsonl
+(benchmark lines, inputs generated on the device for timing only), ceilings*.json (one per
+device call), env*.txt, commands.txt (the exact commands), notes.md (hand-written
+commentary, appended to performance.md). Outputs: summary.json, performance.md,
+preferred-solutions.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from hf_eval.bench import roofline
+from hf_eval.bench.run import best_ms
+from hf_eval.bench.shapes import BenchShape, load_shapes, shape_path, structure_counts
+from hf_eval.dataset import Dataset, open_dataset
+from hf_eval.errors import DataError
+from hf_eval.report import geomean, read_report
+from hf_eval.schema import Model, NonEmpty, load_json
+from hf_eval.sources import solution_hash
+from hf_eval.summary import summarize_records
+
+GOALS_PATH = Path(__file__).with_name("goals.json")
+#: Relative difference under which two timings count as a tie (METHOD.md: time twice).
+TIE = 0.03
+GENERATED_NOTE = ("Benchmark-shape inputs were generated on the device by `hf-eval bench run` "
+                  "(fixed seed) for timing only: they are not committed and are not correctness "
+                  "evidence; the only check on them is each output against the torch "
+                  "baseline's under the task tolerance (column 'check').")
+
+
+class Goal(Model):
+    """One goal of ``goals.json``: a figure per benchmark shape (or per definition, for
+    ``geomean_speedup``) judged against ``threshold``.
+
+    ``ceiling_fraction``: achieved FLOP/s over the measured ``ceiling``;
+    ``throughput_ratio``: the time of the solution named ``against*`` over the time of
+    each solution; ``copy_share``: compulsory bytes per second over the measured copy
+    bandwidth; ``geomean_speedup``: geometric mean over the shapes of the speed-up
+    against the task's baseline solution.
+    """
+
+    goal: NonEmpty
+    measure: Literal["ceiling_fraction", "throughput_ratio", "copy_share", "geomean_speedup"]
+    threshold: float
+    families: list[NonEmpty] = []
+    definitions: list[NonEmpty] = []
+    any_axis_at_least: dict[str, int] = {}
+    ceiling: Literal["bf16_flops", "fp8_flops"] | None = None
+    against: NonEmpty | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> Goal:
+        if not self.families and not self.definitions:
+            raise ValueError("names no families and no definitions: it applies to nothing")
+        if self.measure == "ceiling_fraction" and self.ceiling is None:
+            raise ValueError("a ceiling_fraction goal needs 'ceiling'")
+        if self.measure == "throughput_ratio" and self.against is None:
+            raise ValueError("a throughput_ratio goal needs 'against' (a solution name prefix)")
+        return self
+
+    def applies_to(self, definition: str, op_type: str) -> bool:
+        return definition in self.definitions or op_type in self.families
+
+    def covers(self, axes: dict[str, int]) -> bool:
+        """Whether a shape with these axes counts (any listed axis reaches its value)."""
+        return not self.any_axis_at_least or any(
+            axes.get(axis, 0) >= value for axis, value in self.any_axis_at_least.items())
+
+
+class Goals(Model):
+    """``goals.json``."""
+
+    note: str = ""
+    goals: list[Goal] = Field(min_length=1)
+
+
+def load_goals(path: Path = GOALS_PATH) -> list[Goal]:
+    return load_json(Goals, path).goals
+
+
+def _fmt(value: float | None, spec: str = ".3f") -> str:
+    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else format(value, spec)
+
+
+def load_bench(path: Path) -> dict[tuple[str, str, str], dict]:
+    """(definition, shape, solution) -> the last benchmark line (a rerun supersedes)."""
+    latest: dict[tuple[str, str, str], dict] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                latest[(rec["definition"], rec.get("shape", "-"), rec.get("solution", "-"))] = rec
+    return latest
+
+
+def _paired(sols: dict, recs: dict, passed: list[str], solution: str,
+            other: str | None) -> dict | None:
+    """Speed-up of ``solution`` over ``other`` on the workloads both passed (geomean, range)."""
+    if not other or other == solution or other not in sols:
+        return None
+    ratios = []
+    for w in passed:
+        base = sols[other].get(w)
+        if base is None or base["status"] != "PASSED":
+            continue
+        a, b = best_ms(base.get("timing", {})), best_ms(recs[w].get("timing", {}))
+        if a and b:
+            ratios.append(a / b)
+    return {"against": other, "geomean": geomean(ratios), "min": min(ratios),
+            "max": max(ratios), "paired": len(ratios)} if ratios else None
+
+
+def audit_table(dataset: Dataset, records: list[dict], ceilings: dict) -> dict:
+    """Per definition and solution: coverage, median time, roofline fraction, speed-ups."""
+    latest: dict[tuple[str, str, str], dict] = {}
+    for rec in records:
+        latest[(rec["definition"], rec["solution"], rec["workload"])] = rec
+    rows_by_uuid = {r.value.workload.uuid: r for rows in dataset.workloads.values() for r in rows}
+    entries = roofline.load()
+    costs: dict[str, roofline.Cost] = {}
+    out: dict = defaultdict(dict)
+    grouped: dict = defaultdict(lambda: defaultdict(dict))
+    for (definition, solution, workload), rec in latest.items():
+        grouped[definition][solution][workload] = rec
+    for definition, sols in sorted(grouped.items()):
+        task = dataset.task(definition)
+        total = len(dataset.workloads.get(definition, []))
+        for solution, recs in sorted(sols.items()):
+            current = dataset.solutions.get(solution)
+            stale = [w for w, r in recs.items() if current is None
+                     or r.get("hashes", {}).get("solution") != solution_hash(current.value)]
+            passed = [w for w, r in recs.items() if r["status"] == "PASSED" and w not in stale]
+            times, fractions = [], []
+            for w in passed:
+                ms = best_ms(recs[w].get("timing", {}))
+                if ms is None:
+                    continue
+                times.append(ms)
+                if w not in costs and w in rows_by_uuid:
+                    costs[w] = roofline.workload_cost(dataset, dataset.definition(definition),
+                                                      rows_by_uuid[w], entries)
+                if w in costs:
+                    fractions.append(roofline.fraction(costs[w].time_s(ceilings), ms))
+
+            def paired(other: str | None, sols=sols, recs=recs, passed=passed,
+                       solution=solution) -> dict | None:
+                return _paired(sols, recs, passed, solution, other)
+
+            out[definition][solution] = {
+                "passed": len(passed), "audited": len(recs), "workloads": total,
+                "stale_records": len(stale),
+                "statuses": sorted({r["status"] for r in recs.values()}),
+                "median_ms_geomean": geomean(times) if times else None,
+                "roofline_fraction_geomean": geomean(fractions) if fractions else None,
+                "speedup_vs_baseline": paired(task.baseline.solution),
+                "speedup_vs_engine_baseline": paired(task.engine_baseline),
+                "failures": sorted({r.get("reason", "")[:160] for r in recs.values()
+                                    if r["status"] != "PASSED"})[:3]}
+    return out
+
+
+def _recost(dataset: Dataset, rec: dict, shapes: dict[tuple[str, str], BenchShape],
+            first_ceilings: dict) -> None:
+    """Recompute a benchmark line's roofline with the current formulas (in place).
+
+    Lines written before the benchmark stored its counts and ceilings get the counts from
+    the shape file (the families' inputs fix them exactly) and the first device call's
+    ceilings.
+    """
+    definition = dataset.definition(rec["definition"])
+    shape = shapes.get((rec["definition"], rec["shape"]))
+    counts = rec.get("derived")
+    if counts is None:
+        counts = structure_counts(definition, shape) if shape else None
+    c = roofline.cost(definition, rec["axes"], counts=counts)
+    ceilings = rec.get("ceilings") or first_ceilings
+    ms = best_ms(rec.get("timing", {}))
+    rec.update(flops=c.flops, bytes=c.bytes, compute=c.compute,
+               roofline_ms=c.time_s(ceilings) * 1e3)
+    if ms:
+        rec.update(fraction=roofline.fraction(c.time_s(ceilings), ms),
+                   tflops=c.flops / (ms * 1e-3) / 1e12, tbps=c.bytes / (ms * 1e-3) / 1e12,
+                   copy_share=c.bytes / (ms * 1e-3) / ceilings["bytes_per_s"])
+
+
+def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
+    """Per definition, shape and solution: time, rates, fraction, speed-ups, check."""
+    shapes = {}
+    for name in dataset.definitions:
+        if shape_path(name).is_file():
+            for shape in load_shapes(dataset.definition(name)):
+                shapes[(name, shape.label)] = shape
+    for rec in bench.values():
+        if "axes" in rec and rec["definition"] in dataset.definitions:
+            _recost(dataset, rec, shapes, first_ceilings)
+    out: dict = defaultdict(lambda: defaultdict(dict))
+    for (definition, shape, solution), rec in bench.items():
+        out[definition][shape][solution] = rec
+    table: dict = {}
+    for definition, shapes in sorted(out.items()):
+        task = dataset.task(definition) if definition in dataset.tasks else None
+        table[definition] = {}
+        for shape, sols in shapes.items():
+            row = {}
+            for solution, rec in sols.items():
+                ms = best_ms(rec.get("timing", {}))
+                entry = {"status": rec["status"], "ms": ms, "fraction": rec.get("fraction"),
+                         "tflops": rec.get("tflops"), "tbps": rec.get("tbps"),
+                         "copy_share": rec.get("copy_share"),
+                         "ceilings": rec.get("ceilings") or first_ceilings,
+                         "check": rec.get("check", rec.get("reason", "")),
+                         "axes": rec.get("axes"), "roofline_ms": rec.get("roofline_ms")}
+                for key, other in (("x_baseline", task and task.baseline.solution),
+                                   ("x_engine", task and task.engine_baseline)):
+                    base = sols.get(other) if other else None
+                    base_ms = best_ms(base.get("timing", {})) if base else None
+                    entry[key] = base_ms / ms if base_ms and ms and other != solution else None
+                row[solution] = entry
+            table[definition][shape] = row
+    return table
+
+
+def _usable(entry: dict) -> bool:
+    return entry["status"] == "TIMED" and entry["ms"] is not None and \
+        not str(entry["check"]).startswith("DISAGREES")
+
+
+def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
+    """Per definition: among solutions that passed every sample workload on the H200 (current
+    source), the fastest by geometric mean over the benchmark shapes (sample timings when a
+    definition has no benchmark timing for it)."""
+    chosen = {}
+    for definition in sorted(dataset.definitions):
+        sols = audit.get(definition, {})
+        eligible = [s for s, r in sols.items() if r["workloads"] and r["passed"] ==
+                    r["workloads"] and r["audited"] >= r["workloads"]]
+        if not eligible:
+            chosen[definition] = {"solution": None, "evidence": "no solution has passed every "
+                                  "sample workload on the H200 with its current source"}
+            continue
+        shapes = bench.get(definition, {})
+        scores = {}
+        for s in eligible:
+            times = [row[s]["ms"] for row in shapes.values() if s in row and _usable(row[s])]
+            if shapes and len(times) == len(shapes):
+                scores[s] = ("benchmark", geomean(times), len(times))
+        if not scores:
+            scores = {s: ("sample", sols[s]["median_ms_geomean"], sols[s]["passed"])
+                      for s in eligible if sols[s]["median_ms_geomean"]}
+        best = min(scores, key=lambda s: scores[s][1])
+        basis, value, n = scores[best]
+        runner_up = sorted(v for s, (_, v, _) in scores.items() if s != best)
+        tie = (f" The runner-up is within {TIE:.0%}: a tie within run-to-run spread, not a "
+               "measured advantage." if runner_up and runner_up[0] <= value * (1 + TIE) else "")
+        others = "; ".join(f"{s} {v:.4g} ms" for s, (_, v, _) in sorted(scores.items(),
+                                                                         key=lambda x: x[1][1]))
+        chosen[definition] = {
+            "solution": best,
+            "evidence": f"passed {sols[best]['passed']}/{sols[best]['workloads']} sample "
+                        f"workloads on the H200 (audit runner, unchanged tolerances); fastest "
+                        f"geometric-mean time over {n} {basis} "
+                        f"{'shapes (inputs generated on the device, timing only)' if basis == 'benchmark' else 'workloads'}"  # noqa: E501
+                        f": {others}.{tie}"}
+    return chosen
+
+
+def _eligible(audit: dict, definition: str, solution: str) -> bool:
+    r = audit.get(definition, {}).get(solution)
+    return bool(r and r["workloads"] and r["passed"] == r["workloads"])
+
+
+def _goal(goal: str, definition: str, shape: str, figures: dict[str, float], threshold: float,
+          audit: dict, preferred: str | None) -> dict:
+    """One goal row: the preferred solution's figure and the best figure of any shipped one."""
+    best = max(figures, key=figures.get) if figures else None
+    row = {"goal": goal, "definition": definition, "shape": shape, "threshold": threshold,
+           "preferred": preferred, "preferred_figure": figures.get(preferred),
+           "best": best, "best_figure": figures.get(best) if best else None,
+           "best_audited": bool(best and _eligible(audit, definition, best))}
+    value = row["preferred_figure"]
+    row["met"] = None if value is None else value >= threshold
+    return row
+
+
+def _shape_figures(goal: Goal, usable: dict[str, dict]) -> dict[str, float] | None:
+    """The per-shape goal's figure of each usable solution (None: the goal has no figure
+    at this shape, e.g. no reference solution was timed)."""
+    if goal.measure == "ceiling_fraction":
+        return {s: e["tflops"] * 1e12 / e["ceilings"][goal.ceiling] for s, e in usable.items()}
+    if goal.measure == "throughput_ratio":
+        references = [e for s, e in usable.items() if s.startswith(goal.against)]
+        reference = references[0]["ms"] if references else None
+        if not reference:
+            return None
+        return {s: reference / e["ms"] for s, e in usable.items()}
+    return {s: e["copy_share"] for s, e in usable.items() if e["copy_share"]}
+
+
+def goals(dataset: Dataset, bench: dict, audit: dict, preferred: dict,
+          targets: list[Goal]) -> list[dict]:
+    """The goals' rows: every per-shape goal at every shape it covers, then every
+    ``geomean_speedup`` goal per definition. "met" judges the preferred solution (audited
+    on the H200); the best figure of any shipped solution is shown beside it with its
+    audit status."""
+    per_shape = [g for g in targets if g.measure != "geomean_speedup"]
+    result = []
+    for definition, shapes in bench.items():
+        if definition not in dataset.definitions:
+            continue
+        op = dataset.definition(definition).op_type
+        pick = preferred.get(definition, {}).get("solution")
+        applicable = [g for g in per_shape if g.applies_to(definition, op)]
+        for shape, row in shapes.items():
+            usable = {s: e for s, e in row.items() if _usable(e) and s in dataset.solutions}
+            if not usable:
+                continue
+            axes = next(iter(usable.values()))["axes"] or {}
+            for goal in applicable:
+                figures = _shape_figures(goal, usable) if goal.covers(axes) else None
+                if figures is not None:
+                    result.append(_goal(goal.goal, definition, shape, figures,
+                                        goal.threshold, audit, pick))
+    for goal in (g for g in targets if g.measure == "geomean_speedup"):
+        for definition in sorted(dataset.definitions):
+            if not goal.applies_to(definition, dataset.definition(definition).op_type):
+                continue
+            pick = preferred.get(definition, {}).get("solution")
+            baseline = dataset.task(definition).baseline.solution
+            shapes = bench.get(definition, {})
+            figures = {}
+            for solution in {s for row in shapes.values() for s in row}:
+                if solution not in dataset.solutions:
+                    continue
+                ratios = [1.0 if solution == baseline else row[solution]["x_baseline"]
+                          for row in shapes.values()
+                          if solution in row and _usable(row[solution])]
+                if ratios and len(ratios) == len(shapes) and all(ratios):
+                    figures[solution] = geomean(ratios)
+            result.append(_goal(goal.goal, definition, f"{len(shapes)} benchmark shapes",
+                                figures, goal.threshold, audit, pick))
+    return result
+
+
+def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: list[dict],
+                         preferred: dict, goal_rows: list[dict], commands: str,
+                         env: str) -> str:
+    c = ceilings[-1]
+    lines = ["# H200 performance", "",
+             "Generated by `hf-eval bench report` from the device runs' files in this "
+             "folder. Every number was measured on one NVIDIA H200 through the workplace's "
+             "device tool; nothing here is a datasheet figure.", "",
+             f"**Ceilings (measured in the same device call as the timings):** bf16 matmul "
+             f"{c['bf16_flops'] / 1e12:.0f} TFLOP/s, FP8 matmul {c['fp8_flops'] / 1e12:.0f} "
+             f"TFLOP/s, copy {c['bytes_per_s'] / 1e12:.2f} TB/s ({c['method']}) in the last call. "
+             "Each call's own ceilings are in ceilings*.json; each benchmark timing's fraction "
+             "uses its own call's; sample-workload fractions use the last call's.",
+             "", "**Roofline:** time = max(FLOPs / ceiling, compulsory bytes / copy bandwidth) "
+             "from hf_eval/bench/roofline.json (memory-bound entries: bytes only); fraction = "
+             "roofline time / measured median (CUDA-graph replay where capture worked, else the "
+             "prepared launch or eager calls).", "",
+             f"**Benchmark shapes:** {GENERATED_NOTE}", "",
+             "**Environment:**", "", "```", env.strip(), "```", "",
+             "**Commands:**", "", "```", commands.strip(), "```", ""]
+    lines += ["## Goals", "",
+              "'met' judges the preferred H200 solution (passed every sample workload through "
+              "the audit runner on the H200). 'best measured' is the best figure of any shipped "
+              "solution at that shape, with whether it has passed that audit; a best figure "
+              "without the audit is a measurement, not a result.", "",
+              "| goal | definition | shape | preferred | figure | met | best measured "
+              "(solution, figure, audited) |", "|---|---|---|---|---|---|---|"]
+    for g in goal_rows:
+        met = {True: "yes", False: "**no**", None: "not determined"}[g["met"]]
+        best = (f"{g['best']}, {g['best_figure']:.2f}, {'yes' if g['best_audited'] else 'no'}"
+                if g["best"] else "—")
+        lines.append(f"| {g['goal']} | {g['definition']} | {g['shape']} | {g['preferred']} | "
+                     f"{_fmt(g['preferred_figure'], '.2f')} | {met} | {best} |")
+    for definition in sorted(dataset.definitions):
+        task = dataset.task(definition)
+        pick = preferred.get(definition, {})
+        lines += ["", f"## {definition}", "",
+                  f"Preferred on the H200: **{pick.get('solution')}** — {pick.get('evidence')}",
+                  f"Torch baseline: `{task.baseline.solution}`; engine baseline: "
+                  f"`{task.engine_baseline}`.", "",
+                  "Sample workloads (audit runner, `--device cuda`):", "",
+                  "| solution | passed | median ms (geomean) | roofline fraction (geomean) | "
+                  "× torch baseline | × engine baseline | failures |",
+                  "|---|---|---|---|---|---|---|"]
+        for solution, r in sorted(audit.get(definition, {}).items()):
+            sb, se = r["speedup_vs_baseline"], r["speedup_vs_engine_baseline"]
+            lines.append(
+                f"| {solution} | {r['passed']}/{r['workloads']}"
+                f"{' (stale: ' + str(r['stale_records']) + ')' if r['stale_records'] else ''} "
+                f"| {_fmt(r['median_ms_geomean'], '.4f')} "
+                f"| {_fmt(r['roofline_fraction_geomean'], '.3f')} "
+                f"| {_fmt(sb and sb['geomean'], '.2f')} | {_fmt(se and se['geomean'], '.2f')} "
+                f"| {'; '.join(r['failures'])[:200]} |")
+        if not audit.get(definition):
+            lines.append("| (no audit line on the H200 for this definition: see notes) "
+                         "| | | | | | |")
+        shapes = bench.get(definition, {})
+        if shapes:
+            lines += ["", "Benchmark shapes (generated on the device, timing only):", "",
+                      "| shape | solution | ms | TFLOP/s | TB/s | roofline fraction | "
+                      "× torch baseline | × engine baseline | check |",
+                      "|---|---|---|---|---|---|---|---|---|"]
+            for shape, row in shapes.items():
+                for solution, e in row.items():
+                    shipped = "" if solution in dataset.solutions else " (not shipped: rejected/)"
+                    lines.append(
+                        f"| {shape} | {solution}{shipped} | {_fmt(e['ms'], '.4f')} | "
+                        f"{_fmt(e['tflops'], '.1f')} | {_fmt(e['tbps'], '.2f')} | "
+                        f"{_fmt(e['fraction'], '.3f')} | {_fmt(e['x_baseline'], '.2f')} | "
+                        f"{_fmt(e['x_engine'], '.2f')} | "
+                        f"{e['status'] if e['status'] != 'TIMED' else ''} "
+                        f"{str(e['check'])[:90]} |")
+    return "\n".join(lines) + "\n"
+
+
+def build(folder: Path, root: Path, goals_path: Path = GOALS_PATH) -> list[Path]:
+    """Read the device-run files in ``folder`` and write the three outputs there."""
+    dataset = open_dataset(root)
+    targets = load_goals(goals_path)
+    records = read_report(folder / "results.jsonl")
+    ceilings = [json.loads(p.read_text()) for p in sorted(folder.glob("ceilings*.json"))]
+    if not ceilings:
+        raise DataError(folder, "no ceilings*.json (measure on the device first: "
+                        "hf-eval bench run)")
+    bench = bench_table(dataset, load_bench(folder / "bench.jsonl"), ceilings[0])
+    audit = audit_table(dataset, records, ceilings[-1])
+    preferred = choose_preferred(dataset, audit, bench)
+    goal_rows = goals(dataset, bench, audit, preferred, targets)
+    commands = (folder / "commands.txt").read_text() if (folder / "commands.txt").is_file() \
+        else ""
+    env = "\n".join(p.read_text() for p in sorted(folder.glob("env*.txt")))
+    summary = {"note": GENERATED_NOTE, "ceilings": ceilings, "commands": commands,
+               "audit": summarize_records(records), "audit_roofline": audit,
+               "benchmark": bench, "goals": goal_rows}
+    written = [folder / "summary.json", folder / "performance.md",
+               folder / "preferred-solutions.json"]
+    written[0].write_text(json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n")
+    notes = (folder / "notes.md").read_text() if (folder / "notes.md").is_file() else ""
+    written[1].write_text(performance_markdown(dataset, audit, bench, ceilings, preferred,
+                                               goal_rows, commands, env)
+                          + ("\n" + notes if notes else ""))
+    written[2].write_text(json.dumps({"hardware": "NVIDIA H200", "commands": commands,
+                                      "preferred": preferred}, indent=2) + "\n")
+    return written

@@ -1,0 +1,206 @@
+"""Roofline of a definition's call: FLOPs and compulsory bytes, against measured ceilings.
+
+Why a data file: the formulas (``roofline.json``) are facts about each definition, not
+code; they are Python expressions over the definition's axes plus a few *derived* counts
+(visible query/key pairs, experts that receive rows, valid indices) that the axes alone
+cannot give. Each derived count has a default expression over the axes, used when the
+inputs are not at hand, and an exact count from the inputs, which the definition's op
+family declares (:attr:`hf_eval.families.base.Family.counts`).
+
+The roofline time of one call is ``max(flops / peak_flops, bytes / bandwidth)`` with the
+peak that the entry's ``compute`` names (``bf16`` or ``fp8`` tensor cores; ``none`` for
+memory-bound kernels, whose CUDA-core arithmetic is not held against a ceiling). Ceilings
+are measured on the device in the same run as the timings (:func:`measure_ceilings`);
+datasheet figures are never used. The achieved fraction is roofline time / measured time.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from hf_eval.errors import DataError
+from hf_eval.families.base import Count
+from hf_eval.families.registry import family_of
+from hf_eval.schema import Definition
+from hf_eval.timing import time_calls
+
+ROOFLINE_PATH = Path(__file__).with_name("roofline.json")
+COMPUTE_KINDS = ("bf16", "fp8", "none")
+CEILING_KEYS = ("bf16_flops", "fp8_flops", "bytes_per_s")
+_FUNCTIONS = {"min": min, "max": max}
+_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant,
+            ast.Call, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
+            ast.USub)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """FLOPs and compulsory bytes of one call."""
+
+    flops: float
+    bytes: float
+    compute: str
+
+    def time_s(self, ceilings: dict[str, float]) -> float:
+        """Roofline time in seconds under ``ceilings`` (keys bf16_flops, fp8_flops, bytes_per_s)."""
+        memory = self.bytes / ceilings["bytes_per_s"]
+        if self.compute == "none":
+            return memory
+        return max(self.flops / ceilings[f"{self.compute}_flops"], memory)
+
+
+def _check_expression(text: str, where: str, field: str) -> ast.Expression:
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise DataError(where, "not a Python expression", field=field) from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED):
+            raise DataError(where, f"{type(node).__name__} is not allowed in a formula "
+                            "(arithmetic, names, min and max only)", field=field)
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
+                                               and node.func.id in _FUNCTIONS):
+            raise DataError(where, "only min() and max() may be called", field=field)
+    return tree
+
+
+def _evaluate(text: str, names: dict[str, float], where: str, field: str) -> float:
+    tree = _check_expression(text, where, field)
+    try:
+        return float(eval(compile(tree, where, "eval"), {"__builtins__": {}},  # noqa: S307
+                          {**_FUNCTIONS, **names}))
+    except NameError as err:
+        raise DataError(where, f"unknown name in formula ({err})", field=field) from None
+
+
+def load(path: Path = ROOFLINE_PATH) -> dict[str, dict]:
+    """The per-definition entries of ``roofline.json``, shape-checked."""
+    where = str(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise DataError(where, f"cannot read the roofline file ({err})") from None
+    entries = data.get("definitions")
+    if not isinstance(entries, dict):
+        raise DataError(where, "must hold an object 'definitions'", field="definitions")
+    for name, entry in entries.items():
+        for key in ("flops", "bytes", "compute"):
+            if not isinstance(entry.get(key), str):
+                raise DataError(where, "must be a string", field=f"definitions.{name}.{key}")
+        if entry["compute"] not in COMPUTE_KINDS:
+            raise DataError(where, f"must be one of {COMPUTE_KINDS}",
+                            field=f"definitions.{name}.compute")
+        for key in ("flops", "bytes"):
+            _check_expression(entry[key], where, f"definitions.{name}.{key}")
+        for derived, text in entry.get("derived", {}).items():
+            _check_expression(text, where, f"definitions.{name}.derived.{derived}")
+    return entries
+
+
+# ------------------------------------------------------------------ exact derived counts
+def _counts(definition: Definition, entry: dict) -> dict[str, Count]:
+    """The family's exact count of every derived name the entry uses."""
+    if not entry.get("derived"):
+        return {}
+    known = family_of(definition, "exact roofline count").counts
+    unknown = sorted(set(entry["derived"]) - set(known))
+    if unknown:
+        raise DataError(str(ROOFLINE_PATH), f"the {definition.op_type} family counts no "
+                        f"{', '.join(unknown)} (hf_eval/families/{definition.op_type}.py)",
+                        field=f"definitions.{definition.name}.derived")
+    return {name: known[name] for name in entry["derived"]}
+
+
+def workload_cost(dataset, definition: Definition, row,
+                  entries: dict[str, dict] | None = None) -> Cost:
+    """Cost of a stored workload, loading only the inputs its exact derived counts need."""
+    entries = entries if entries is not None else load()
+    entry = entries.get(definition.name, {})
+    names = {n for c in _counts(definition, entry).values() for n in c.needs}
+    trace = row.value.workload
+    inputs = {n: dataset.store.load(trace.inputs[n], "cpu") for n in names}
+    return cost(definition, trace.axes, inputs if names else None, entries)
+
+
+def derived_counts(definition: Definition, entry: dict, inputs: dict | None) -> dict[str, int]:
+    """Exact derived counts for ``entry`` from ``inputs`` (name -> tensor); {} without inputs."""
+    if inputs is None:
+        return {}
+    return {name: c.count(inputs) for name, c in _counts(definition, entry).items()}
+
+
+def cost(definition: Definition, axes: dict[str, int], inputs: dict | None = None,
+         entries: dict[str, dict] | None = None, counts: dict[str, int] | None = None) -> Cost:
+    """FLOPs and bytes of one call with these variable ``axes``.
+
+    Derived counts come from ``counts`` if given, else exactly from ``inputs``, else from
+    the entry's default expressions.
+    """
+    entries = entries if entries is not None else load()
+    where = str(ROOFLINE_PATH)
+    entry = entries.get(definition.name)
+    if entry is None:
+        raise DataError(where, f"no roofline entry for definition {definition.name!r}",
+                        field="definitions")
+    names: dict[str, float] = {**definition.const_axes, **axes}
+    exact = dict(counts) if counts is not None else derived_counts(definition, entry, inputs)
+    for derived, text in entry.get("derived", {}).items():
+        names[derived] = exact[derived] if derived in exact else _evaluate(
+            text, names, where, f"definitions.{definition.name}.derived.{derived}")
+    flops = _evaluate(entry["flops"], names, where, f"definitions.{definition.name}.flops")
+    nbytes = _evaluate(entry["bytes"], names, where, f"definitions.{definition.name}.bytes")
+    return Cost(flops, nbytes, entry["compute"])
+
+
+# ------------------------------------------------------------------ ceilings (device only)
+def _median_ms(fn: Callable[[], object], iters: int, trials: int = 5) -> float:
+    return time_calls(fn, device=torch.device("cuda"), warmup=3, iters=iters,
+                      trials=trials).median_ms
+
+
+def _matmul_ms(size: int, gen: torch.Generator) -> tuple[float, float]:
+    a = torch.randn(size, size, device="cuda", dtype=torch.bfloat16, generator=gen)
+    w = torch.randn(size, size, device="cuda", dtype=torch.bfloat16, generator=gen)
+    bf16_ms = _median_ms(lambda: torch.nn.functional.linear(a, w), iters=10)
+    a8, w8 = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    fp8_ms = _median_ms(lambda: torch._scaled_mm(a8, w8.t(), scale_a=one, scale_b=one,
+                                                 out_dtype=torch.bfloat16), iters=10)
+    return bf16_ms, fp8_ms
+
+
+def _copy_ms(copy_bytes: int, gen: torch.Generator) -> float:
+    src = torch.empty(copy_bytes // 4, device="cuda", dtype=torch.float32).uniform_(
+        generator=gen)
+    dst = torch.empty_like(src)
+    return _median_ms(lambda: dst.copy_(src), iters=10)
+
+
+def measure_ceilings(size: int = 8192, copy_bytes: int = 4 << 30) -> dict[str, float]:
+    """bf16 matmul (F.linear, cuBLAS), FP8 matmul (torch._scaled_mm) and copy bandwidth.
+
+    Random data (zeros run faster, METHOD.md), size^3 products, a ``copy_bytes`` buffer
+    copied device to device counting bytes read plus written; medians of five trials.
+    """
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    bf16_ms, fp8_ms = _matmul_ms(size, gen)
+    copy_ms = _copy_ms(copy_bytes, gen)
+    flops = 2.0 * size ** 3
+    return {"bf16_flops": flops / (bf16_ms * 1e-3), "fp8_flops": flops / (fp8_ms * 1e-3),
+            "bytes_per_s": 2.0 * copy_bytes / (copy_ms * 1e-3),
+            "method": f"bf16 F.linear and FP8 torch._scaled_mm {size}^3 (random data), "
+                      f"device-to-device copy of {copy_bytes >> 20} MiB counting read + write; "
+                      "median of 5 trials x 10 calls after 3 warm-ups (CUDA events)",
+            "device": torch.cuda.get_device_name(), "torch": torch.__version__}
+
+
+def fraction(roofline_s: float, measured_ms: float) -> float:
+    """Achieved fraction of the roofline (1.0 = at the hardware limit)."""
+    return roofline_s / (measured_ms * 1e-3) if measured_ms > 0 else math.nan

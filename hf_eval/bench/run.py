@@ -1,0 +1,218 @@
+"""``hf-eval bench run``: time solutions at realistic shapes, through the audit's checks.
+
+For every benchmark shape of a definition (:mod:`hf_eval.bench.shapes`: inputs drawn on
+the device with a fixed seed, for timing only), each chosen GPU solution is judged and
+timed through the audit's own path (a confined worker, every call checked, fresh content
+per timed call, the audit's clock: docs/verdicts.md), so its lines carry the audit's
+statuses. The truth at these shapes is the task's baseline solution's output on the same
+content (the definition's reference when the baseline does not run on the GPU), recorded
+as ``truth``. Each line also carries the shape's roofline (:mod:`hf_eval.bench.roofline`)
+under the ceilings measured in the same run.
+
+Run on a GPU machine: ``hf-eval bench run --out DIR`` writes ``ceilings.json`` and
+``bench.jsonl`` (one line per definition, shape and solution), and with ``--samples``
+``results.jsonl`` (the sample workloads audited by the same workers).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from hf_eval.audit import Audit, AuditConfig, Case, Lane, select_workloads
+from hf_eval.bench import roofline
+from hf_eval.bench.shapes import SHAPES_DIR, BenchShape, generate, load_shapes
+from hf_eval.channel import shared
+from hf_eval.dataset import Dataset, open_dataset
+from hf_eval.report import environment
+from hf_eval.schema import Definition, Solution, Timing
+from hf_eval.sources import compile_reference, load_entry
+
+GPU_TARGETS = ("cuda", "NVIDIA H200")
+
+
+# ------------------------------------------------------------------ timing (device)
+def runs_on_gpu(solution: Solution) -> bool:
+    return any(t in GPU_TARGETS for t in solution.spec.target_hardware)
+
+
+def best_ms(timing: dict) -> float | None:
+    """The most faithful median: graph replay where it worked, else prepared, else eager."""
+    for method in ("graph", "prepared", "eager"):
+        if "median_ms" in timing.get(method, {}):
+            return timing[method]["median_ms"]
+    return None
+
+
+#: Benchmark timing: the audit's scheme with fewer warm-ups (every timed call still gets
+#: fresh content, and the pool bounds calls per trial at large shapes).
+BENCH_TIMING = {"warmup": 3, "iters": 20, "trials": 3}
+
+
+def _truth(dataset: Dataset, definition: Definition, baseline: Solution | None,
+           device: torch.device) -> Callable[[list[object]], tuple[torch.Tensor, ...]]:
+    """What fresh inputs are judged against at benchmark shapes: the task's baseline (a
+    dataset solution, trusted, run in this process), else the definition's reference."""
+    fn = (load_entry(baseline).run if baseline is not None and runs_on_gpu(baseline)
+          else compile_reference(definition))
+
+    def truth(inputs: list[object]) -> tuple[torch.Tensor, ...]:
+        on_device = [v.to(device) if isinstance(v, torch.Tensor) else v for v in inputs]
+        with torch.no_grad():
+            out = fn(*on_device)
+        out = out if isinstance(out, tuple) else (out,)
+        return tuple(t.clone() for t in out)
+
+    return truth
+
+
+def pick_solutions(dataset: Dataset, name: str, how: str | None) -> list[Solution]:
+    """The GPU solutions of ``name`` to time: every one (``how`` None), or the
+    comma-separated names and keywords in ``how`` (``baseline``: the task's baseline;
+    ``preferred``: the task's preferred H200 solution). Names of other definitions'
+    solutions are ignored, so one list serves a run over several definitions."""
+    solutions = [s for s in dataset.solutions_for(name) if runs_on_gpu(s)]
+    if how is None:
+        return solutions
+    task = dataset.task(name)
+    wanted = set()
+    for word in (w.strip() for w in how.split(",") if w.strip()):
+        if word == "baseline":
+            wanted.add(task.baseline.solution)
+        elif word == "preferred":
+            pick = task.preferred.get("h200")
+            wanted.update([pick.solution] if pick else [])
+        else:
+            wanted.add(word)
+    return [s for s in solutions if s.name in wanted]
+
+
+def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
+                     how: str | None = None, samples=None, device: str = "cuda",
+                     shapes: list[BenchShape] | None = None) -> None:
+    """The chosen GPU solutions (:func:`pick_solutions`) at every benchmark shape,
+    through the audit's isolated worker and checks (:class:`hf_eval.audit.Lane`): the
+    lines carry the audit's statuses. Workers live until the definition is done, so a
+    solution compiles its kernels once, not once per shape.
+
+    ``samples``: a function taking audit records; when given, the same workers first
+    audit every sample workload of the definition (validation only, the task's own
+    tolerances), so one run judges a solution on the dataset and times it at scale with
+    one JIT compilation. ``device`` and ``shapes`` (default: the shape file) let the
+    tests run it on the CPU at small shapes."""
+    definition = dataset.definition(name)
+    task = dataset.task(name).model_copy(update={"timing": Timing(**BENCH_TIMING)})
+    solutions = pick_solutions(dataset, name, how)
+    baseline = next((s for s in dataset.solutions_for(name)
+                     if s.name == task.baseline.solution and runs_on_gpu(s)), None)
+    device = torch.device(device)
+    entries = roofline.load()
+    audit = Audit(dataset, AuditConfig(report=Path("/dev/null"), devices=[str(device)],
+                                       reference_cache=False, validation_only=True))
+    lane = Lane(audit, device)
+    truth = _truth(dataset, definition, baseline, device)
+    try:
+        if samples is not None and solutions:
+            own_task, env = dataset.task(name), environment(device)
+            for row in select_workloads(dataset, own_task, name, "sample", []):
+                unit = (definition, own_task, solutions, row)
+                for record in audit.audit_unit(lane, unit, env, set()):
+                    samples(record)
+        audit.config.validation_only = False
+        for shape in shapes or load_shapes(definition):
+            base = {"definition": name, "shape": shape.label, "axes": shape.axes,
+                    "generated_on_device": True,
+                    "truth": f"baseline {baseline.name}" if baseline else "reference"}
+            try:
+                generated = generate(definition, shape, str(device))
+                named = dict(zip(definition.inputs, generated))
+                c = roofline.cost(definition, shape.axes, named, entries)
+                derived = roofline.derived_counts(definition, entries.get(name, {}), named)
+                inputs = [shared(v.cpu()) if isinstance(v, torch.Tensor) else v
+                          for v in generated]
+                generated = named = None
+                case = Case(definition, task, None, inputs, truth(inputs),
+                            key=f"bench-{shape.label}")
+            except Exception as exc:
+                write({**base, "status": "GENERATION_ERROR",
+                       "reason": f"{type(exc).__name__}: {exc}"})
+                continue
+            roof_s = c.time_s(ceilings)
+            for solution in solutions:
+                record = {**base, "solution": solution.name, "flops": c.flops,
+                          "bytes": c.bytes, "compute": c.compute, "derived": derived,
+                          "roofline_ms": roof_s * 1e3,
+                          "ceilings": {k: ceilings[k] for k in roofline.CEILING_KEYS}}
+                record.update(lane.judge(solution, case, truth))
+                ms = best_ms(record.get("timing", {}))
+                if ms and record["status"] == "PASSED":
+                    record["fraction"] = roofline.fraction(roof_s, ms)
+                    record["tflops"] = c.flops / (ms * 1e-3) / 1e12
+                    record["tbps"] = c.bytes / (ms * 1e-3) / 1e12
+                write(record)
+            case = inputs = None  # free the shape's tensors before the next one
+            torch.cuda.empty_cache()
+    finally:
+        lane.close()
+
+
+def run(root: Path, out: Path, definitions: list[str] | None = None,
+        solutions: str | None = None, ceilings_file: Path | None = None,
+        samples: bool = False) -> int:
+    """``hf-eval bench run``: measure (or read) the ceilings, then every definition's shapes
+    (default: every shape file); one line per definition, shape and solution, printed as
+    it is written. A definition that cannot run (no task, say) gets a DEFINITION_ERROR
+    line and the others go on. Exit status 2 without a CUDA device."""
+    if not torch.cuda.is_available():
+        print("error: the benchmark generates and times on a CUDA device; none is visible",
+              file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    if ceilings_file is not None:
+        ceilings = json.loads(ceilings_file.read_text())
+    else:
+        ceilings = roofline.measure_ceilings()
+        (out / "ceilings.json").write_text(json.dumps(ceilings, indent=2) + "\n")
+    print(f"ceilings: bf16 {ceilings['bf16_flops'] / 1e12:.0f} TFLOP/s, fp8 "
+          f"{ceilings['fp8_flops'] / 1e12:.0f} TFLOP/s, copy {ceilings['bytes_per_s'] / 1e12:.2f} "
+          "TB/s", flush=True)
+    dataset = open_dataset(root)
+    names = definitions or sorted(p.stem for p in SHAPES_DIR.glob("*.json"))
+    audited = open(out / "results.jsonl", "a") if samples else None
+
+    def sample(record: dict) -> None:
+        audited.write(json.dumps(record) + "\n")
+        audited.flush()
+        print(f"{record['definition'][:44]:44} {'sample ' + record['workload'][:8]:28} "
+              f"{record['solution'][:44]:44} {record['status']:14} "
+              f"{(record.get('reason') or '')[:80]}", flush=True)
+
+    with open(out / "bench.jsonl", "a") as sink:
+        def write(record: dict) -> None:
+            sink.write(json.dumps(record) + "\n")
+            sink.flush()
+            ms = best_ms(record.get("timing", {}))
+            print(f"{record['definition'][:44]:44} {record['shape']:28} "
+                  f"{record.get('solution', '-')[:44]:44} {record['status']:14} "
+                  f"{'' if ms is None else f'{ms:10.4f} ms'} "
+                  f"{record.get('fraction', float('nan')):.2f} {record.get('reason', '')[:60]}",
+                  flush=True)
+
+        for name in names:
+            if name not in dataset.definitions:
+                print(f"error: shape file for unknown definition {name}", file=sys.stderr)
+                continue
+            t0 = time.perf_counter()
+            try:
+                bench_definition(dataset, name, ceilings, write, solutions,
+                                 sample if samples else None)
+            except Exception as exc:  # e.g. no task yet: reported, the other definitions go on
+                write({"definition": name, "shape": "-", "status": "DEFINITION_ERROR",
+                       "reason": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"})
+            print(f"# {name}: {time.perf_counter() - t0:.1f} s", flush=True)
+    return 0

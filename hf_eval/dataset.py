@@ -1,0 +1,120 @@
+"""A dataset ready to use: its files (:mod:`hf_eval.repository`) and a store for its tensors.
+
+``open_dataset(root)`` reads the files and gives the tensor store its resolver chain, in
+this order after the local file: a Git LFS pointer in a clone (:mod:`hf_eval.lfs`), the
+deterministic regeneration of generated samples (:mod:`hf_eval.samples.regenerate`;
+local, declines anything else at once), then the Hub at the pinned commit
+(:mod:`hf_eval.hub`; network, last, so a regenerable sample never waits on the Hub or
+fails offline). ``resolvers=[]`` reads only what is on disk (``check``, ``list``).
+
+The factory lives here rather than on the data class so that nothing points back: the
+regenerator reads the files (:class:`~hf_eval.repository.DatasetFiles`), the store holds
+the regenerator, and the :class:`Dataset` holds the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import torch
+
+from hf_eval.dtypes import TORCH_DTYPES
+from hf_eval.errors import DataError
+from hf_eval.hub import HubResolver
+from hf_eval.lfs import GitLfsResolver
+from hf_eval.repository import DatasetFiles, Located
+from hf_eval.samples.regenerate import SampleRegenerator
+from hf_eval.schema import Definition, SafetensorsInput, ScalarInput, WorkloadTrace
+from hf_eval.store import Resolver, TensorStore
+
+
+@dataclass
+class Dataset(DatasetFiles):
+    """The files of a dataset root and the store its workloads' tensors load through."""
+
+    store: TensorStore = field(kw_only=True)
+
+    def materialise_inputs(self, definition: Definition, row: Located,
+                           device: str | torch.device = "cpu",
+                           shared: bool = False, mapped: bool = False,
+                           provided: dict[str, torch.Tensor] | None = None) -> list[object]:
+        """The workload's inputs in argument order, loaded, verified and shape-checked.
+
+        ``shared`` loads CPU tensors into shared memory (for the audit's worker processes);
+        ``mapped`` maps them read-only from their files instead (the checker: a multi-GB
+        weight whose values no rule reads then costs no resident memory). ``provided``
+        holds tensors the caller has already verified (the checker's in-memory
+        regeneration); they are shape- and dtype-checked, not loaded. A row with a
+        ``draw_inputs`` method (a fresh case) provides its own tensors the same way.
+        """
+        trace: WorkloadTrace = row.value
+        where = self.where(row)
+        draw = getattr(row, "draw_inputs", None)
+        if provided is None and draw is not None:
+            # A row that exists only in memory (a fresh case, ``samples/fresh.py``) draws
+            # its own tensors; its other inputs (shared weights) load from the store.
+            provided = draw(definition, device, shared)
+        missing = [a for a in definition.var_axes if a not in trace.workload.axes]
+        if missing:
+            raise DataError(where, f"missing variable axes {missing}", field="workload.axes")
+        inputs: list[object] = []
+        for name, spec in definition.inputs.items():
+            desc = trace.workload.inputs.get(name)
+            if desc is None:
+                raise DataError(where, "missing input", field=f"workload.inputs.{name}")
+            if isinstance(desc, ScalarInput):
+                if spec.shape is not None:
+                    raise DataError(where, "a tensor input cannot be a scalar",
+                                    field=f"workload.inputs.{name}")
+                inputs.append(desc.value)
+                continue
+            if not isinstance(desc, SafetensorsInput):
+                raise DataError(where, "random inputs are not allowed in this dataset",
+                                field=f"workload.inputs.{name}")
+            if definition.shape_of(spec, trace.workload.axes) is None:
+                raise DataError(where, "a scalar input must be a scalar descriptor",
+                                field=f"workload.inputs.{name}")
+            if provided and name in provided:
+                tensor = provided[name]
+            else:
+                tensor = self.store.load(desc, device, shared=shared, mapped=mapped)
+            self._check_shape(definition, row, name, desc, tuple(tensor.shape))
+            if tensor.dtype != TORCH_DTYPES[spec.dtype]:
+                raise DataError(desc.path, f"tensor dtype {tensor.dtype} does not match "
+                                f"the definition's {spec.dtype}", field=name)
+            inputs.append(tensor)
+        return inputs
+
+    def _check_shape(self, definition: Definition, row: Located, name: str,
+                     desc: SafetensorsInput, actual: tuple[int, ...]) -> None:
+        """Blame a shape mismatch on what decided the expected size.
+
+        A variable axis's size comes from the workload line, so a mismatch along it names
+        that file, line and axis (the tensor is named as the evidence); a constant axis or
+        a wrong number of dimensions is the tensor's fault, so the tensor file is named.
+        """
+        spec = definition.inputs[name]
+        axes = row.value.workload.axes
+        expected = definition.shape_of(spec, axes)
+        if actual == expected:
+            return
+        if len(actual) == len(expected):
+            for axis, want, got in zip(spec.shape, expected, actual):
+                if want != got and axis in definition.var_axes:
+                    raise DataError(self.where(row), f"is {want}, but input {name!r} "
+                                    f"({desc.path}) has {got} along {axis} (shape "
+                                    f"{actual}, declared {list(spec.shape)})",
+                                    field=f"workload.axes.{axis}")
+        raise DataError(desc.path, f"tensor shape {actual} does not match the definition's "
+                        f"{expected}", field=name)
+
+
+def open_dataset(root: str | Path, resolvers: list[Resolver] | None = None) -> Dataset:
+    """The dataset at ``root``: every file read (bad ones in ``problems``), tensors through
+    ``resolvers`` when a file is absent (default: LFS, sample regeneration, the Hub)."""
+    files = DatasetFiles.read(root)
+    if resolvers is None:
+        resolvers = [GitLfsResolver(), SampleRegenerator(files), HubResolver.for_root(files.root)]
+    values = {f.name: getattr(files, f.name) for f in fields(DatasetFiles)}
+    return Dataset(**values, store=TensorStore(files.root, resolvers))

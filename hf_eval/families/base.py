@@ -1,0 +1,83 @@
+"""The contract of an op family: what the harness asks of one, and the defaults.
+
+Why one record per family: the sample builder, the checker, the audit, the benchmark and
+the roofline each need something that only the family knows (how its inputs are drawn,
+which values are valid, how its structure is counted). Before, each found it in its own
+place (a module path in a cases file, ``importlib`` by ``op_type``, dicts and if-chains);
+a :class:`Family` puts the answers side by side, and :mod:`hf_eval.families.registry`
+finds it by the definition's ``op_type``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from pydantic import BaseModel, ConfigDict
+
+from hf_eval.schema import Definition
+
+#: What a generator returns and what the value rules read: every input of a definition by
+#: name (a generator may give a large shared weight as a zero-argument callable instead).
+Inputs = dict[str, Any]
+
+
+class NoStructure(BaseModel):
+    """The benchmark-shape structure of a family whose axes say everything: none allowed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class Count:
+    """One exact count the roofline formulas use (``roofline.json``'s ``derived``), read
+    from a workload's inputs; ``needs`` names the (small) inputs it reads, so a report can
+    load only those."""
+
+    needs: tuple[str, ...]
+    count: Callable[[Inputs], int]
+
+
+def no_checks(definition: str, inputs: Inputs) -> list[str]:
+    """No value rule beyond the definition's shapes, dtypes and constraints."""
+    return []
+
+
+def no_counts(definition: Definition, axes: dict[str, int], structure: BaseModel
+              ) -> dict[str, int]:
+    """A family whose roofline needs no count beyond the axes."""
+    return {}
+
+
+@dataclass(frozen=True)
+class Family:
+    """Everything the harness knows about one op family.
+
+    - ``generate(definition, params, seed)``: every input of a sample case by name,
+      deterministic across machines (NumPy PCG64, never torch's RNG);
+    - ``check(definition, inputs)``: one message per violated value rule (the checker);
+    - ``bench_inputs(definition, axes, structure, generator, device)``: the inputs of one
+      benchmark shape, drawn on the device with torch's generator (timing only, never
+      stored); ``structure`` is the shape file's ``structure``, validated as
+      ``bench_structure``; None: the family has no benchmark shapes;
+    - ``counts``: the exact roofline counts by name; ``structure_counts(definition, axes,
+      structure)`` gives the same counts from a shape file alone (the benchmark inputs
+      fix them), so a report can recompute a roofline without the inputs;
+    - ``fresh_content(inputs, generator)``: the family's own second-input-set transform;
+      None means the audit's default (floating-point inputs permuted,
+      :func:`hf_eval.input_sets.permute_floats`).
+    """
+
+    op_type: str
+    #: The module that declares the family; a generated workload's receipt names it.
+    module: str
+    generate: Callable[[str, dict, int], Inputs]
+    bench_inputs: Callable[[Definition, dict[str, int], Any, torch.Generator, str],
+                           Inputs] | None = None
+    check: Callable[[str, Inputs], list[str]] = no_checks
+    bench_structure: type[BaseModel] = NoStructure
+    counts: dict[str, Count] = field(default_factory=dict)
+    structure_counts: Callable[[Definition, dict[str, int], Any], dict[str, int]] = no_counts
+    fresh_content: Callable[[list[object], torch.Generator], list[object]] | None = None

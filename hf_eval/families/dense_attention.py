@@ -1,0 +1,84 @@
+"""The dense_attention family (LTX-2.5 video h32_d128, audio h32_d64).
+
+One module for the family (:mod:`hf_eval.families`): its sample generator, its
+value rules, its benchmark-shape inputs and its roofline counts.
+
+Params: ``{"B", "Nq", "Nk"}`` (self attention has Nq == Nk, cross attention not) and
+optional ``"qk_std"`` (default 1.0): the overall magnitude of Q and K. Logits scale with
+``qk_std**2``; ``qk_std`` of about 2.5 gives a peaky, nearly one-hot softmax, which
+exposes kernels that lose precision in the exponent or the running maximum.
+
+Values imitate the model rather than i.i.d. unit noise: LTX RMS-normalises Q and K with
+learned per-channel gains, keys carry a per-head mean direction, heads differ in
+sharpness, and values have per-channel offsets, so outputs are not near zero and a
+kernel with the wrong scale, layout or normalisation misses the tolerance. Each input
+comes from its own PCG64 stream (``rng(definition, seed, name)``). There are no layer
+weights in this family, hence nothing is drawn independently of the case seed.
+
+**Value rules** (what the checker adds to shapes, dtypes and constraints):
+
+Dense attention has no index or layout inputs, so the only value rule is that Q, K and V
+are finite: a NaN or infinity makes the reference's output non-finite, and the published
+acceptance fails every candidate on such a workload.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from hf_eval.families.base import Family, Inputs, NoStructure
+from hf_eval.families.common import finite_problems, normal, randn, rng
+from hf_eval.schema import Definition
+
+#: Constant axes (H, D) of each definition of the family.
+SHAPES: dict[str, tuple[int, int]] = {
+    "noncausal_dense_attention_h32_d128": (32, 128),
+    "noncausal_dense_attention_h32_d64": (32, 64),
+}
+
+
+def generate(definition: str, params: dict, seed: int) -> Inputs:
+    """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
+    if definition not in SHAPES:
+        raise ValueError(f"{definition!r} is not a dense_attention definition")
+    heads, dim = SHAPES[definition]
+    batch, nq, nk = int(params["B"]), int(params["Nq"]), int(params["Nk"])
+    qk_std = np.float32(params.get("qk_std", 1.0))
+
+    structure = rng(definition, seed, "head_structure")
+    head_temp = structure.uniform(0.7, 1.5, size=(heads, 1)).astype(np.float32)
+    q_gain = structure.uniform(0.6, 1.4, size=(heads, dim)).astype(np.float32)
+    k_gain = structure.uniform(0.6, 1.4, size=(heads, dim)).astype(np.float32)
+    k_mean = structure.normal(0.0, 0.4, size=(heads, dim)).astype(np.float32)
+    v_gain = structure.uniform(0.5, 1.5, size=(heads, dim)).astype(np.float32)
+    v_mean = structure.normal(0.0, 0.3, size=(heads, dim)).astype(np.float32)
+
+    def draw(name: str, length: int) -> torch.Tensor:
+        return normal(rng(definition, seed, name), (batch, length, heads, dim),
+                      dtype=torch.float32)
+
+    q = draw("Q", nq) * torch.from_numpy(q_gain * head_temp * qk_std)
+    k = (draw("K", nk) * torch.from_numpy(k_gain) + torch.from_numpy(k_mean)) * float(qk_std)
+    v = draw("V", nk) * torch.from_numpy(v_gain) + torch.from_numpy(v_mean)
+    return {"Q": q.to(torch.bfloat16), "K": k.to(torch.bfloat16), "V": v.to(torch.bfloat16)}
+
+
+# ------------------------------------------------------------------ value rules
+def check(definition: str, inputs: Inputs) -> list[str]:
+    """One message per violated value rule of a dense attention workload; empty when valid."""
+    return finite_problems(inputs, ("Q", "K", "V"))
+
+
+# ------------------------------------------------------------------ benchmark shapes (device)
+def bench_inputs(d: Definition, axes: dict[str, int], s: NoStructure, gen: torch.Generator,
+                 dev: str) -> Inputs:
+    """Q, K and V of one benchmark shape."""
+    b, h, dd = axes["B"], d.const_axes["H"], d.const_axes["D"]
+    return {"Q": randn(gen, (b, axes["Nq"], h, dd), device=dev),
+            "K": randn(gen, (b, axes["Nk"], h, dd), device=dev),
+            "V": randn(gen, (b, axes["Nk"], h, dd), device=dev)}
+
+
+FAMILY = Family(op_type="dense_attention", module=__name__, generate=generate, check=check,
+                bench_inputs=bench_inputs)

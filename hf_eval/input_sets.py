@@ -1,0 +1,158 @@
+"""A case's other input sets, and the proof that a call left its inputs unchanged.
+
+**Other input sets** of the same shapes, so a result cached across calls cannot pass.
+:func:`fresh_content` makes the sets every timed call gets (:mod:`hf_eval.trials`) with
+the family's transform; the default, :func:`permute_floats`, permutes the
+floating-point inputs with a generator the audit seeds from its secret, so the
+content can be neither recognised nor predicted; structural inputs (integers, bool, int8
+carriers of quantised data) stay as they are, so the content stays valid. Inputs of more
+than :data:`VARY_LIMIT_BYTES` (a layer's weight) stay shared when a smaller floating
+input varies, which keeps a pool of many sets small; the output depends on every input,
+so one changed input already changes the answer. :class:`InPlace` writes such a set into
+the workload's own buffers (a cache keyed on pointers then fails).
+
+The scale probe calls again with every runtime ``*scale*`` scalar halved, which catches a
+kernel that hard-codes the scale.
+
+**Unchanged inputs** (:class:`InputSnapshot`): proof that inputs are byte-identical after
+a candidate ran (and after timing). On CPU a snapshot holds a digest of each tensor's
+bytes, so a multi-GB weight needs no second copy in RAM; on CUDA it holds a device copy
+compared byte for byte. ``changed`` returns the inputs that changed and, when none did,
+the snapshot stays valid for the next request, so each request costs one pass over the
+inputs rather than two.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import torch
+
+from hf_eval.families.registry import find
+from hf_eval.schema import Definition
+
+#: Floating inputs larger than this are shared between fresh sets when a smaller one varies.
+VARY_LIMIT_BYTES = 64 << 20
+#: Up to this many elements a fresh tensor is a full random permutation; above, a random
+#: cyclic shift that no row boundary divides (as unpredictable, and one pass over memory).
+PERMUTE_LIMIT = 1 << 24
+
+
+def _nbytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
+
+
+def fresh_content(definition: Definition, inputs: list[object],
+                  generator: torch.Generator) -> list[object]:
+    """The second-input-set transform of the definition's family: its own when it declares
+    one (:attr:`hf_eval.families.base.Family.fresh_content`), else :func:`permute_floats`."""
+    family = find(definition.op_type)
+    if family is not None and family.fresh_content is not None:
+        return family.fresh_content(inputs, generator)
+    return permute_floats(inputs, generator)
+
+
+def permute_floats(inputs: list[object], generator: torch.Generator) -> list[object]:
+    """Inputs with new floating-point content (others shared), on the inputs' device and
+    the generator's: new shared memory on CPU, new device memory on a GPU (where the
+    audit of a GPU lane draws it, which is far faster for the large sets of benchmark
+    shapes)."""
+    floats = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)
+              and v.dtype.is_floating_point and v.numel() > 1]
+    vary = [i for i in floats if _nbytes(inputs[i]) <= VARY_LIMIT_BYTES]
+    if not vary and floats:
+        vary = [min(floats, key=lambda i: _nbytes(inputs[i]))]
+    fresh = list(inputs)
+    for i in vary:
+        value = inputs[i]
+        flat = value.reshape(-1)
+        if value.numel() <= PERMUTE_LIMIT:
+            perm = torch.randperm(value.numel(), generator=generator, device=value.device)
+            new = flat[perm]
+        else:
+            row = value.shape[-1] if value.dim() else 1
+            shift = int(torch.randint(1, value.numel(), (1,), generator=generator,
+                                      device=value.device))
+            if row > 1 and shift % row == 0:
+                shift += 1
+            new = torch.roll(flat, shift)
+        new = new.reshape(value.shape)
+        fresh[i] = new.share_memory_() if new.device.type == "cpu" else new
+    return fresh
+
+
+def scale_probe(definition: Definition, inputs: list[object]) -> list[object] | None:
+    """Inputs with every floating ``*scale*`` scalar halved, or None when there is none."""
+    changed = False
+    probe = []
+    for (name, spec), value in zip(definition.inputs.items(), inputs):
+        if spec.shape is None and "scale" in name.lower() and isinstance(value, float):
+            value = value * 0.5 if value else 0.05
+            changed = True
+        probe.append(value)
+    return probe if changed else None
+
+
+class InPlace:
+    """Write another input set's content into the original buffers, and put it back."""
+
+    def __init__(self, inputs: list[object], other: list[object]) -> None:
+        self.inputs = inputs
+        self.saved: list[tuple[int, torch.Tensor]] = []
+        self.restored: list[tuple[int, torch.Tensor]] = []
+        for i, (mine, theirs) in enumerate(zip(inputs, other)):
+            if isinstance(mine, torch.Tensor) and theirs is not mine:
+                self.saved.append((i, mine.clone()))
+                mine.copy_(theirs)
+        self.changed = bool(self.saved)
+
+    def restore(self) -> None:
+        for i, original in self.saved:
+            self.inputs[i].copy_(original)
+        self.restored, self.saved = self.saved, []
+
+
+# ------------------------------------------------------------------ unchanged inputs
+def _bytes_view(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
+def _take(value: object) -> object:
+    if not isinstance(value, torch.Tensor):
+        return value
+    if value.device.type == "cpu":
+        return (value.shape, value.dtype,
+                hashlib.sha256(_bytes_view(value).numpy().data).hexdigest())
+    return (value.shape, value.dtype, _bytes_view(value).clone())
+
+
+def _same(saved: object, value: object) -> bool:
+    if not isinstance(saved, tuple):
+        return saved == value
+    if not isinstance(value, torch.Tensor) or (value.shape, value.dtype) != saved[:2]:
+        return False
+    if isinstance(saved[2], torch.Tensor):
+        return torch.equal(_bytes_view(value), saved[2])
+    return _take(value) == saved
+
+
+class InputSnapshot:
+    def __init__(self, names: list[str], inputs: list[object],
+                 only: list[int] | None = None) -> None:
+        """``only``: the indices to watch (a fresh set's own tensors; the ones it shares
+        with the workload, a multi-GB weight say, are watched by the workload's snapshot)."""
+        self.names = names
+        self.watched = set(range(len(inputs)) if only is None else only)
+        self.saved = [_take(v) if i in self.watched else None for i, v in enumerate(inputs)]
+
+    def changed(self, inputs: list[object]) -> list[str]:
+        """Names of watched inputs whose bytes, shape or dtype differ from the snapshot."""
+        return [name for i, (name, saved, value) in enumerate(zip(self.names, self.saved,
+                                                                  inputs))
+                if i in self.watched and not _same(saved, value)]
+
+    def retake(self, inputs: list[object], indices: list[int]) -> None:
+        """Snapshot again only the inputs at ``indices`` (the ones the harness rewrote)."""
+        for i in indices:
+            if i in self.watched:
+                self.saved[i] = _take(inputs[i])

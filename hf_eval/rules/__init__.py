@@ -1,1 +1,0 @@
-"""Per-family value rules the checker applies to workload inputs."""

@@ -1,0 +1,128 @@
+"""Turn a definition's reference and a solution's sources into callables.
+
+A solution is written out as a package directory (one per content hash) and its entry
+file is imported from there. Source paths must stay inside that directory: absolute
+paths, ``..`` and paths through links are refused, so a solution cannot overwrite files
+of the harness or of another solution.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from hf_eval.cache import cache_dir
+from hf_eval.errors import DataError
+from hf_eval.schema import Definition, Solution, parse
+
+
+def source_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def compile_reference(definition: Definition) -> Callable:
+    """The reference's ``run`` from its embedded source, in a fresh module."""
+    name = f"hf_eval_reference_{definition.name}_{source_hash(definition.reference)[:12]}"
+    module = types.ModuleType(name)
+    module.__file__ = f"<reference of {definition.name}>"
+    sys.modules[name] = module
+    exec(compile(definition.reference, module.__file__, "exec"), module.__dict__)  # noqa: S102
+    return module.run
+
+
+def solution_hash(solution: Solution) -> str:
+    """Content hash of everything that decides what a solution computes."""
+    digest = hashlib.sha256()
+    digest.update(solution.model_dump_json(include={"definition", "spec"}).encode())
+    for src in sorted(solution.sources, key=lambda s: s.path):
+        digest.update(b"\0" + src.path.encode() + b"\0" + src.content.encode())
+    return digest.hexdigest()
+
+
+def write_package(solution: Solution, where: Path | None = None) -> Path:
+    """Write the sources under a per-hash directory, refusing paths that escape it."""
+    base = where or cache_dir() / "packages"
+    package = base / f"{solution.name}-{solution_hash(solution)[:16]}"
+    package.mkdir(parents=True, exist_ok=True)
+    root = package.resolve()
+    for src in solution.sources:
+        target = (package / src.path)
+        if root not in target.resolve().parents:
+            raise DataError(f"solution {solution.name}", "source path escapes the package",
+                            field=f"sources[{src.path}]")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            raise DataError(f"solution {solution.name}", "source path is a link",
+                            field=f"sources[{src.path}]")
+        if not target.is_file() or target.read_text() != src.content:
+            target.write_text(src.content)
+    return package
+
+
+@dataclass
+class Entry:
+    """A loaded solution: ``run(*inputs)`` and, when the module has one, ``prepare``."""
+
+    run: Callable
+    prepare: Callable | None
+    module: types.ModuleType
+
+
+def load_module_file(path: Path, module_name: str) -> types.ModuleType:
+    """Import one Python file as a module; its directory is importable while it loads."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def load_entry(solution: Solution, where: str | Path | None = None) -> Entry:
+    """Write a solution under ``where`` (default: the cache) and import it; raises
+    whatever its import raises (a COMPILE_ERROR)."""
+    package = write_package(solution, Path(where) if where else None)
+    module = load_module_file(package / solution.entry_file,
+                              f"hf_eval_solution_{solution_hash(solution)[:16]}")
+    run = getattr(module, solution.entry_symbol, None)
+    if not callable(run):
+        raise AttributeError(f"{solution.entry_file} defines no callable "
+                             f"{solution.entry_symbol!r}")
+    prepare = getattr(module, "prepare", None)
+    return Entry(run, prepare if callable(prepare) else None, module)
+
+
+def solution_from_directory(entry: Path, definition: str) -> Solution:
+    """Package ``path/main.py`` and the Python files beside it as a solution (``--candidate``).
+
+    Files are read relative to the entry's directory; a link that points outside it, or
+    any path that escapes it, is refused.
+    """
+    entry = Path(entry)
+    if not entry.is_file():
+        raise DataError(entry, "candidate entry file not found")
+    package = entry.parent.resolve()
+    sources = []
+    for path in sorted(entry.parent.rglob("*.py")):
+        resolved = path.resolve()
+        if package not in resolved.parents:
+            raise DataError(path, "candidate source escapes its package directory (a link?)")
+        sources.append({"path": path.relative_to(entry.parent).as_posix(),
+                        "content": path.read_text()})
+    data = {"name": f"candidate-{package.name}", "definition": definition, "author": "local",
+            "description": f"local candidate from {entry}",
+            "spec": {"language": "python", "target_hardware": ["local"],
+                     "entry_point": f"{entry.name}::run", "dependencies": [],
+                     "destination_passing_style": False},
+            "sources": sources}
+    return parse(Solution, data, entry)

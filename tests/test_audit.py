@@ -1,0 +1,146 @@
+"""The audit on the toy dataset: honest, wrong and input-mutating solutions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hf_eval.audit import Audit, AuditConfig
+from hf_eval.dataset import open_dataset
+from hf_eval.records import exit_code
+from hf_eval.report import read_report
+from tests.conftest import GOOD_SOLUTION, solution_json, write_json
+
+WRONG = GOOD_SOLUTION.replace("* scale", "* scale * 1.1")
+# Computes the right answer, then scribbles on an input (the output alone looks fine).
+MUTATES = GOOD_SOLUTION.replace("    return y.to", "    w.zero_()\n    return y.to")
+CRASHES = "def run(x, w, scale):\n    raise RuntimeError('boom')\n"
+NO_IMPORT = "import not_a_module_anywhere\n\ndef run(x, w, scale):\n    pass\n"
+WRONG_DTYPE = GOOD_SOLUTION.replace("y.to(torch.bfloat16)", "y")
+
+
+def audit(root, tmp_path, solutions="all", **kwargs):
+    report = tmp_path / "report.jsonl"
+    config = AuditConfig(report=report, solutions=solutions, **kwargs)
+    code = exit_code(Audit(open_dataset(root), config).run())
+    return code, read_report(report)
+
+
+@pytest.fixture
+def root_with_candidates(toy_root):
+    for name, src in [("wrong", WRONG), ("mutates", MUTATES), ("crashes", CRASHES),
+                      ("no_import", NO_IMPORT), ("wrong_dtype", WRONG_DTYPE)]:
+        write_json(toy_root / f"solutions/toy/{name}.json", solution_json(name, src))
+    return toy_root
+
+
+def test_honest_solution_passes_with_timings(toy_root, tmp_path):
+    code, records = audit(toy_root, tmp_path, solutions="preferred")
+    assert code == 0
+    assert [r["status"] for r in records] == ["PASSED"] * 3
+    rec = records[0]
+    assert rec["timing"]["eager"]["trials"] == 2 and rec["timing"]["eager"]["median_ms"] > 0
+    assert {"definition", "task", "solution"} <= set(rec["hashes"])
+    assert rec["environment"]["torch"] and rec["outputs"][1]["name"] == "positive_rows"
+
+
+def test_each_bad_candidate_gets_its_status(root_with_candidates, tmp_path):
+    code, records = audit(root_with_candidates, tmp_path, suite="first")
+    status = {r["solution"]: r for r in records}
+    assert code == 1
+    assert status["torch_toy"]["status"] == "PASSED"
+    assert status["wrong"]["status"] == "INCORRECT_NUMERICAL"
+    assert status["mutates"]["status"] == "INCORRECT_NUMERICAL"
+    assert status["mutates"]["reason"] == "first call: input(s) modified: w"
+    assert status["crashes"]["status"] == "RUNTIME_ERROR" and "boom" in status["crashes"]["reason"]
+    assert status["no_import"]["status"] == "COMPILE_ERROR"
+    assert status["wrong_dtype"]["status"] == "INCORRECT_DTYPE"
+
+
+def test_mutation_does_not_leak_into_the_next_candidate(root_with_candidates, tmp_path):
+    """Inputs are reloaded per workload; a mutating candidate cannot poison later ones."""
+    _, records = audit(root_with_candidates, tmp_path,
+                       solutions="mutates,torch_toy", suite="first")
+    assert [r["status"] for r in records] == ["INCORRECT_NUMERICAL", "PASSED"]
+
+
+def test_reference_cache_is_used_the_second_time(toy_root, tmp_path):
+    _, first = audit(toy_root, tmp_path, solutions="preferred")
+    _, second = audit(toy_root, tmp_path, solutions="preferred")
+    assert {r["reference"]["source"] for r in first} == {"computed"}
+    assert {r["reference"]["source"] for r in second} == {"cache"}
+
+
+def test_report_is_one_json_object_per_line(toy_root, tmp_path):
+    audit(toy_root, tmp_path, solutions="preferred", validation_only=True)
+    lines = (tmp_path / "report.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line)["status"] == "PASSED" for line in lines)
+    assert "timing" not in json.loads(lines[0])
+
+
+def test_missing_tensor_is_a_data_error_for_that_case(toy_root, tmp_path):
+    ds = open_dataset(toy_root)
+    row = ds.workloads["toy_linear_n8_k16"][1]
+    (toy_root / row.value.workload.inputs["x"].path).unlink()
+    code, records = audit(toy_root, tmp_path, solutions="preferred")
+    assert code == 2  # bad data, not a failed candidate
+    assert [r["status"] for r in records] == ["PASSED", "DATA_ERROR", "PASSED"]
+    assert row.value.workload.inputs["x"].path in records[1]["reason"]
+
+
+def test_resume_skips_finished_cases(toy_root, tmp_path):
+    report = tmp_path / "report.jsonl"
+    config = AuditConfig(report=report, solutions="preferred", validation_only=True,
+                         uuids=["00000000-0000-0000-0000-000000000000"])
+    Audit(open_dataset(toy_root), config).run()
+    assert len(read_report(report)) == 1
+    config = AuditConfig(report=report, solutions="preferred", validation_only=True,
+                         resume=True)
+    assert exit_code(Audit(open_dataset(toy_root), config).run()) == 0
+    lines = read_report(report)
+    assert len(lines) == 3 and len({r["workload"] for r in lines}) == 3
+
+
+def test_candidate_from_the_command_line(toy_root, tmp_path):
+    from hf_eval.cli import main
+
+    package = tmp_path / "mine"
+    package.mkdir()
+    (package / "main.py").write_text(GOOD_SOLUTION)
+    report = tmp_path / "r.jsonl"
+    code = main(["--root", str(toy_root), "audit", "--definitions", "toy_linear_n8_k16",
+                 "--candidate", str(package / "main.py"), "--report", str(report),
+                 "--validation-only"])
+    assert code == 0
+    assert {r["solution"] for r in read_report(report)} == {"candidate-mine"}
+
+
+def test_unknown_definition_is_one_line(toy_root, capsys):
+    from hf_eval.cli import main
+
+    assert main(["--root", str(toy_root), "audit", "--definitions", "nope"]) == 2
+    assert capsys.readouterr().err.strip() == "error: definitions/: unknown definition 'nope'"
+
+
+def test_two_lanes_share_the_work(toy_root, tmp_path):
+    """Several devices (here two CPU lanes, as --gpus 0,1 makes two CUDA lanes) split the
+    workloads between them, each with its own worker, and every case is reported once."""
+    report = tmp_path / "r.jsonl"
+    config = AuditConfig(report=report, solutions="preferred", validation_only=True,
+                         devices=["cpu", "cpu"])
+    assert exit_code(Audit(open_dataset(toy_root), config).run()) == 0
+    assert sorted(r["workload"] for r in read_report(report)) == sorted(
+        r.value.workload.uuid for r in open_dataset(toy_root).workloads["toy_linear_n8_k16"])
+
+
+def test_all_solutions_skips_other_hardware_and_says_so(toy_root, tmp_path):
+    gpu_only = solution_json("gpu_only", GOOD_SOLUTION)
+    gpu_only["spec"]["target_hardware"] = ["NVIDIA H200"]
+    write_json(toy_root / "solutions/toy/gpu_only.json", gpu_only)
+    run = Audit(open_dataset(toy_root), AuditConfig(
+        report=tmp_path / "r.jsonl", solutions="all", suite="first", validation_only=True))
+    records = run.run()
+    assert {r.solution for r in records} == {"torch_toy"}
+    assert run.notes == ["toy_linear_n8_k16: not auditing gpu_only "
+                         "(target_hardware excludes cpu)"]

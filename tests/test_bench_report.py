@@ -1,0 +1,75 @@
+"""The H200 report: preference only with current-source audit evidence, recomputed rooflines,
+goal figures from each timing's own ceilings (synthetic device files, CPU only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hf_eval.bench import report as h200_report
+from hf_eval.dataset import Dataset, open_dataset
+from hf_eval.sources import solution_hash
+
+ROOT = Path(__file__).resolve().parent.parent
+GEMM = "dense_gemm_bf16_nt_n4096_k4096"
+CEILINGS = {"bf16_flops": 800e12, "fp8_flops": 1600e12, "bytes_per_s": 4e12, "method": "test",
+            "device": "test", "torch": "test"}
+
+
+@pytest.fixture(scope="module")
+def dataset() -> Dataset:
+    return open_dataset(ROOT)
+
+
+def _audit_lines(dataset: Dataset, solution: str, status: str = "PASSED",
+                 hash_: str | None = None) -> list[dict]:
+    sol = dataset.solution(solution)
+    return [{"definition": GEMM, "solution": solution, "workload": row.value.workload.uuid,
+             "device": "cuda:0", "status": status, "timing": {"graph": {"median_ms": 1.0}},
+             "hashes": {"solution": hash_ or solution_hash(sol)}}
+            for row in dataset.workloads[GEMM]]
+
+
+def _bench_line(solution: str, ms: float) -> dict:
+    return {"definition": GEMM, "shape": "m8192", "axes": {"M": 8192}, "solution": solution,
+            "status": "TIMED", "check": "is the baseline",
+            "timing": {"graph": {"median_ms": ms}}, "ceilings": CEILINGS}
+
+
+def _folder(tmp_path: Path, audit: list[dict], bench: list[dict]) -> Path:
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in audit))
+    (tmp_path / "bench.jsonl").write_text("".join(json.dumps(r) + "\n" for r in bench))
+    (tmp_path / "ceilings-A.json").write_text(json.dumps(CEILINGS))
+    return tmp_path
+
+
+def test_preferred_needs_a_passing_audit_of_the_current_source(dataset, tmp_path):
+    if not dataset.workloads.get(GEMM):
+        pytest.fail(f"{GEMM} has no sample workloads to build the synthetic report from")
+    name = dataset.task(GEMM).baseline.solution
+    folder = _folder(tmp_path, _audit_lines(dataset, name, hash_="0" * 64),
+                     [_bench_line(name, 0.2)])
+    h200_report.build(folder, ROOT)
+    pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GEMM]
+    assert pick["solution"] is None  # the audited source is not the current one
+
+    folder = _folder(tmp_path, _audit_lines(dataset, name), [_bench_line(name, 0.2)])
+    h200_report.build(folder, ROOT)
+    pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GEMM]
+    assert pick["solution"] == name and "passed" in pick["evidence"]
+
+
+def test_goal_figure_uses_the_timings_own_ceilings(dataset, tmp_path):
+    name = dataset.task(GEMM).baseline.solution
+    flops = 2 * 8192 * 4096 * 4096
+    ms = flops / (0.85 * CEILINGS["bf16_flops"]) * 1e3  # exactly 85% of the ceiling
+    folder = _folder(tmp_path, _audit_lines(dataset, name), [_bench_line(name, ms)])
+    h200_report.build(folder, ROOT)
+    summary = json.loads((folder / "summary.json").read_text())
+    rows = [g for g in summary["goals"] if g["definition"] == GEMM]
+    assert len(rows) == 1 and rows[0]["preferred_figure"] == pytest.approx(0.85)
+    assert rows[0]["met"] is False
+    text = (folder / "performance.md").read_text()
+    assert "generated on the device" in text and "timing only" in text

@@ -1,0 +1,85 @@
+"""The op families (hf_eval/families): the registry, the protocol's defaults, and what every
+family promises of its sample (each case passes the family's own value rules)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+
+import pytest
+import torch
+
+from hf_eval.errors import DataError
+from hf_eval.families import registry
+from hf_eval.families.base import Family
+from hf_eval.input_sets import fresh_content, permute_floats
+from hf_eval.samples.cases import CASES_DIR
+from hf_eval.schema import Definition
+from tests import kit
+from tests.conftest import TOY_DEFINITION
+
+DEFINITIONS = sorted(kit.dataset().definitions)
+#: Families whose own tests check every sample case, drawing their large weights once
+#: (gemm: a 100 MB weight per definition; grouped_gemm: 4.5 GB, of which only the routed
+#: experts are drawn; moe_router: rejection-sampled tokens).
+OWN_SAMPLE_TESTS = {"gemm": "tests/test_reference_gemm.py",
+                    "grouped_gemm": "tests/test_rules_grouped_gemm.py",
+                    "moe_router": "tests/test_reference_moe_router.py"}
+
+
+def test_every_definition_has_its_family_registered_once():
+    for name in DEFINITIONS:
+        op_type = kit.definition(name).op_type
+        family = registry.find(op_type)
+        assert family is not None, f"{name}: no family {op_type!r} in the registry"
+        assert family.module == f"hf_eval.families.{op_type}"
+        assert importlib.import_module(family.module).FAMILY is family
+    assert all(key == family.op_type for key, family in registry.FAMILIES.items())
+
+
+def test_every_definition_has_sample_recipes_and_its_family_a_generator():
+    for name in DEFINITIONS:
+        assert (CASES_DIR / f"{name}.json").is_file(), name
+        assert kit.cases(name), name
+
+
+def test_a_definition_without_a_family_is_a_clear_error_where_one_is_needed():
+    definition = Definition.model_validate(TOY_DEFINITION)
+    assert registry.find("toy") is None
+    with pytest.raises(DataError) as err:
+        registry.family_of(definition, "sample generator")
+    assert str(err.value) == (
+        "definitions/toy/toy_linear_n8_k16.json: op_type: no op family 'toy' in "
+        "hf_eval/families/registry.py, so there is no sample generator for this definition")
+
+
+def test_the_second_input_set_is_the_familys_own_when_it_declares_one(monkeypatch):
+    """Without a hook every family gets the floating inputs permuted; with one, its own."""
+    definition = kit.definition("noncausal_dense_attention_h32_d64")
+    inputs = [torch.arange(24, dtype=torch.float32).reshape(2, 12),
+              torch.arange(6, dtype=torch.int32)]
+    default = fresh_content(definition, inputs, torch.Generator().manual_seed(3))
+    expected = permute_floats(inputs, torch.Generator().manual_seed(3))
+    assert torch.equal(default[0], expected[0]) and not torch.equal(default[0], inputs[0])
+    assert default[1] is inputs[1]  # integer inputs stay as they are
+
+    calls = []
+
+    def negate(values, generator):
+        calls.append(generator)
+        return [-v if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                for v in values]
+
+    family = registry.FAMILIES["dense_attention"]
+    monkeypatch.setitem(registry.FAMILIES, "dense_attention",
+                        dataclasses.replace(family, fresh_content=negate))
+    own = fresh_content(definition, inputs, torch.Generator().manual_seed(3))
+    assert len(calls) == 1 and torch.equal(own[0], -inputs[0])
+
+
+@pytest.mark.parametrize("name,label", [
+    (name, case["label"]) for name in DEFINITIONS for case in kit.cases(name)
+    if kit.definition(name).op_type not in OWN_SAMPLE_TESTS])
+def test_every_sample_case_passes_its_familys_rules(name: str, label: str) -> None:
+    family: Family = registry.find(kit.definition(name).op_type)
+    assert family.check(name, kit.fresh_case_inputs(name, label)) == []
