@@ -39,6 +39,11 @@ from hf_eval.trials import CPU_TIMING, Failure, InputSet, Session, session_failu
 NO_CACHE = ReferenceCache(Path("/nonexistent"), enabled=False)
 
 
+class AuditAborted(Exception):
+    """The harness itself failed (a full disk, a bug): the audit stops without a verdict on
+    the cases left; the report keeps every case judged before (``--resume`` continues)."""
+
+
 @dataclass
 class AuditConfig:
     report: Path
@@ -329,15 +334,25 @@ class Audit:
         for unit in units:
             work.put(unit)
 
+        stopped: list[AuditAborted] = []  # a lane's own failure stops every lane
+
         def lane_main(device: torch.device) -> None:
             lane = Lane(self, device)
+            unit = None
             try:
-                while True:
+                while not stopped:
                     try:
                         unit = work.get_nowait()
                     except queue.Empty:
                         return
                     self._audit_unit(lane, unit, env[str(device)], done, writer, report)
+            except Exception as exc:  # the harness's failure, not a candidate's: no verdict
+                where = (f" at {unit[0].name} workload {unit[3].value.workload.uuid}"
+                         if unit is not None else "")
+                aborted = AuditAborted(f"the audit stopped on {device}{where}: "
+                                       f"{type(exc).__name__}: {exc}")
+                aborted.__cause__ = exc
+                stopped.append(aborted)
             finally:
                 lane.close()
 
@@ -347,6 +362,8 @@ class Audit:
         for t in threads:
             t.join()
         writer.close()
+        if stopped:
+            raise stopped[0]
         return [CaseRecord.model_validate(r) for r in self.records]
 
     def _audit_unit(self, lane: Lane, unit, env: dict, done: set, writer: ReportWriter,

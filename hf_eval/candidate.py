@@ -136,7 +136,14 @@ class Worker:
         #: inside the clocked request.
         self.slots: list[list[torch.Tensor]] = []
         self.pinned: list[int] = []
+        #: (Stand-in workers only) the outputs to return instead of calling a candidate,
+        #: one distinct copy per call a trial may make (as a candidate's calls return
+        #: distinct tensors), and a one-kernel CUDA graph to replay where a candidate's
+        #: graph would be: the stand-in's request then costs what the candidate's costs,
+        #: less the candidate's own work (never more).
         self.stand_in: list[torch.Tensor] | None = None
+        self.stand_in_calls: list[list[torch.Tensor]] = []
+        self.stand_in_graph: tuple[torch.cuda.CUDAGraph, torch.Tensor] | None = None
         self.l2_buffer: torch.Tensor | None = None
 
     # ----------------------------------------------------------------- inputs
@@ -214,6 +221,8 @@ class Worker:
         still correct, only slower: the reply says how many were pinned)."""
         self._unpin()
         self.slots = request["slots"]
+        if self.stand_in is not None:
+            self.stand_in_calls = [[t.clone() for t in self.stand_in] for _ in self.slots]
         if self.device.type == "cuda":
             try:
                 cudart = torch.cuda.cudart()
@@ -271,8 +280,10 @@ class Worker:
         back to back, wait for the whole device, and copy every output into its slot.
 
         A stand-in worker (``request["stand_in"]``, never loaded with a candidate) returns
-        staged tensors instead of calling anything: the audit times it to learn what this
-        request costs without a candidate, and subtracts only that."""
+        staged tensors instead of calling anything (in graph mode it poisons them and
+        replays a one-kernel graph, as a candidate's graph is poisoned and replayed): the
+        audit times it to learn what this request costs without a candidate, and
+        subtracts only that."""
         t_start = _perf_counter()
         if request.get("refresh"):
             self.refresh({"ids": request["refresh"]})
@@ -281,8 +292,10 @@ class Worker:
             arena.seed = request["unmask"]["seed"]
             unmask(arena.private, arena.seed, arena.scratch)
         method, ids = request["method"], request["ids"]
-        if method == "graph" and self.graph is not None and self.stand_in is None:
-            for outputs in self.graph[2]:
+        if method == "graph":
+            graph_outputs = (self.stand_in_calls[:len(ids)] if self.stand_in is not None
+                             else self.graph[2] if self.graph is not None else [])
+            for outputs in graph_outputs:
                 for out in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
                     if isinstance(out, torch.Tensor):
                         poison(out)
@@ -296,9 +309,11 @@ class Worker:
                 profiler.__enter__()
             except Exception:  # no CUPTI here: the trial runs unprofiled
                 profiler = None
-        if self.stand_in is not None:
-            staged = tuple(self.stand_in)
-            calls = [lambda: staged for _ in ids]
+        if self.stand_in is not None and method == "graph":
+            calls = [self.stand_in_graph[0].replay]
+        elif self.stand_in is not None:
+            calls = [lambda staged=tuple(staged): staged
+                     for staged in self.stand_in_calls[:len(ids)]]
         elif method == "graph":
             calls = [self.graph[0].replay]
         else:
@@ -321,6 +336,8 @@ class Worker:
                 cupti = {"error": _one_line(exc)}
         if method == "graph" and self.stand_in is None:
             self.produced = list(zip(self.graph[1], self.graph[2]))
+        elif method == "graph":
+            self.produced = list(zip(ids, map(tuple, self.stand_in_calls)))
         else:
             self.produced = list(zip(ids, results))
         t_calls = _perf_counter()
@@ -348,6 +365,15 @@ class Worker:
     def stage(self, request: dict) -> dict:
         """(Stand-in workers only) the outputs to return instead of calling a candidate."""
         self.stand_in = [t.to(self.device) for t in request["outputs"]]
+        self.stand_in_calls = []  # one copy per call, made with the slots
+        if self.device.type == "cuda" and self.stand_in_graph is None:
+            tick = torch.zeros(1, device=self.device)
+            tick.add_(1)  # the kernel's first launch, outside the capture
+            _synchronize(self.device)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                tick.add_(1)
+            self.stand_in_graph = (graph, tick)
         self._sync()
         return {"status": "OK"}
 
@@ -360,8 +386,6 @@ class Worker:
         n_outputs = request["n_outputs"]
         entries, spans = [], []
         for index, (set_id, produced) in enumerate(self.produced):
-            if self.stand_in is not None:
-                spans = []  # a stand-in returns the same staged tensors on every call
             outputs = self._checked(produced, set_id, n_outputs, spans)
             slot = self.slots[index] if index < len(self.slots) else None
             if slot is not None and all(o.shape == s.shape and o.dtype == s.dtype

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 import time
+import traceback
 from pathlib import Path
 
 from hf_eval.errors import DataError
@@ -96,7 +97,7 @@ def _require_dataset(root: Path) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from hf_eval.audit import Audit, AuditConfig
+    from hf_eval.audit import Audit, AuditAborted, AuditConfig
     from hf_eval.dataset import open_dataset
     from hf_eval.records import exit_code
     from hf_eval.report import print_summary, repair_for_resume
@@ -177,6 +178,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         except cluster_errors as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        except AuditAborted as exc:
+            traceback.print_exception(exc.__cause__ or exc, file=sys.stderr)
+            print(f"error: {exc}\nreport: {report} holds the {len(audit.records)} case(s) "
+                  f"judged before; continue with --resume --report {report}", file=sys.stderr)
+            return 2
     if args.ray is not None:
         print(f"note: {audit.summary()}", file=sys.stderr)
     print_summary([r.model_dump(mode="json") for r in records], report=report)
@@ -245,7 +251,8 @@ def cmd_bench_run(args: argparse.Namespace) -> int:
     _require_dataset(args.root)
     return run(args.root, args.out, definitions=_unique(args.definitions),
                solutions=",".join(args.solutions) if args.solutions else None,
-               ceilings_file=args.ceilings, samples=args.samples)
+               ceilings_file=args.ceilings, samples=args.samples,
+               shapes=_unique(args.shapes))
 
 
 def cmd_bench_report(args: argparse.Namespace) -> int:
@@ -367,6 +374,9 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                    "task's H200 pick); default: every GPU solution of the definition")
     r.add_argument("--ceilings", type=Path,
                    help="a ceilings.json measured earlier on this machine (default: measure)")
+    r.add_argument("--shapes", type=_csv, action="extend", metavar="LABEL[,LABEL...]",
+                   help="only the shapes with these labels (default: every shape of the "
+                   "file); a label that names no shape is an error")
     r.add_argument("--samples", action="store_true",
                    help="first audit each definition's sample workloads with the same workers "
                    "(validation only), into results.jsonl beside bench.jsonl")

@@ -373,8 +373,10 @@ class Session:
         bound = 0.0
         if timed:
             # The same request on the stand-in (which holds the same sets, masked the same
-            # way, and copies as many samples); its cheapest run is the request's cost.
-            stand_in = {**message, "method": "eager", "profile": False}
+            # way, poisons and replays where a graph is replayed, and copies as many
+            # outputs and samples); its cheapest run is the request's cost.
+            stand_in = {**message, "method": "graph" if method == "graph" else "eager",
+                        "profile": False}
             runs = [self._clocked(self.stand_in, stand_in, judged, self._seal_plan(), timeout)
                     for _ in range(STAND_IN_RUNS)]
             cheapest = min(runs, key=lambda run: run[2])

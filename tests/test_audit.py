@@ -144,3 +144,32 @@ def test_all_solutions_skips_other_hardware_and_says_so(toy_root, tmp_path):
     assert {r.solution for r in records} == {"torch_toy"}
     assert run.notes == ["toy_linear_n8_k16: not auditing gpu_only "
                          "(target_hardware excludes cpu)"]
+
+
+def test_a_harness_failure_stops_the_audit_loudly(toy_root, tmp_path, monkeypatch, capsys):
+    """A failure of the harness itself (here the disk filling up while a workload's inputs
+    are written) is no verdict: the audit stops, says where, keeps the cases judged before
+    in the report and exits 2, instead of summarising the cases it reached as if they were
+    all there were."""
+    from hf_eval import audit as audit_module
+    from hf_eval.cli import main
+
+    real = audit_module.Lane.prepare_case
+    seen = []
+
+    def prepare_case(lane, definition, task, row):
+        seen.append(row.value.workload.uuid)
+        if len(seen) == 2:
+            raise OSError(28, "No space left on device")
+        return real(lane, definition, task, row)
+
+    monkeypatch.setattr(audit_module.Lane, "prepare_case", prepare_case)
+    report = tmp_path / "r.jsonl"
+    code = main(["--root", str(toy_root), "audit", "--solutions", "torch_toy",
+                 "--validation-only", "--report", str(report), "--suite", "sample"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (f"error: the audit stopped on cpu at toy_linear_n8_k16 workload {seen[1]}: "
+            "OSError: [Errno 28] No space left on device") in err
+    assert f"continue with --resume --report {report}" in err
+    assert [r["workload"] for r in read_report(report)] == seen[:1]

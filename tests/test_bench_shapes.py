@@ -163,3 +163,19 @@ def test_bench_definition_audits_the_samples_then_times_a_shape_with_the_same_la
     eager = record["timing"]["eager"]
     assert eager["trials"] == 2 and eager["iters"] == 1  # CPU timing: orientation only
     assert record["content"]["fresh_sets"] >= 3  # two timed trials and the second input set
+
+
+def test_shapes_option_selects_by_label_and_rejects_an_unknown_one(dataset, tmp_path, capsys):
+    """``bench run --shapes``: the named shapes only, in the file's order; a label that
+    names no shape of the chosen definitions is refused before anything runs (exit 1),
+    naming the label, on any machine."""
+    name = "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4"
+    definition = dataset.definition(name)
+    labels = [s.label for s in shapes.load_shapes(definition)]
+    assert [s.label for s in run.chosen_shapes(definition, [labels[-1], labels[0]])] == [
+        labels[0], labels[-1]]
+    assert [s.label for s in run.chosen_shapes(definition, None)] == labels
+    code = run.run(ROOT, tmp_path / "out", definitions=[name], shapes=["b64_ctx33k"])
+    assert code == 1
+    assert "--shapes: b64_ctx33k is no shape label of " + name in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -161,13 +161,32 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
         lane.close()
 
 
+def chosen_shapes(definition: Definition, labels: list[str] | None) -> list[BenchShape]:
+    """The definition's benchmark shapes, or those of them labelled in ``labels``."""
+    shapes = load_shapes(definition)
+    return shapes if not labels else [s for s in shapes if s.label in labels]
+
+
 def run(root: Path, out: Path, definitions: list[str] | None = None,
         solutions: str | None = None, ceilings_file: Path | None = None,
-        samples: bool = False) -> int:
+        samples: bool = False, shapes: list[str] | None = None) -> int:
     """``hf-eval bench run``: measure (or read) the ceilings, then every definition's shapes
-    (default: every shape file); one line per definition, shape and solution, printed as
-    it is written. A definition that cannot run (no task, say) gets a DEFINITION_ERROR
-    line and the others go on. Exit status 2 without a CUDA device."""
+    (default: every shape file; ``shapes``: only the shapes of these labels); one line per
+    definition, shape and solution, printed as it is written. A definition that cannot run
+    (no task, say) gets a DEFINITION_ERROR line and the others go on. Exit status 1 when
+    a label in ``shapes`` names no shape of the chosen definitions (checked first), 2
+    without a CUDA device."""
+    dataset = open_dataset(root)
+    names = definitions or sorted(p.stem for p in SHAPES_DIR.glob("*.json"))
+    if shapes:
+        known = {s.label for name in names if name in dataset.definitions
+                 for s in load_shapes(dataset.definition(name))}
+        unknown = [label for label in shapes if label not in known]
+        if unknown:
+            print(f"error: --shapes: {', '.join(unknown)} is no shape label of "
+                  f"{', '.join(names)} (hf_eval/bench/shapes/<definition>.json)",
+                  file=sys.stderr)
+            return 1
     if not torch.cuda.is_available():
         print("error: the benchmark generates and times on a CUDA device; none is visible",
               file=sys.stderr)
@@ -181,8 +200,6 @@ def run(root: Path, out: Path, definitions: list[str] | None = None,
     print(f"ceilings: bf16 {ceilings['bf16_flops'] / 1e12:.0f} TFLOP/s, fp8 "
           f"{ceilings['fp8_flops'] / 1e12:.0f} TFLOP/s, copy {ceilings['bytes_per_s'] / 1e12:.2f} "
           "TB/s", flush=True)
-    dataset = open_dataset(root)
-    names = definitions or sorted(p.stem for p in SHAPES_DIR.glob("*.json"))
     audited = open(out / "results.jsonl", "a") if samples else None
 
     def sample(record: dict) -> None:
@@ -209,8 +226,12 @@ def run(root: Path, out: Path, definitions: list[str] | None = None,
                 continue
             t0 = time.perf_counter()
             try:
+                chosen = chosen_shapes(dataset.definition(name), shapes)
+                if not chosen:
+                    print(f"# {name}: none of the --shapes labels; skipped", flush=True)
+                    continue
                 bench_definition(dataset, name, ceilings, write, solutions,
-                                 sample if samples else None)
+                                 sample if samples else None, shapes=chosen)
             except Exception as exc:  # e.g. no task yet: reported, the other definitions go on
                 write({"definition": name, "shape": "-", "status": "DEFINITION_ERROR",
                        "reason": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"})
