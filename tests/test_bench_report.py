@@ -73,3 +73,25 @@ def test_goal_figure_uses_the_timings_own_ceilings(dataset, tmp_path):
     assert rows[0]["met"] is False
     text = (folder / "performance.md").read_text()
     assert "generated on the device" in text and "timing only" in text
+
+
+def test_records_of_the_checked_path_are_read(dataset, tmp_path):
+    """``hf-eval bench run`` writes the audit's statuses (PASSED) and, per method, the
+    counted, event and CUPTI times; its sample audits are validation only (no timing).
+    The report ranks by the counted time, shows the other two beside it, and says so when
+    nothing was timed rather than failing."""
+    name = dataset.task(GEMM).baseline.solution
+    untimed = [{**line, "timing": {}} for line in _audit_lines(dataset, name)]
+    checked = {**_bench_line(name, 0.25), "status": "PASSED", "timing": {"graph": {
+        "median_ms": 0.25, "event_median_ms": 0.21, "cupti": {"kernel_ms": 0.2}}}}
+    folder = _folder(tmp_path, untimed, [checked])
+    h200_report.build(folder, ROOT)
+    pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GEMM]
+    assert pick["solution"] == name and "0.25 ms" in pick["evidence"]
+    text = (folder / "performance.md").read_text()
+    assert f"| m8192 | {name} | graph | 0.2500 | 0.2100 | 0.2000 |" in text
+
+    folder = _folder(tmp_path, untimed, [])
+    h200_report.build(folder, ROOT)
+    pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GEMM]
+    assert pick["solution"] is None and pick["evidence"].endswith("nothing to rank them by")

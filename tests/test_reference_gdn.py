@@ -152,7 +152,10 @@ def test_definition_and_solution_load_in_flashinfer_bench(name: str) -> None:
     assert s.definition == name and s.spec.destination_passing_style is False
 
 
-ENGINE_BASELINE = {DECODE: "sglang_packed_decode_gdn_decode_qk4_v8_d128", PREFILL: None}
+# The engine's own paths (docs/interface-audit). GDN prefill's passed 7 of 12 samples on the
+# H200 (docs/h200/session6): it is the engine's baseline, failures and all.
+ENGINE_BASELINE = {DECODE: "sglang_packed_decode_gdn_decode_qk4_v8_d128",
+                   PREFILL: "sglang_flashinfer_gdn_prefill_qk4_v8_d128"}
 
 
 @pytest.mark.parametrize("name", [DECODE, PREFILL])

@@ -220,7 +220,11 @@ def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
             row = {}
             for solution, rec in sols.items():
                 ms = best_ms(rec.get("timing", {}))
+                method = _best_method(rec.get("timing", {}))
                 entry = {"status": rec["status"], "ms": ms, "fraction": rec.get("fraction"),
+                         "method": method and method[0],
+                         "event_ms": method and method[1].get("event_median_ms"),
+                         "kernel_ms": method and (method[1].get("cupti") or {}).get("kernel_ms"),
                          "tflops": rec.get("tflops"), "tbps": rec.get("tbps"),
                          "copy_share": rec.get("copy_share"),
                          "ceilings": rec.get("ceilings") or first_ceilings,
@@ -236,8 +240,21 @@ def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
     return table
 
 
+#: Statuses of a benchmark line whose time counts: PASSED (``hf-eval bench run``, the
+#: audit's checked path) and TIMED (the in-process benchmark of the earliest records).
+TIMED_STATUSES = ("PASSED", "TIMED")
+
+
+def _best_method(timing: dict) -> tuple[str, dict] | None:
+    """The method :func:`best_ms` reads, and its record (event and CUPTI times beside)."""
+    for method in ("graph", "prepared", "eager"):
+        if "median_ms" in timing.get(method, {}):
+            return method, timing[method]
+    return None
+
+
 def _usable(entry: dict) -> bool:
-    return entry["status"] == "TIMED" and entry["ms"] is not None and \
+    return entry["status"] in TIMED_STATUSES and entry["ms"] is not None and \
         not str(entry["check"]).startswith("DISAGREES")
 
 
@@ -263,6 +280,13 @@ def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
         if not scores:
             scores = {s: ("sample", sols[s]["median_ms_geomean"], sols[s]["passed"])
                       for s in eligible if sols[s]["median_ms_geomean"]}
+        if not scores:  # validation-only audits, and no shape timed for every eligible one
+            chosen[definition] = {
+                "solution": None,
+                "evidence": f"{', '.join(sorted(eligible))} passed every sample workload on "
+                            "the H200, but none was timed at every benchmark shape (nor on "
+                            "the samples): nothing to rank them by"}
+            continue
         best = min(scores, key=lambda s: scores[s][1])
         basis, value, n = scores[best]
         runner_up = sorted(v for s, (_, v, _) in scores.items() if s != best)
@@ -415,20 +439,24 @@ def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: l
                          "| | | | | | |")
         shapes = bench.get(definition, {})
         if shapes:
-            lines += ["", "Benchmark shapes (generated on the device, timing only):", "",
-                      "| shape | solution | ms | TFLOP/s | TB/s | roofline fraction | "
-                      "× torch baseline | × engine baseline | check |",
-                      "|---|---|---|---|---|---|---|---|---|"]
+            lines += ["", "Benchmark shapes (generated on the device, timing only; ms is "
+                      "the counted time of the method named, event and CUPTI kernel ms of the "
+                      "same method beside it where the record has them):", "",
+                      "| shape | solution | method | ms | event ms | kernel ms | TFLOP/s | TB/s "
+                      "| roofline fraction | × torch baseline | × engine baseline | check |",
+                      "|---|---|---|---|---|---|---|---|---|---|---|---|"]
             for shape, row in shapes.items():
                 for solution, e in row.items():
                     shipped = "" if solution in dataset.solutions else " (not shipped: rejected/)"
+                    status = "" if e["status"] in TIMED_STATUSES else e["status"]
+                    check = "" if e["status"] == "PASSED" else str(e["check"])[:90]
                     lines.append(
-                        f"| {shape} | {solution}{shipped} | {_fmt(e['ms'], '.4f')} | "
+                        f"| {shape} | {solution}{shipped} | {e['method'] or '—'} | "
+                        f"{_fmt(e['ms'], '.4f')} | {_fmt(e['event_ms'], '.4f')} | "
+                        f"{_fmt(e['kernel_ms'], '.4f')} | "
                         f"{_fmt(e['tflops'], '.1f')} | {_fmt(e['tbps'], '.2f')} | "
                         f"{_fmt(e['fraction'], '.3f')} | {_fmt(e['x_baseline'], '.2f')} | "
-                        f"{_fmt(e['x_engine'], '.2f')} | "
-                        f"{e['status'] if e['status'] != 'TIMED' else ''} "
-                        f"{str(e['check'])[:90]} |")
+                        f"{_fmt(e['x_engine'], '.2f')} | {status} {check} |")
     return "\n".join(lines) + "\n"
 
 
