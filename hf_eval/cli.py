@@ -70,8 +70,9 @@ exit status:
   1    a candidate failed: a case's status is not PASSED and not DATA_ERROR
        (check: at least one problem found)
   2    bad input or data: a file that does not load, a DATA_ERROR, a missing or
-       damaged report, a selection that matches no case, a bad argument;
-       with --ray also a cluster that could not finish (see --resume)
+       damaged report, a selection that matches no case, a bad argument; also
+       an audit that could not finish (the harness failed, on a full disk say,
+       or with --ray the cluster): the report keeps what was judged (--resume)
   130  interrupted
 
 State outside the clone: ~/.cache/inference-kernels ($HF_EVAL_CACHE) holds

@@ -179,3 +179,17 @@ def test_shapes_option_selects_by_label_and_rejects_an_unknown_one(dataset, tmp_
     assert code == 1
     assert "--shapes: b64_ctx33k is no shape label of " + name in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_deciding_solutions_are_judged_first(dataset):
+    """A step cut short by its time limit (session 7's neighbourhood steps) must still hold
+    the preferred solution and the baselines: they are judged first at every shape."""
+    name = "neighborhood_attention_3d_h16_d64_kt3_ky7_kx7"
+    task = dataset.task(name)
+    order = [s.name for s in run.pick_solutions(dataset, name, None)]
+    assert order[:3] == [task.preferred["h200"].solution, task.baseline.solution,
+                         task.engine_baseline]
+    assert order[3:] == sorted(order[3:]) and len(order) == len(set(order))
+    chosen = run.pick_solutions(dataset, name, "natten_na3d_h16_d64_kt3_ky7_kx7,baseline")
+    assert [s.name for s in chosen] == [task.baseline.solution,
+                                        "natten_na3d_h16_d64_kt3_ky7_kx7"]

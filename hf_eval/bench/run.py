@@ -75,17 +75,27 @@ def pick_solutions(dataset: Dataset, name: str, how: str | None) -> list[Solutio
     """The GPU solutions of ``name`` to time: every one (``how`` None), or the
     comma-separated names and keywords in ``how`` (``baseline``: the task's baseline;
     ``preferred``: the task's preferred H200 solution). Names of other definitions'
-    solutions are ignored, so one list serves a run over several definitions."""
-    solutions = [s for s in dataset.solutions_for(name) if runs_on_gpu(s)]
+    solutions are ignored, so one list serves a run over several definitions.
+
+    The order is the order of judging at each shape: the preferred H200 solution, the
+    baseline and the engine baseline first, then the others by name, so a run cut short
+    by a time limit still holds the comparisons that decide a preference."""
+    task = dataset.task(name)
+    pick = task.preferred.get("h200")
+    first = [pick.solution if pick else None, task.baseline.solution, task.engine_baseline]
+    rank: dict[str, int] = {}
+    for i, solution in enumerate(first):
+        if solution:
+            rank.setdefault(solution, i)
+    solutions = sorted((s for s in dataset.solutions_for(name) if runs_on_gpu(s)),
+                       key=lambda s: (rank.get(s.name, len(first)), s.name))
     if how is None:
         return solutions
-    task = dataset.task(name)
     wanted = set()
     for word in (w.strip() for w in how.split(",") if w.strip()):
         if word == "baseline":
             wanted.add(task.baseline.solution)
         elif word == "preferred":
-            pick = task.preferred.get("h200")
             wanted.update([pick.solution] if pick else [])
         else:
             wanted.add(word)
