@@ -19,46 +19,10 @@
 # repeated. The queue is longer than one session's device time: a later session continues
 # it (steps done are skipped while the machine stays warm; a fresh machine starts over).
 set -uo pipefail
-start=$SECONDS
 S=/tmp/s8
-mkdir -p "$S/done" /tmp/stage
-TAR_SHA256=970a7fe633b27ea01493ccd83cd16864537dcf1ad9be832f6638ec85f95caabb
-
-stage() {
-  cp ".stage7/$1/piece.$1" /tmp/stage/
-  ls -la /tmp/stage
-}
-
-install() {
-  [ -f "$S/installed" ] && return 0
-  cat /tmp/stage/piece.{1,2,3,4,5,6} > /tmp/stage/wheels.tar || return 1
-  echo "$TAR_SHA256  /tmp/stage/wheels.tar" | sha256sum -c - || return 1
-  mkdir -p /tmp/stage/w && tar xf /tmp/stage/wheels.tar -C /tmp/stage/w || return 1
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site /tmp/stage/w/*.whl || return 1
-  touch "$S/installed"
-}
-
-environment() {
-  export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD
-  export PYTHONUNBUFFERED=1 HF_EVAL_CACHE=/tmp/hfc
-  [ -f "$S/env.txt" ] && return 0
-  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
-      --format=csv; nproc
-    python3 - <<'PY'
-import importlib.metadata as md, sys, torch
-print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda,
-      "cudnn", torch.backends.cudnn.version())
-for name in ("triton", "fla-core", "pydantic", "flash-attn-4", "flashinfer-python",
-             "nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-cu13", "quack-kernels",
-             "apache-tvm-ffi", "sgl-flash-mla", "natten"):
-    try:
-        print(name, md.version(name))
-    except md.PackageNotFoundError:
-        print(name, "-")
-PY
-  } > "$S/env.txt" 2>&1
-}
+PIECES=6
+# shellcheck source=docs/h200/tools/session_lib.sh
+. docs/h200/tools/session_lib.sh
 
 # name | seconds | needs | command (from the repository root; $S is /tmp/s8)
 TIMED="python3 -m hf_eval bench run --out $S"
@@ -90,39 +54,4 @@ qsa_b64|150|-|$TIMED --definitions qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_top
 EOF
 }
 
-work() {
-  local budget=$1
-  install || { echo "install failed"; return 1; }
-  environment
-  while IFS='|' read -r name seconds needs command; do
-    [ -f "$S/done/$name" ] && continue
-    if [ "$needs" != - ] && [ ! -f "$S/done/$needs" ]; then
-      echo "# $name waits for $needs" | tee -a "$S/log.txt"; continue
-    fi
-    left=$((budget - (SECONDS - start) - 15))
-    if [ "$left" -lt 45 ]; then echo "# budget spent: stopping before $name"; break; fi
-    [ "$seconds" -gt "$left" ] && seconds=$left
-    # The benchmark measures the ceilings once; later steps reuse them.
-    if [[ $command == *"hf_eval bench run"* ]] && [ -f "$S/ceilings.json" ]; then
-      command="$command --ceilings $S/ceilings.json"
-    fi
-    echo "# $name (limit ${seconds} s) at $((SECONDS - start)) s: $command" | tee -a "$S/log.txt"
-    t0=$SECONDS
-    timeout "$seconds" bash -c "$command" < /dev/null >> "$S/log.txt" 2>&1
-    rc=$?
-    touch "$S/done/$name"
-    echo "# $name rc=$rc in $((SECONDS - t0)) s" | tee -a "$S/log.txt"
-  done < <(queue)
-}
-
-case "${1:-}" in
-  stage) stage "$2" ;;
-  work) work "$2" ;;
-  *) sed -n '2,12p' "$0"; exit 2 ;;
-esac
-for f in results.jsonl bench.jsonl log.txt env.txt ceilings.json; do
-  [ -f "$S/$f" ] && cp "$S/$f" "$OUT/"
-done
-echo "session8 $1 done at $((SECONDS - start)) s"
-tail -25 "$S/log.txt" 2>/dev/null
-true
+session_main "$@"
