@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from hf_eval.bench import roofline
-from hf_eval.bench.run import best_ms
+from hf_eval.bench.run import best_method, best_ms
 from hf_eval.bench.shapes import BenchShape, load_shapes, shape_path, structure_counts
 from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
@@ -220,7 +220,7 @@ def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
             row = {}
             for solution, rec in sols.items():
                 ms = best_ms(rec.get("timing", {}))
-                method = _best_method(rec.get("timing", {}))
+                method = best_method(rec.get("timing", {}))
                 entry = {"status": rec["status"], "ms": ms, "fraction": rec.get("fraction"),
                          "method": method and method[0],
                          "event_ms": method and method[1].get("event_median_ms"),
@@ -243,14 +243,6 @@ def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
 #: Statuses of a benchmark line whose time counts: PASSED (``hf-eval bench run``, the
 #: audit's checked path) and TIMED (the in-process benchmark of the earliest records).
 TIMED_STATUSES = ("PASSED", "TIMED")
-
-
-def _best_method(timing: dict) -> tuple[str, dict] | None:
-    """The method :func:`best_ms` reads, and its record (event and CUPTI times beside)."""
-    for method in ("graph", "prepared", "eager"):
-        if "median_ms" in timing.get(method, {}):
-            return method, timing[method]
-    return None
 
 
 def _usable(entry: dict) -> bool:

@@ -41,12 +41,19 @@ def runs_on_gpu(solution: Solution) -> bool:
     return any(t in GPU_TARGETS for t in solution.spec.target_hardware)
 
 
-def best_ms(timing: dict) -> float | None:
-    """The most faithful median: graph replay where it worked, else prepared, else eager."""
+def best_method(timing: dict) -> tuple[str, dict] | None:
+    """The most faithful timed method and its record: graph replay where it worked, else
+    prepared, else eager (the record also holds its event and CUPTI times)."""
     for method in ("graph", "prepared", "eager"):
         if "median_ms" in timing.get(method, {}):
-            return timing[method]["median_ms"]
+            return method, timing[method]
     return None
+
+
+def best_ms(timing: dict) -> float | None:
+    """The counted median of :func:`best_method`."""
+    best = best_method(timing)
+    return best[1]["median_ms"] if best else None
 
 
 #: Benchmark timing: the audit's scheme with fewer warm-ups (every timed call still gets

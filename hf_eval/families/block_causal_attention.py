@@ -35,48 +35,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
 from hf_eval.errors import DataError
 from hf_eval.families.base import Count, Family, Inputs
-from hf_eval.families.common import finite_problems, normal, randn, rng
+from hf_eval.families.common import attention_activations, finite_problems, randn
 from hf_eval.schema import Definition
 
 PREFIX = "prefix_cached_block_causal_h32_d128"
 PREFIX0 = "prefix_cached_block_causal_h32_d128_prefix0"
 HEADS = 32
 HEAD_DIM = 128
-
-
-def _activations(definition: str, seed: int, names: tuple[str, ...], lengths: tuple[int, ...],
-                 batch: int, qk_std: float) -> dict[str, torch.Tensor]:
-    """Q/K/V-like bf16 tensors ``[batch, length, HEADS, HEAD_DIM]`` with model-like structure.
-
-    Names starting with ``Q`` are queries, ``K`` keys, ``V`` values. Per-head temperatures
-    and per-channel gains are drawn once per case (stream ``"head_structure"``) and shared
-    by all keys of the case (prefix and current keys come from the same layer).
-    """
-    structure = rng(definition, seed, "head_structure")
-    head_temp = structure.uniform(0.7, 1.5, size=(HEADS, 1)).astype(np.float32)
-    q_gain = structure.uniform(0.6, 1.4, size=(HEADS, HEAD_DIM)).astype(np.float32)
-    k_gain = structure.uniform(0.6, 1.4, size=(HEADS, HEAD_DIM)).astype(np.float32)
-    k_mean = structure.normal(0.0, 0.4, size=(HEADS, HEAD_DIM)).astype(np.float32)
-    v_gain = structure.uniform(0.5, 1.5, size=(HEADS, HEAD_DIM)).astype(np.float32)
-    v_mean = structure.normal(0.0, 0.3, size=(HEADS, HEAD_DIM)).astype(np.float32)
-    out: dict[str, torch.Tensor] = {}
-    for name, length in zip(names, lengths, strict=True):
-        noise = normal(rng(definition, seed, name), (batch, length, HEADS, HEAD_DIM),
-                       dtype=torch.float32)
-        if name.startswith("Q"):
-            values = noise * torch.from_numpy(q_gain * head_temp * np.float32(qk_std))
-        elif name.startswith("K"):
-            values = (noise * torch.from_numpy(k_gain) + torch.from_numpy(k_mean)) * qk_std
-        else:
-            values = noise * torch.from_numpy(v_gain) + torch.from_numpy(v_mean)
-        out[name] = values.to(torch.bfloat16)
-    return out
 
 
 def image_ids_from_segments(segments: list[list[object]]) -> torch.Tensor:
@@ -103,13 +73,14 @@ def generate(definition: str, params: dict, seed: int) -> Inputs:
     if definition == PREFIX:
         nq, np_ = int(params["Nq"]), int(params["Np"])
         names = ("Q", "K_prefix", "V_prefix", "K_current", "V_current")
-        return dict(_activations(definition, seed, names, (nq, np_, np_, nq, nq), batch, qk_std))
+        return dict(attention_activations(definition, seed, names, (nq, np_, np_, nq, nq), batch,
+                                          qk_std, HEADS, HEAD_DIM))
     if definition == PREFIX0:
         image_ids = image_ids_from_segments(params["segments"])
         nq = int(image_ids.shape[0])
         names = ("Q", "K_current", "V_current")
-        inputs: Inputs = dict(
-            _activations(definition, seed, names, (nq, nq, nq), batch, qk_std))
+        inputs: Inputs = dict(attention_activations(definition, seed, names, (nq, nq, nq),
+                                                    batch, qk_std, HEADS, HEAD_DIM))
         inputs["image_ids"] = image_ids
         return inputs
     raise ValueError(f"{definition!r} is not a block_causal_attention definition")

@@ -54,6 +54,38 @@ def random_bytes(gen: np.random.Generator, shape: tuple[int, ...]) -> torch.Tens
     return torch.from_numpy(values).view(torch.int8)
 
 
+def attention_activations(definition: str, seed: int, names: tuple[str, ...],
+                          lengths: tuple[int, ...], batch: int, qk_std: float, heads: int,
+                          head_dim: int) -> dict[str, torch.Tensor]:
+    """Q/K/V-like bf16 tensors ``[batch, length, heads, head_dim]`` with model-like structure
+    (the dense and block-causal attention samples).
+
+    Names starting with ``Q`` are queries, ``K`` keys, ``V`` values. Per-head temperatures
+    and per-channel gains are drawn once per case (stream ``"head_structure"``) and shared
+    by all keys of the case (prefix and current keys come from the same layer); each tensor's
+    noise comes from the stream of its own name.
+    """
+    structure = rng(definition, seed, "head_structure")
+    head_temp = structure.uniform(0.7, 1.5, size=(heads, 1)).astype(np.float32)
+    q_gain = structure.uniform(0.6, 1.4, size=(heads, head_dim)).astype(np.float32)
+    k_gain = structure.uniform(0.6, 1.4, size=(heads, head_dim)).astype(np.float32)
+    k_mean = structure.normal(0.0, 0.4, size=(heads, head_dim)).astype(np.float32)
+    v_gain = structure.uniform(0.5, 1.5, size=(heads, head_dim)).astype(np.float32)
+    v_mean = structure.normal(0.0, 0.3, size=(heads, head_dim)).astype(np.float32)
+    out: dict[str, torch.Tensor] = {}
+    for name, length in zip(names, lengths, strict=True):
+        noise = normal(rng(definition, seed, name), (batch, length, heads, head_dim),
+                       dtype=torch.float32)
+        if name.startswith("Q"):
+            values = noise * torch.from_numpy(q_gain * head_temp * np.float32(qk_std))
+        elif name.startswith("K"):
+            values = (noise * torch.from_numpy(k_gain) + torch.from_numpy(k_mean)) * qk_std
+        else:
+            values = noise * torch.from_numpy(v_gain) + torch.from_numpy(v_mean)
+        out[name] = values.to(torch.bfloat16)
+    return out
+
+
 # ------------------------------------------------------------------ rule messages
 def first(mask: torch.Tensor) -> str:
     """Position of the first True element of ``mask``, for a message."""

@@ -24,11 +24,10 @@ acceptance fails every candidate on such a workload.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from hf_eval.families.base import Family, Inputs, NoStructure
-from hf_eval.families.common import finite_problems, normal, randn, rng
+from hf_eval.families.common import attention_activations, finite_problems, randn
 from hf_eval.schema import Definition
 
 #: Constant axes (H, D) of each definition of the family.
@@ -44,24 +43,9 @@ def generate(definition: str, params: dict, seed: int) -> Inputs:
         raise ValueError(f"{definition!r} is not a dense_attention definition")
     heads, dim = SHAPES[definition]
     batch, nq, nk = int(params["B"]), int(params["Nq"]), int(params["Nk"])
-    qk_std = np.float32(params.get("qk_std", 1.0))
-
-    structure = rng(definition, seed, "head_structure")
-    head_temp = structure.uniform(0.7, 1.5, size=(heads, 1)).astype(np.float32)
-    q_gain = structure.uniform(0.6, 1.4, size=(heads, dim)).astype(np.float32)
-    k_gain = structure.uniform(0.6, 1.4, size=(heads, dim)).astype(np.float32)
-    k_mean = structure.normal(0.0, 0.4, size=(heads, dim)).astype(np.float32)
-    v_gain = structure.uniform(0.5, 1.5, size=(heads, dim)).astype(np.float32)
-    v_mean = structure.normal(0.0, 0.3, size=(heads, dim)).astype(np.float32)
-
-    def draw(name: str, length: int) -> torch.Tensor:
-        return normal(rng(definition, seed, name), (batch, length, heads, dim),
-                      dtype=torch.float32)
-
-    q = draw("Q", nq) * torch.from_numpy(q_gain * head_temp * qk_std)
-    k = (draw("K", nk) * torch.from_numpy(k_gain) + torch.from_numpy(k_mean)) * float(qk_std)
-    v = draw("V", nk) * torch.from_numpy(v_gain) + torch.from_numpy(v_mean)
-    return {"Q": q.to(torch.bfloat16), "K": k.to(torch.bfloat16), "V": v.to(torch.bfloat16)}
+    qk_std = float(params.get("qk_std", 1.0))
+    return attention_activations(definition, seed, ("Q", "K", "V"), (nq, nk, nk), batch,
+                                 qk_std, heads, dim)
 
 
 # ------------------------------------------------------------------ value rules
