@@ -507,7 +507,10 @@ def _statistics(events: list[float], bounds: list[float], iters: int,
     out = {"median_ms": statistics.median(counted), "min_ms": min(counted),
            "max_ms": max(counted), "trials": len(counted), "iters": iters,
            "event_median_ms": statistics.median(events),
-           "bound_median_ms": statistics.median(bounds)}
+           "bound_median_ms": statistics.median(bounds),
+           # every trial, so a median moved by host noise in some trials can be read
+           "counted_trials_ms": [round(c, 5) for c in counted],
+           "event_trials_ms": [round(e, 5) for e in events]}
     event = out["event_median_ms"]
     out["bound_over_event"] = round(out["bound_median_ms"] / event, 3) if event > 0 else None
     if phases:

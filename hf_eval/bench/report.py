@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from hf_eval.bench import roofline
-from hf_eval.bench.run import best_method, best_ms
+from hf_eval.bench.run import best_method, best_ms, device_ms
 from hf_eval.bench.shapes import BenchShape, load_shapes, shape_path, structure_counts
 from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
@@ -164,6 +164,8 @@ def audit_table(dataset: Dataset, records: list[dict], ceilings: dict) -> dict:
 
             out[definition][solution] = {
                 "passed": len(passed), "audited": len(recs), "workloads": total,
+                "failed": len([w for w, r in recs.items()
+                               if w not in stale and r["status"] != "PASSED"]),
                 "stale_records": len(stale),
                 "statuses": sorted({r["status"] for r in recs.values()}),
                 "median_ms_geomean": geomean(times) if times else None,
@@ -190,7 +192,7 @@ def _recost(dataset: Dataset, rec: dict, shapes: dict[tuple[str, str], BenchShap
         counts = structure_counts(definition, shape) if shape else None
     c = roofline.cost(definition, rec["axes"], counts=counts)
     ceilings = rec.get("ceilings") or first_ceilings
-    ms = best_ms(rec.get("timing", {}))
+    ms = device_ms(rec.get("timing", {}))
     rec.update(flops=c.flops, bytes=c.bytes, compute=c.compute,
                roofline_ms=c.time_s(ceilings) * 1e3)
     if ms:
@@ -219,12 +221,15 @@ def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
         for shape, sols in shapes.items():
             row = {}
             for solution, rec in sols.items():
-                ms = best_ms(rec.get("timing", {}))
+                ms = device_ms(rec.get("timing", {}))
                 method = best_method(rec.get("timing", {}))
-                entry = {"status": rec["status"], "ms": ms, "fraction": rec.get("fraction"),
+                cupti = (method and method[1].get("cupti")) or {}
+                entry = {"status": rec["status"], "ms": ms,
+                         "counted_ms": best_ms(rec.get("timing", {})),
+                         "fraction": rec.get("fraction"),
                          "method": method and method[0],
                          "event_ms": method and method[1].get("event_median_ms"),
-                         "kernel_ms": method and (method[1].get("cupti") or {}).get("kernel_ms"),
+                         "kernel_ms": cupti.get("kernel_ms"), "span_ms": cupti.get("span_ms"),
                          "tflops": rec.get("tflops"), "tbps": rec.get("tbps"),
                          "copy_share": rec.get("copy_share"),
                          "ceilings": rec.get("ceilings") or first_ceilings,
@@ -233,7 +238,7 @@ def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
                 for key, other in (("x_baseline", task and task.baseline.solution),
                                    ("x_engine", task and task.engine_baseline)):
                     base = sols.get(other) if other else None
-                    base_ms = best_ms(base.get("timing", {})) if base else None
+                    base_ms = device_ms(base.get("timing", {})) if base else None
                     entry[key] = base_ms / ms if base_ms and ms and other != solution else None
                 row[solution] = entry
             table[definition][shape] = row
@@ -251,33 +256,44 @@ def _usable(entry: dict) -> bool:
 
 
 def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
-    """Per definition: among solutions that passed every sample workload on the H200 (current
-    source), the fastest by geometric mean over the benchmark shapes (sample timings when a
-    definition has no benchmark timing for it)."""
+    """Per definition: among solutions whose current source passed every sample workload
+    audited on the H200 (at least one, none failed: samples added since are named in the
+    evidence as not yet audited there) and every check at every benchmark shape, the
+    fastest by geometric-mean device time over the shapes each of them was timed at
+    (sample timings when a definition has no benchmark timing for them)."""
     chosen = {}
     for definition in sorted(dataset.definitions):
         sols = audit.get(definition, {})
-        eligible = [s for s, r in sols.items() if r["workloads"] and r["passed"] ==
-                    r["workloads"] and r["audited"] >= r["workloads"]]
+        eligible = [s for s in sols if _eligible(audit, definition, s)]
         if not eligible:
-            chosen[definition] = {"solution": None, "evidence": "no solution has passed every "
-                                  "sample workload on the H200 with its current source"}
+            chosen[definition] = {"solution": None, "evidence": "no solution's current source "
+                                  "has passed the sample workloads audited on the H200"}
             continue
         shapes = bench.get(definition, {})
+        failed = {s: f"{shape}: {row[s]['status']}" for shape, row in shapes.items()
+                  for s in eligible if s in row and not _usable(row[s])}
+        eligible = [s for s in eligible if s not in failed]
+        timed = [s for s in eligible if any(s in row for row in shapes.values())]
+        common = [shape for shape, row in shapes.items() if timed
+                  and all(s in row for s in timed)]
         scores = {}
-        for s in eligible:
-            times = [row[s]["ms"] for row in shapes.values() if s in row and _usable(row[s])]
-            if shapes and len(times) == len(shapes):
-                scores[s] = ("benchmark", geomean(times), len(times))
+        for s in timed if common else []:
+            scores[s] = ("benchmark", geomean([shapes[shape][s]["ms"] for shape in common]),
+                         len(common))
         if not scores:
             scores = {s: ("sample", sols[s]["median_ms_geomean"], sols[s]["passed"])
                       for s in eligible if sols[s]["median_ms_geomean"]}
+        excluded = "".join(f" Not ranked: {s} failed a check at {why}." for s, why
+                           in sorted(failed.items()))
+        untimed = sorted(set(eligible) - set(timed)) if shapes else []
+        if untimed:
+            excluded += f" Not timed at a benchmark shape: {', '.join(untimed)}."
         if not scores:  # validation-only audits, and no shape timed for every eligible one
             chosen[definition] = {
                 "solution": None,
                 "evidence": f"{', '.join(sorted(eligible))} passed every sample workload on "
                             "the H200, but none was timed at every benchmark shape (nor on "
-                            "the samples): nothing to rank them by"}
+                            f"the samples): nothing to rank them by.{excluded}"}
             continue
         best = min(scores, key=lambda s: scores[s][1])
         basis, value, n = scores[best]
@@ -286,19 +302,24 @@ def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
                "measured advantage." if runner_up and runner_up[0] <= value * (1 + TIE) else "")
         others = "; ".join(f"{s} {v:.4g} ms" for s, (_, v, _) in sorted(scores.items(),
                                                                          key=lambda x: x[1][1]))
+        unaudited = sols[best]["workloads"] - sols[best]["passed"]
         chosen[definition] = {
             "solution": best,
             "evidence": f"passed {sols[best]['passed']}/{sols[best]['workloads']} sample "
-                        f"workloads on the H200 (audit runner, unchanged tolerances); fastest "
-                        f"geometric-mean time over {n} {basis} "
-                        f"{'shapes (inputs generated on the device, timing only)' if basis == 'benchmark' else 'workloads'}"  # noqa: E501
-                        f": {others}.{tie}"}
+                        f"workloads on the H200 (audit runner, unchanged tolerances"
+                        f"{f'; {unaudited} not yet audited there' if unaudited else ''}); fastest "
+                        f"geometric-mean {'device ' if basis == 'benchmark' else ''}time over "
+                        f"{n} {basis} "
+                        f"{'shapes timed for each of them (inputs generated on the device, timing only: ' + ', '.join(common) + ')' if basis == 'benchmark' else 'workloads'}"  # noqa: E501
+                        f": {others}.{tie}{excluded}"}
     return chosen
 
 
 def _eligible(audit: dict, definition: str, solution: str) -> bool:
+    """Passed the sample workloads audited on the H200 with its current source (at least
+    one, none failed)."""
     r = audit.get(definition, {}).get(solution)
-    return bool(r and r["workloads"] and r["passed"] == r["workloads"])
+    return bool(r and r["workloads"] and r["passed"] and not r["failed"])
 
 
 def _goal(goal: str, definition: str, shape: str, figures: dict[str, float], threshold: float,
@@ -431,12 +452,16 @@ def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: l
                          "| | | | | | |")
         shapes = bench.get(definition, {})
         if shapes:
-            lines += ["", "Benchmark shapes (generated on the device, timing only; ms is "
-                      "the counted time of the method named, event and CUPTI kernel ms of the "
-                      "same method beside it where the record has them):", "",
-                      "| shape | solution | method | ms | event ms | kernel ms | TFLOP/s | TB/s "
-                      "| roofline fraction | × torch baseline | × engine baseline | check |",
-                      "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            lines += ["", "Benchmark shapes (generated on the device, timing only). Per call, "
+                      "of the method named: **device ms** (the larger of the CUDA-event "
+                      "median and the CUPTI span over all streams; rates, fractions and "
+                      "ratios use it), the audit's counted ms (its own clock around each "
+                      "request, host noise included), the event median, the CUPTI kernel "
+                      "time and span:", "",
+                      "| shape | solution | method | device ms | counted ms | event ms | "
+                      "kernel ms | span ms | TFLOP/s | TB/s | roofline fraction "
+                      "| × torch baseline | × engine baseline | check |",
+                      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
             for shape, row in shapes.items():
                 for solution, e in row.items():
                     shipped = "" if solution in dataset.solutions else " (not shipped: rejected/)"
@@ -444,8 +469,9 @@ def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: l
                     check = "" if e["status"] == "PASSED" else str(e["check"])[:90]
                     lines.append(
                         f"| {shape} | {solution}{shipped} | {e['method'] or '—'} | "
-                        f"{_fmt(e['ms'], '.4f')} | {_fmt(e['event_ms'], '.4f')} | "
-                        f"{_fmt(e['kernel_ms'], '.4f')} | "
+                        f"{_fmt(e['ms'], '.4f')} | {_fmt(e['counted_ms'], '.4f')} | "
+                        f"{_fmt(e['event_ms'], '.4f')} | {_fmt(e['kernel_ms'], '.4f')} | "
+                        f"{_fmt(e['span_ms'], '.4f')} | "
                         f"{_fmt(e['tflops'], '.1f')} | {_fmt(e['tbps'], '.2f')} | "
                         f"{_fmt(e['fraction'], '.3f')} | {_fmt(e['x_baseline'], '.2f')} | "
                         f"{_fmt(e['x_engine'], '.2f')} | {status} {check} |")

@@ -56,6 +56,21 @@ def best_ms(timing: dict) -> float | None:
     return best[1]["median_ms"] if best else None
 
 
+def device_ms(timing: dict) -> float | None:
+    """The device time per call of :func:`best_method`: the larger of its CUDA-event median
+    and its CUPTI span over all streams (the counted median where neither was recorded, as
+    in the in-process records). The benchmark ranks the dataset's own reviewed solutions by
+    it: the counted time is the audit's unforgeable figure, but the host's request noise
+    moves its median by up to 100x at kernels of 15 us (docs/h200/session8/README.md)."""
+    best = best_method(timing)
+    if best is None:
+        return None
+    record = best[1]
+    device = [v for v in (record.get("event_median_ms"),
+                          (record.get("cupti") or {}).get("span_ms")) if v]
+    return max(device) if device else record["median_ms"]
+
+
 #: Benchmark timing: the audit's scheme with fewer warm-ups (every timed call still gets
 #: fresh content, and the pool bounds calls per trial at large shapes).
 BENCH_TIMING = {"warmup": 3, "iters": 20, "trials": 3}
@@ -165,7 +180,9 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
                           "bytes": c.bytes, "compute": c.compute, "derived": derived,
                           "roofline_ms": roof_s * 1e3,
                           "ceilings": {k: ceilings[k] for k in roofline.CEILING_KEYS}}
+                started = time.perf_counter()
                 record.update(lane.judge(solution, case, truth))
+                record["wall_s"] = round(time.perf_counter() - started, 2)  # judge and time
                 ms = best_ms(record.get("timing", {}))
                 if ms and record["status"] == "PASSED":
                     record["fraction"] = roofline.fraction(roof_s, ms)

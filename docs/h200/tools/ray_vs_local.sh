@@ -7,7 +7,7 @@
 #
 # Here, first: bash docs/h200/tools/ray_wheels.sh   (fills the git-ignored .whl-ray/)
 # Device call: kind nvidia-h200, carry [".whl", ".whl-ray"] (.whl: the wheels of
-#   docs/h200/commands.txt), command: bash docs/h200/tools/ray_vs_local.sh
+#   docs/h200/legacy/commands-A-J.txt), command: bash docs/h200/tools/ray_vs_local.sh
 # Files back: local.jsonl, ray.jsonl, local.log, ray.log, pytest-ray.log, env.txt.
 set -uo pipefail
 source docs/h200/tools/device_setup.sh   # .whl, PYTHONPATH=/tmp/site:$PWD, env.txt
