@@ -231,6 +231,7 @@ class Lane:
                 self.isolation.discard(solution_hash(solution))
         if session is not None:
             result["content"] = {"fresh_sets": session.distinct_sets,
+                                 "undecided_rows": session.undecided_rows,
                                  "secret_sha256": self.audit.secret_digest}
         result["isolation"] = loaded.get("walls", [])
         return result

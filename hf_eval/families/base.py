@@ -67,7 +67,12 @@ class Family:
       fix them), so a report can recompute a roofline without the inputs;
     - ``fresh_content(inputs, generator)``: the family's own second-input-set transform;
       None means the audit's default (floating-point inputs permuted,
-      :func:`hf_eval.input_sets.permute_floats`).
+      :func:`hf_eval.input_sets.permute_floats`);
+    - ``undecided_rows(inputs)``: a bool mask over the outputs' rows whose answer the
+      definition leaves open (a selection boundary closer than FP32 summation noise,
+      which its valid workloads exclude but content the audit draws itself, fresh sets
+      and benchmark shapes, can meet); such rows are not judged. Computed from the
+      inputs alone, so a candidate cannot choose them; None: every row is judged.
     """
 
     op_type: str
@@ -81,3 +86,4 @@ class Family:
     counts: dict[str, Count] = field(default_factory=dict)
     structure_counts: Callable[[Definition, dict[str, int], Any], dict[str, int]] = no_counts
     fresh_content: Callable[[list[object], torch.Generator], list[object]] | None = None
+    undecided_rows: Callable[[list[object]], torch.Tensor] | None = None

@@ -272,5 +272,26 @@ def bench_inputs(d: Definition, axes: dict[str, int], s: NoStructure, gen: torch
             "routed_scale": 2.5}
 
 
+# ------------------------------------------------------------------ judging drawn content
+#: A 6th-vs-7th key margin (FP64) this far above zero and below is left open: FP32
+#: summation in another order moves keys by about 1e-6, and the valid workloads keep
+#: margins of at least NEAR_TIE_WINDOW[0] (or exactly 0, where the tie rule decides).
+UNDECIDED_MARGIN = 1e-5
+
+
+def undecided_rows(inputs: list[object]) -> torch.Tensor:
+    """Tokens of drawn content whose selection the definition leaves open: 0 < margin <
+    UNDECIDED_MARGIN between the 6th and 7th keys, computed as the reference's FP64 logits
+    are. An exact tie (margin 0: identical expert rows and biases, or all-zero tokens) is
+    decided by the tie rule in any arithmetic, so it stays judged."""
+    x, w, bias_text, bias_image, is_image = inputs[:5]
+    logits = x.to(torch.float64) @ w.to(torch.float64).T
+    scores = torch.sqrt(torch.clamp(logits, min=0) + torch.log1p(torch.exp(-logits.abs())))
+    bias = torch.where(is_image[:, None], bias_image[None, :], bias_text[None, :])
+    top = torch.topk(scores + bias.to(torch.float64), TOP_K + 1, dim=-1).values
+    margin = top[:, TOP_K - 1] - top[:, TOP_K]
+    return (margin > 0) & (margin < UNDECIDED_MARGIN)
+
+
 FAMILY = Family(op_type="moe_router", module=__name__, generate=generate, check=check,
-                bench_inputs=bench_inputs)
+                bench_inputs=bench_inputs, undecided_rows=undecided_rows)
