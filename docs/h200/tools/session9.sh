@@ -2,7 +2,8 @@
 # Session 9 on the H200 (issues 11 and 12), prepared in session 8 and not yet run: the
 # benchmark-shape lines session 8 did not reach (docs/h200/notes.md, "Coverage"), through
 # the confined, checked path, so that docs/h200/bench.jsonl and performance.md cover every
-# definition; first the router at t1024 and t8192 again, now that its undecided rows
+# definition; first the CUDA adversarial tests (session 8 changed the judge: undecided rows,
+# per-trial records), then the router at t1024 and t8192 again, now that its undecided rows
 # (hf_eval/families/moe_router.undecided_rows) are not judged, and the QSA index at b64.
 # Append its bench.jsonl to docs/h200/bench.jsonl, then `hf-eval bench report
 # --dir docs/h200` (docs/h200/commands.txt).
@@ -25,6 +26,7 @@ BP="--solutions baseline,preferred"
 NA=neighborhood_attention_3d
 queue() {
   cat <<EOF2
+adversarial|150|-|python3 -m pytest -q -p no:cacheprovider tests/test_adversarial.py tests/test_undecided_rows.py -k "cuda or undecided or open or sample"
 router|90|-|$TIMED --definitions moe_router_gemm_topk_deepseek41_d5120_e384_topk6 --solutions baseline,preferred,sglang_moe_fused_gate_router_e384_k6 --shapes t1024,t8192
 qsa_index_b64|60|-|$TIMED --definitions qsa_index_topk_decode_qwen38_h4_d128_topk512_c4 --solutions baseline,preferred,flashinfer_topk_qsa_index_h4 --shapes b64_ctx32k
 grouped_n4608|240|-|$TIMED --definitions grouped_gemm_fp8_fp4_e384_n4608_k5120_g32 $BP
