@@ -75,10 +75,23 @@ def permute_floats(inputs: list[object], generator: torch.Generator) -> list[obj
                                       device=value.device))
             if row > 1 and shift % row == 0:
                 shift += 1
-            new = torch.roll(flat, shift)
+            new = _roll(flat, shift)
         new = new.reshape(value.shape)
         fresh[i] = new.share_memory_() if new.device.type == "cpu" else new
     return fresh
+
+
+#: Integer dtypes of each element size: a roll moves whole elements, so it can move their
+#: bytes as integers, which every device implements (CUDA has no roll for FP8, say).
+_SAME_SIZE_INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _roll(flat: torch.Tensor, shift: int) -> torch.Tensor:
+    """``torch.roll(flat, shift)`` for any dtype of a 1-D contiguous tensor."""
+    as_int = _SAME_SIZE_INT.get(flat.element_size())
+    if as_int is None:
+        return torch.roll(flat, shift)
+    return torch.roll(flat.contiguous().view(as_int), shift).view(flat.dtype)
 
 
 def scale_probe(definition: Definition, inputs: list[object]) -> list[object] | None:

@@ -514,14 +514,25 @@ class Session:
 def settle_undecided(definition: Definition, outputs: tuple[torch.Tensor, ...],
                      reference: tuple[torch.Tensor, ...],
                      inputs: list[object]) -> tuple[tuple[torch.Tensor, ...], int]:
-    """The outputs with the rows the definition leaves open for these inputs
-    (:attr:`hf_eval.families.base.Family.undecided_rows`) taken from the reference, and
+    """The outputs with the rows that differ from the reference, that the definition
+    leaves open for these inputs and where they hold an answer it allows
+    (:attr:`hf_eval.families.base.Family.undecided_rows`), taken from the reference, and
     how many rows that was. Outputs whose shape differs from the reference's stay as
     they are, so the comparison still reports the shape."""
     family = find(definition.op_type)
     if family is None or family.undecided_rows is None:
         return outputs, 0
-    mask = family.undecided_rows(inputs)
+    rowed = [(o, r) for o, r in zip(outputs, reference)
+             if o.shape == r.shape and o.dim() > 0]
+    if not rowed or len({o.shape[0] for o, _ in rowed}) != 1:
+        return outputs, 0
+    differs = torch.zeros(rowed[0][0].shape[0], dtype=torch.bool)
+    for out, ref in rowed:
+        same = out.to(ref.device, ref.dtype) == ref
+        differs |= ~same.reshape(same.shape[0], -1).all(dim=1).cpu()
+    if not differs.any():
+        return outputs, 0
+    mask = family.undecided_rows(inputs, outputs, differs) & differs
     count = int(mask.sum())
     if not count:
         return outputs, 0

@@ -12,7 +12,7 @@ import torch
 from hf_eval.errors import DataError
 from hf_eval.families import registry
 from hf_eval.families.base import Family
-from hf_eval.input_sets import fresh_content, permute_floats
+from hf_eval.input_sets import PERMUTE_LIMIT, fresh_content, permute_floats
 from hf_eval.samples.cases import CASES_DIR
 from hf_eval.schema import Definition
 from tests import kit
@@ -75,6 +75,36 @@ def test_the_second_input_set_is_the_familys_own_when_it_declares_one(monkeypatc
                         dataclasses.replace(family, fresh_content=negate))
     own = fresh_content(definition, inputs, torch.Generator().manual_seed(3))
     assert len(calls) == 1 and torch.equal(own[0], -inputs[0])
+
+
+def _large_fp8(device: str) -> torch.Tensor:
+    """An FP8 tensor above PERMUTE_LIMIT, so fresh content rolls it (the benchmark's large
+    activations, e.g. grouped GEMM n5120 at m24576_t4096)."""
+    rows = PERMUTE_LIMIT // 1024 + 1
+    values = torch.randn(rows, 1024, generator=torch.Generator().manual_seed(0)) * 4
+    return values.to(torch.float8_e4m3fn).to(device)
+
+
+def _check_roll(device: str) -> None:
+    value = _large_fp8(device)
+    fresh = permute_floats([value], torch.Generator(device).manual_seed(5))[0]
+    assert fresh.dtype == value.dtype and fresh.shape == value.shape
+    old, new = value.reshape(-1).view(torch.uint8), fresh.reshape(-1).view(torch.uint8)
+    # The rolls that could have put the first element where it is (random FP8 repeats).
+    shifts = [int(i) for i in torch.nonzero(new == old[0]).flatten()
+              if torch.equal(new[int(i):int(i) + 64], old[:64])]
+    matches = [s for s in shifts if torch.equal(new, torch.roll(old, s))]
+    assert len(matches) == 1 and matches[0] % value.shape[-1] != 0
+
+
+def test_large_fp8_inputs_get_fresh_content_by_a_roll_of_whole_elements():
+    _check_roll("cpu")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_large_fp8_inputs_get_fresh_content_on_cuda():
+    """CUDA has no roll kernel for FP8: session 9's DEFINITION_ERROR at m24576_t4096."""
+    _check_roll("cuda")
 
 
 @pytest.mark.parametrize("name,label", [

@@ -1,7 +1,9 @@
-"""Rows a definition leaves open are not judged (the router): a token whose 6th and 7th
-keys are closer than FP32 summation noise can meet content the audit draws itself (fresh
-sets, benchmark shapes), and a correct kernel that sums in another order may pick either
-expert there (H200 session 8). Exact ties and the samples' near-tie rows stay judged."""
+"""Rows a definition leaves open are judged by the answers it allows there, not exactly
+(the router and the QSA indexer): a token whose 6th and 7th keys, or a request whose
+512th and 513th scores, are closer than FP32 rounding can meet content the audit draws
+itself (fresh sets, benchmark shapes), and a correct kernel that sums in another order
+may choose either side there (H200 sessions 8 and 9). Any other answer in such a row,
+exact ties and the samples' rows stay judged."""
 
 from __future__ import annotations
 
@@ -13,13 +15,14 @@ import torch
 
 from hf_eval.acceptance import compare_outputs
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.families import moe_router
+from hf_eval.families import moe_router, qsa_index
 from hf_eval.sources import compile_reference
 from hf_eval.trials import InputSet, Session, settle_undecided
 from tests import kit
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUTER = "moe_router_gemm_topk_deepseek41_d5120_e384_topk6"
+ALL = torch.ones(3, dtype=torch.bool)  # every row marked as differing from the truth
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +53,8 @@ def _swap_at(ids: torch.Tensor, row: int) -> torch.Tensor:
 def test_an_open_boundary_is_not_judged_and_an_exact_tie_is(dataset):
     definition = dataset.definition(ROUTER)
     inputs = _inputs()
-    assert moe_router.undecided_rows(inputs).tolist() == [True, False, False]
     ids, weights = compile_reference(definition)(*inputs)
+    assert moe_router.undecided_rows(inputs, (ids, weights), ALL).tolist() == [True, False, False]
     assert ids[0].tolist() == ids[1].tolist() == [0, 1, 2, 3, 4, 5]
     names, tolerance = list(definition.outputs), dataset.task(ROUTER).tolerance_for
 
@@ -62,10 +65,16 @@ def test_an_open_boundary_is_not_judged_and_an_exact_tie_is(dataset):
     assert count == 1
     assert all(v.passed for v in compare_outputs(names, settled, (ids, weights), tolerance))
 
+    garbage = ids.clone()
+    garbage[0] = torch.tensor([10, 11, 12, 13, 14, 15], dtype=ids.dtype)  # far below
+    settled, count = settle_undecided(definition, (garbage, weights), (ids, weights), inputs)
+    verdict = compare_outputs(names, settled, (ids, weights), tolerance)[0]
+    assert count == 0 and not verdict.passed
+
     wrong_tie = (_swap_at(ids, 1), weights)  # the tie rule decides row 1: lower ID wins
     settled, count = settle_undecided(definition, wrong_tie, (ids, weights), inputs)
     verdict = compare_outputs(names, settled, (ids, weights), tolerance)[0]
-    assert count == 1 and not verdict.passed
+    assert count == 0 and not verdict.passed
     assert verdict.reason == "1 of 18 integer elements differ (exact match required)"
 
 
@@ -73,7 +82,9 @@ def test_no_sample_row_is_left_open():
     """The samples' near-tie rows (margins 2e-5 to 5e-5) and exact-tie rows stay judged."""
     for label in kit.labels(ROUTER):
         values = kit.args(ROUTER, kit.case_inputs(ROUTER, label))
-        assert not moe_router.undecided_rows(values).any(), label
+        outputs = compile_reference(kit.definition(ROUTER))(*values)
+        every_row = torch.ones(len(outputs[0]), dtype=torch.bool)
+        assert not moe_router.undecided_rows(values, outputs, every_row).any(), label
 
 
 def test_a_session_judges_the_other_side_of_an_open_boundary_as_passed(dataset):
@@ -93,3 +104,71 @@ def test_a_session_judges_the_other_side_of_an_open_boundary_as_passed(dataset):
     assert result["status"] == "INCORRECT_NUMERICAL"
     assert result["reason"] == ("call: topk_ids: 1 of 18 integer elements differ "
                                 "(exact match required)")
+
+
+# ------------------------------------------------------------------ the QSA indexer
+QSA = "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4"
+
+
+def _qsa_inputs() -> list[object]:
+    """Two requests of 2,048 random blocks (as the benchmark draws them): the first seed
+    whose request 0 fails the definition's validity rule and whose request 1 passes it."""
+    blocks, pages = 2048, 2048 // qsa_index.PAGE_SIZE
+    for seed in range(40):
+        gen = torch.Generator().manual_seed(seed)
+        q = torch.randn(2, qsa_index.HEADS, qsa_index.DIM, generator=gen).to(torch.bfloat16)
+        pool = torch.randn(2 * pages, qsa_index.PAGE_SIZE, qsa_index.DIM,
+                           generator=gen).to(torch.bfloat16)
+        table = torch.arange(2 * pages, dtype=torch.int32).reshape(2, pages)
+        keys = [pool[table[b].long()].reshape(blocks, qsa_index.DIM) for b in range(2)]
+        robust = [qsa_index.selection_is_robust(q[b], keys[b]) for b in range(2)]
+        if robust == [False, True]:
+            return [q, pool, table, torch.tensor([blocks, blocks], dtype=torch.int32)]
+    raise AssertionError("no seed below 40 gives an open and a closed request")
+
+
+def _qsa_swap(ids: torch.Tensor, row: int, inputs: list[object]) -> torch.Tensor:
+    """Row ``row`` with its lowest-scoring chosen block exchanged for the highest-scoring
+    unchosen one (FP64 scores): the other side of the 512th place."""
+    q, pool, table, _ = inputs
+    keys = pool[table[row].long()].reshape(-1, qsa_index.DIM)
+    scores = qsa_index.score_intervals(q[row], keys)[0]
+    chosen = torch.zeros(keys.shape[0], dtype=torch.bool)
+    chosen[ids[row].long()] = True
+    weakest = int(torch.where(chosen, scores, torch.inf).argmin())
+    strongest = int(torch.where(chosen, -torch.inf, scores).argmax())
+    chosen[weakest], chosen[strongest] = False, True
+    out = ids.clone()
+    out[row] = torch.nonzero(chosen).flatten().to(ids.dtype)
+    return out
+
+
+def test_qsa_index_open_requests_allow_the_other_side_of_the_512th_place_only(dataset):
+    definition = dataset.definition(QSA)
+    inputs = _qsa_inputs()
+    ids = compile_reference(definition)(*inputs)  # one output: the tensor itself
+    names, tolerance = list(definition.outputs), dataset.task(QSA).tolerance_for
+
+    def verdict(outputs):
+        settled, count = settle_undecided(definition, outputs, (ids,), inputs)
+        return count, compare_outputs(names, settled, (ids,), tolerance)[0]
+
+    assert qsa_index.undecided_rows(inputs, (ids,), ALL[:2]).tolist() == [True, False]
+    count, result = verdict((_qsa_swap(ids, 0, inputs),))
+    assert count == 1 and result.passed
+
+    garbage = ids.clone()
+    garbage[0] = torch.arange(qsa_index.TOPK, dtype=ids.dtype)  # not a top-512 at all
+    count, result = verdict((garbage,))
+    assert count == 0 and not result.passed
+
+    count, result = verdict((_qsa_swap(ids, 1, inputs),))  # a closed request is judged
+    assert count == 0 and not result.passed
+
+
+def test_no_qsa_index_sample_request_is_left_open():
+    for label in kit.labels(QSA):
+        values = kit.args(QSA, kit.case_inputs(QSA, label))
+        ids = compile_reference(kit.definition(QSA))(*values)
+        every_row = torch.ones(len(ids), dtype=torch.bool)
+        assert not qsa_index.undecided_rows(values, (ids,), every_row).any(), label

@@ -68,11 +68,14 @@ class Family:
     - ``fresh_content(inputs, generator)``: the family's own second-input-set transform;
       None means the audit's default (floating-point inputs permuted,
       :func:`hf_eval.input_sets.permute_floats`);
-    - ``undecided_rows(inputs)``: a bool mask over the outputs' rows whose answer the
-      definition leaves open (a selection boundary closer than FP32 summation noise,
+    - ``undecided_rows(inputs, outputs, rows)``: a bool mask over the outputs' rows, of
+      those marked in ``rows`` (the ones that differ from the truth), whose answer the
+      definition leaves open (a selection boundary closer than FP32 rounding allows,
       which its valid workloads exclude but content the audit draws itself, fresh sets
-      and benchmark shapes, can meet); such rows are not judged. Computed from the
-      inputs alone, so a candidate cannot choose them; None: every row is judged.
+      and benchmark shapes, can meet) and where ``outputs`` hold one of the answers it
+      allows there; such rows are not judged further. Open rows are computed from the
+      inputs alone, so a candidate cannot choose them, and an answer no FP32 rounding
+      explains stays judged; None: every row is judged.
     """
 
     op_type: str
@@ -86,4 +89,5 @@ class Family:
     counts: dict[str, Count] = field(default_factory=dict)
     structure_counts: Callable[[Definition, dict[str, int], Any], dict[str, int]] = no_counts
     fresh_content: Callable[[list[object], torch.Generator], list[object]] | None = None
-    undecided_rows: Callable[[list[object]], torch.Tensor] | None = None
+    undecided_rows: Callable[[list[object], tuple[torch.Tensor, ...], torch.Tensor],
+                             torch.Tensor] | None = None

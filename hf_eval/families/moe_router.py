@@ -279,18 +279,34 @@ def bench_inputs(d: Definition, axes: dict[str, int], s: NoStructure, gen: torch
 UNDECIDED_MARGIN = 1e-5
 
 
-def undecided_rows(inputs: list[object]) -> torch.Tensor:
-    """Tokens of drawn content whose selection the definition leaves open: 0 < margin <
+def undecided_rows(inputs: list[object], outputs: tuple[torch.Tensor, ...],
+                   rows: torch.Tensor) -> torch.Tensor:
+    """Tokens of drawn content, of those marked in ``rows``, whose selection the definition
+    leaves open, and where ``outputs`` chose an answer it allows there. Open: 0 < margin <
     UNDECIDED_MARGIN between the 6th and 7th keys, computed as the reference's FP64 logits
-    are. An exact tie (margin 0: identical expert rows and biases, or all-zero tokens) is
-    decided by the tie rule in any arithmetic, so it stays judged."""
+    are. Allowed: six distinct experts, none of them below an unchosen one by more than
+    that margin (either side of the boundary, not any answer). An exact tie (margin 0:
+    identical expert rows and biases, or all-zero tokens) is decided by the tie rule in any
+    arithmetic, so it stays judged."""
     x, w, bias_text, bias_image, is_image = inputs[:5]
     logits = x.to(torch.float64) @ w.to(torch.float64).T
     scores = torch.sqrt(torch.clamp(logits, min=0) + torch.log1p(torch.exp(-logits.abs())))
     bias = torch.where(is_image[:, None], bias_image[None, :], bias_text[None, :])
-    top = torch.topk(scores + bias.to(torch.float64), TOP_K + 1, dim=-1).values
+    keys = scores + bias.to(torch.float64)
+    top = torch.topk(keys, TOP_K + 1, dim=-1).values
     margin = top[:, TOP_K - 1] - top[:, TOP_K]
-    return (margin > 0) & (margin < UNDECIDED_MARGIN)
+    open_rows = (margin > 0) & (margin < UNDECIDED_MARGIN)
+    ids = outputs[0].to(keys.device).long()
+    if ids.shape != (keys.shape[0], TOP_K):
+        return torch.zeros_like(open_rows)
+    in_range = ((ids >= 0) & (ids < keys.shape[1])).all(dim=1)
+    ids = ids.clamp(0, keys.shape[1] - 1)
+    chosen = torch.zeros_like(keys, dtype=torch.bool).scatter_(1, ids, True)
+    distinct = chosen.sum(dim=1) == TOP_K
+    lowest_chosen = keys.masked_fill(~chosen, float("inf")).min(dim=1).values
+    highest_other = keys.masked_fill(chosen, float("-inf")).max(dim=1).values
+    allowed = in_range & distinct & (lowest_chosen >= highest_other - UNDECIDED_MARGIN)
+    return open_rows & allowed & rows.to(open_rows.device)
 
 
 FAMILY = Family(op_type="moe_router", module=__name__, generate=generate, check=check,
