@@ -384,7 +384,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_bench_run)
     q = gsub.add_parser("report", help="device-run files -> summary, performance, preferred",
                         description="Read a device-run folder (results.jsonl, bench.jsonl, "
-                        "ceilings*.json, env*.txt, commands.txt, notes.md) and write its "
+                        "ceilings*.json, env*.txt, in it and in each session<N>/ folder "
+                        "in it, oldest first; commands.txt, notes.md) and write its "
                         "summary.json, performance.md and preferred-solutions.json.")
     q.add_argument("--dir", type=Path, help="the folder (default: <root>/docs/h200)")
     q.add_argument("--goals", type=Path,

@@ -145,3 +145,22 @@ def test_ranking_uses_device_time_and_skips_solutions_that_failed_a_check(datase
     assert pick["solution"] == torch_name, pick
     assert pick["evidence"].endswith(
         f"Not ranked: {triton_name} failed a check at m16384: INCORRECT_NUMERICAL.")
+
+
+def test_session_folders_are_read_after_the_folders_own_files_oldest_first(tmp_path):
+    """docs/h200 keeps each device session's records in session<N>/: the report reads the
+    folder's own files, then session2 before session10, so the later line supersedes."""
+    (tmp_path / "bench.jsonl").write_text(json.dumps(_bench_line("a", 3.0)) + "\n")
+    for number, ms in ((10, 1.0), (2, 2.0)):
+        session = tmp_path / f"session{number}"
+        session.mkdir()
+        (session / "bench.jsonl").write_text(json.dumps(_bench_line("a", ms)) + "\n")
+        (session / "ceilings.json").write_text(json.dumps(CEILINGS))
+    (tmp_path / "session_notes").mkdir()  # not a session folder
+    files = h200_report.device_files(tmp_path, "bench.jsonl")
+    assert files == [tmp_path / "bench.jsonl", tmp_path / "session2" / "bench.jsonl",
+                     tmp_path / "session10" / "bench.jsonl"]
+    latest = h200_report.load_bench(files)
+    assert latest[(GEMM, "m8192", "a")]["timing"]["graph"]["median_ms"] == 1.0
+    assert [p.parent.name for p in h200_report.device_files(tmp_path, "ceilings*.json")] == \
+        ["session2", "session10"]

@@ -5,13 +5,15 @@ and paired speed-ups; the H200 report adds what only a device run has (the measu
 ceilings, the roofline fraction of every timing, the benchmark shapes), chooses a
 preferred solution per definition from that evidence and judges the goals of
 ``goals.json`` (data: which figure, which definitions, which threshold). Nothing is
-measured here: it reads the device run's files (copied into docs/h200) and the dataset.
+measured here: it reads the device runs' files in docs/h200 and the dataset.
 
-Inputs (``--dir``, default <root>/docs/h200): results.jsonl (audit lines), bench.jsonl
-(benchmark lines, inputs generated on the device for timing only), ceilings*.json (one per
-device call), env*.txt, commands.txt (the exact commands), notes.md (hand-written
-commentary, appended to performance.md). Outputs: summary.json, performance.md,
-preferred-solutions.json.
+Inputs (``--dir``, default <root>/docs/h200), each read from the folder itself and then from
+every device session's folder in it (``session<N>/``, oldest first; a later benchmark line
+supersedes an earlier one): results.jsonl (audit lines), bench.jsonl (benchmark lines,
+inputs generated on the device for timing only), ceilings*.json (one per device call),
+env*.txt; and from the folder only: commands.txt (the exact commands), notes.md
+(hand-written commentary, appended to performance.md). Outputs: summary.json,
+performance.md, preferred-solutions.json.
 """
 
 from __future__ import annotations
@@ -98,10 +100,23 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
         else format(value, spec)
 
 
-def load_bench(path: Path) -> dict[tuple[str, str, str], dict]:
+def session_folders(folder: Path) -> list[Path]:
+    """The device sessions' record folders in ``folder`` (``session<N>/``), oldest first."""
+    found = [p for p in folder.glob("session*") if p.is_dir() and p.name[7:].isdigit()]
+    return sorted(found, key=lambda p: int(p.name[7:]))
+
+
+def device_files(folder: Path, pattern: str) -> list[Path]:
+    """``folder``'s own files matching ``pattern``, then each session folder's, oldest
+    first: the order in which a later record supersedes an earlier one."""
+    return [p for where in (folder, *session_folders(folder))
+            for p in sorted(where.glob(pattern)) if p.is_file()]
+
+
+def load_bench(paths: list[Path]) -> dict[tuple[str, str, str], dict]:
     """(definition, shape, solution) -> the last benchmark line (a rerun supersedes)."""
     latest: dict[tuple[str, str, str], dict] = {}
-    if path.is_file():
+    for path in paths:
         for line in path.read_text().splitlines():
             if line.strip():
                 rec = json.loads(line)
@@ -482,18 +497,18 @@ def build(folder: Path, root: Path, goals_path: Path = GOALS_PATH) -> list[Path]
     """Read the device-run files in ``folder`` and write the three outputs there."""
     dataset = open_dataset(root)
     targets = load_goals(goals_path)
-    records = read_report(folder / "results.jsonl")
-    ceilings = [json.loads(p.read_text()) for p in sorted(folder.glob("ceilings*.json"))]
+    records = [r for p in device_files(folder, "results.jsonl") for r in read_report(p)]
+    ceilings = [json.loads(p.read_text()) for p in device_files(folder, "ceilings*.json")]
     if not ceilings:
         raise DataError(folder, "no ceilings*.json (measure on the device first: "
                         "hf-eval bench run)")
-    bench = bench_table(dataset, load_bench(folder / "bench.jsonl"), ceilings[0])
+    bench = bench_table(dataset, load_bench(device_files(folder, "bench.jsonl")), ceilings[0])
     audit = audit_table(dataset, records, ceilings[-1])
     preferred = choose_preferred(dataset, audit, bench)
     goal_rows = goals(dataset, bench, audit, preferred, targets)
     commands = (folder / "commands.txt").read_text() if (folder / "commands.txt").is_file() \
         else ""
-    env = "\n".join(p.read_text() for p in sorted(folder.glob("env*.txt")))
+    env = "\n".join(p.read_text() for p in device_files(folder, "env*.txt"))
     summary = {"note": GENERATED_NOTE, "ceilings": ceilings, "commands": commands,
                "audit": summarize_records(records), "audit_roofline": audit,
                "benchmark": bench, "goals": goal_rows}

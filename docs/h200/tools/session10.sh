@@ -5,7 +5,7 @@
 # at b64 again under the definition's open-request rule
 # (hf_eval/families/qsa_index.undecided_rows), then the lines sessions 8 and 9 did not
 # reach (docs/h200/notes.md, "Coverage"), the same-call pairs that would decide the
-# report's other choices first. Append its bench.jsonl to docs/h200/bench.jsonl, then
+# report's other choices first. Its files go into docs/h200/session10/, then
 # `hf-eval bench report --dir docs/h200` (docs/h200/commands.txt).
 #
 #   bash docs/h200/tools/session10.sh stage 1 && NATTEN_WORKERS=8 bash docs/h200/tools/natten_build.sh
