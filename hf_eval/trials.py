@@ -139,8 +139,9 @@ class Session:
     cold_l2: bool = False
     counter: int = 0
     distinct_sets: int = 0
-    #: Output rows left unjudged because the definition leaves them open
-    #: (:func:`settle_undecided`), over every judged call of the session.
+    #: Output rows that differed from the truth where the definition leaves them open,
+    #: settled because they held an answer it allows there (:func:`settle_undecided`),
+    #: over every judged call of the session.
     undecided_rows: int = 0
     #: The last timed trial's request, phase by phase, candidate beside stand-in.
     phases: dict | None = None
@@ -253,7 +254,7 @@ class Session:
         verdicts = compare_outputs(names, tensors, reference, self.task.tolerance_for)
         failed = [v for v in verdicts if not v.passed]
         undecided = 0
-        if failed:  # rows the definition leaves open are not judged (computed on failure)
+        if failed:  # open rows holding an allowed answer are settled (computed on failure)
             tensors, undecided = settle_undecided(self.definition, tensors, reference,
                                                   truth.inputs)
             if undecided:

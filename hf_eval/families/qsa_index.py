@@ -387,7 +387,7 @@ def undecided_rows(inputs: list[object], outputs: tuple[torch.Tensor, ...],
     lower-ID rule."""
     q, pool, table, counts = inputs[:4]
     ids = outputs[0]
-    if ids.dim() != 2 or ids.shape != (q.shape[0], TOPK):
+    if ids.shape != (q.shape[0], TOPK):
         return torch.zeros(q.shape[0], dtype=torch.bool)
     settled = []
     for b, n in enumerate(counts.tolist()):
