@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-LIBRARIES = ("triton", "flashinfer", "flash_attn.cute", "flash_mla")
+LIBRARIES = ("triton", "flashinfer", "flash_attn.cute", "flash_mla", "tilelang")
 
 
 def baselines(only: set[str] | None) -> list[tuple[str, str]]:

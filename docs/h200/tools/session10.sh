@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Session 10 on the H200 (issues 11 and 12), prepared in session 9 and not yet run: first
-# the judge changes of session 9's stop on the device (the adversarial suite, the
-# undecided-row tests, the FP8 roll of fresh content), then the QSA index's bisection kernel
-# at b64 again under the definition's open-request rule
-# (hf_eval/families/qsa_index.undecided_rows), then the lines sessions 8 and 9 did not
+# Session 10 on the H200 (issues 11, 12 and 13): first the judge changes of session 9's stop
+# on the device (the adversarial suite, the undecided-row tests, the FP8 roll of fresh
+# content), then the QSA index's bisection kernel at b64 again under the definition's
+# open-request rule (hf_eval/families/qsa_index.undecided_rows) beside FlashInfer's top-k,
+# then the QSA indexer's engine path (issue 13: TileLang 0.1.12 from its own site, checked
+# directly, audited on the samples and timed), then the lines sessions 8 and 9 did not
 # reach (docs/h200/notes.md, "Coverage"), the same-call pairs that would decide the
 # report's other choices first. Its files go into docs/h200/session10/, then
 # `hf-eval bench report --dir docs/h200` (docs/h200/commands.txt).
 #
 #   bash docs/h200/tools/session10.sh stage 1 && NATTEN_WORKERS=8 bash docs/h200/tools/natten_build.sh
 #                                                   # carry [".stage7/1", ".natten"]
-#   bash docs/h200/tools/session10.sh stage K       # carry [".stage7/K"], K = 2..6
-#   bash docs/h200/tools/session10.sh work BUDGET_S # install once, then the queue's next steps
+#   bash docs/h200/tools/session10.sh stage K       # carry [".stage7/K"], K = 2..5
+#   mkdir -p /tmp/stage && cp .stage13/K/piece13.K /tmp/stage/   # carry [".stage13/K"], K = 1..3
+#   bash docs/h200/tools/session10.sh stage 6 && bash docs/h200/tools/session10.sh work BUDGET_S
+#                                                   # carry [".stage7/6"]; later calls: work only
 #
 # Session 9 measured steps at 15-30 s per line (fresh workers compile the library kernels;
 # NATTEN's build shares the CPUs for the first 7 minutes), so each step times few lines.
@@ -24,12 +27,16 @@ PIECES=6
 TIMED="python3 -m hf_eval bench run --out $S"
 BP="--solutions baseline,preferred"
 NA=neighborhood_attention_3d
+QSAI=qsa_index_topk_decode_qwen38_h4_d128_topk512_c4
+QSAI_ENGINE=sglang_tilelang_fast_topk_qsa_index_h4
+SITE13='env PYTHONPATH=/tmp/site13:/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:.'
 NA_DEFS=${NA}_h16_d64_kt3_ky7_kx7,${NA}_h32_d64_kt3_ky7_kx7,${NA}_h4_d64_kt11_ky11_kx11,${NA}_h8_d64_kt3_ky5_kx5
 NATTEN=natten_na3d_h16_d64_kt3_ky7_kx7,natten_na3d_h32_d64_kt3_ky7_kx7,natten_na3d_h4_d64_kt11_ky11_kx11,natten_na3d_h8_d64_kt3_ky5_kx5
 queue() {
   cat <<EOF2
 adversarial|240|-|python3 -m pytest -q -p no:cacheprovider tests/test_adversarial.py tests/test_undecided_rows.py "tests/test_families.py::test_large_fp8_inputs_get_fresh_content_on_cuda"
-qsa_index_b64|120|-|$TIMED --definitions qsa_index_topk_decode_qwen38_h4_d128_topk512_c4 --solutions preferred,flashinfer_topk_qsa_index_h4 --shapes b64_ctx32k
+qsa_index_b64|150|-|$TIMED --definitions $QSAI --solutions preferred,flashinfer_topk_qsa_index_h4 --shapes b64_ctx32k
+qsa_engine|420|-|bash docs/h200/tools/tilelang_install.sh && $SITE13 python3 docs/h200/tools/engine_smoke.py --cases all --only $QSAI_ENGINE --timeout 240; $SITE13 python3 -m hf_eval audit --device cuda --suite sample --validation-only --resume --report $S/results.jsonl --definitions $QSAI --solutions $QSAI_ENGINE; $SITE13 $TIMED --definitions $QSAI --solutions $QSAI_ENGINE,preferred,baseline --shapes b64_ctx32k,b1_ctx32k
 sparse_mla_k128|120|-|$TIMED --definitions sparse_mla_prefill_h64_d512_k128 --solutions preferred,sglang_flashmla_sparse_prefill_h64_k128
 grouped_n5120|200|-|$TIMED --definitions grouped_gemm_fp8_fp4_e384_n5120_k2304_g32 $BP --shapes m24576_t4096
 grouped_n4608|300|-|$TIMED --definitions grouped_gemm_fp8_fp4_e384_n4608_k5120_g32 $BP
