@@ -216,7 +216,8 @@ def test_json_files_validate_and_task_is_consistent() -> None:
     assert task["definition"] == NAME
     assert task["tolerance"]["atol"] == 0 and task["tolerance"]["rtol"] == 0
     kit.assert_dev_held_out(NAME, task["dev"])
-    assert task["baseline"]["solution"] == SOLUTION and task["engine_baseline"] is None
+    assert task["baseline"]["solution"] == SOLUTION
+    assert task["engine_baseline"] == "sglang_tilelang_fast_topk_qsa_index_h4"
     assert task["preferred"]["cpu"]["solution"] == SOLUTION
     spec = kit.cases_json(NAME)
     assert spec["definition"] == NAME
