@@ -83,7 +83,8 @@ def check_files(ds: Dataset) -> Iterator[DataError]:
 
 def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
     """docs/interface-audit/interfaces.json: valid, one entry per definition, none unknown;
-    every definition's tags point to its entry; named engine baselines exist.
+    every definition's tags point to its entry; named engine baselines exist and are the
+    ones the tasks name.
 
     The rule binds once a dataset has an audit (the file or any pointer tag), so small
     datasets without one (test fixtures) are not required to carry it.
@@ -109,6 +110,12 @@ def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
                             field="tags")
     for entry in audit.entries:
         solution = entry.engine_baseline.solution
+        task = ds.tasks.get(entry.definition)
+        if task is not None and task.value.engine_baseline != solution:
+            # One engine baseline per definition: the task's and the audit's must agree.
+            yield DataError(ds.where(task), f"engine_baseline {task.value.engine_baseline!r} "
+                            f"differs from the interface audit's {solution!r} "
+                            f"({AUDIT_PATH})", field="engine_baseline")
         if solution is None:
             continue
         located = ds.solutions.get(solution)

@@ -300,8 +300,24 @@ def test_a_clean_toy_audit_passes_and_a_bad_baseline_is_reported(toy_root, audit
     data["entries"][0]["engine_baseline"].pop("intended_solution", None)
     data["entries"][0]["engine_baseline"].pop("why_not", None)
     write_json(toy_root / AUDIT_PATH, data)
+    task = json.loads((toy_root / f"tasks/{TOY}.json").read_text())
+    write_json(toy_root / f"tasks/{TOY}.json", {**task, "engine_baseline": "no_such_solution"})
     assert _check(toy_root) == [f"{AUDIT_PATH}: {TOY}.engine_baseline.solution: unknown "
                                 "solution 'no_such_solution'"]
+
+
+def test_the_task_and_the_audit_name_the_same_engine_baseline(toy_root, audit):
+    _tag_toy(toy_root)
+    data = _toy_audit(audit)
+    data["entries"][0]["engine_baseline"].pop("why_not")
+    data["entries"][0]["engine_baseline"]["solution"] = "torch_toy"
+    write_json(toy_root / AUDIT_PATH, data)
+    assert _check(toy_root) == [
+        f"tasks/{TOY}.json: engine_baseline: engine_baseline None differs from the interface "
+        f"audit's 'torch_toy' ({AUDIT_PATH})"]
+    task = json.loads((toy_root / f"tasks/{TOY}.json").read_text())
+    write_json(toy_root / f"tasks/{TOY}.json", {**task, "engine_baseline": "torch_toy"})
+    assert _check(toy_root) == []
 
 
 def test_an_invalid_file_is_one_line(toy_root, audit):
