@@ -29,6 +29,9 @@ BP="--solutions baseline,preferred"
 NA=neighborhood_attention_3d
 QSAI=qsa_index_topk_decode_qwen38_h4_d128_topk512_c4
 QSAI_ENGINE=sglang_tilelang_fast_topk_qsa_index_h4
+# TileLang's own site first; $PYTHONPATH (absolute, session_lib.sh) expands when the step
+# runs. Call 9 ran with '/tmp/site13:...:.' here, which the audit's workers (started in /)
+# could not use: docs/h200/session10/README.md, "The step error".
 SITE13='env PYTHONPATH=/tmp/site13:$PYTHONPATH'
 NA_DEFS=${NA}_h16_d64_kt3_ky7_kx7,${NA}_h32_d64_kt3_ky7_kx7,${NA}_h4_d64_kt11_ky11_kx11,${NA}_h8_d64_kt3_ky5_kx5
 NATTEN=natten_na3d_h16_d64_kt3_ky7_kx7,natten_na3d_h32_d64_kt3_ky7_kx7,natten_na3d_h4_d64_kt11_ky11_kx11,natten_na3d_h8_d64_kt3_ky5_kx5
