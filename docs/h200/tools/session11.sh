@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 11 on the H200 (issues 12 and 13), prepared in session 10 and not yet run: first
 # the QSA indexer's engine baseline on the 12 samples in the confined runner (session 10's
-# step gave its workers a relative PYTHONPATH: docs/h200/session10/README.md), then the
+# step gave its workers a relative PYTHONPATH: docs/h200/session10/README.md) and the dense
+# attention's engine baseline, cuDNN SDPA, on the 7 samples it has not met there, then the
 # same-call pairs sessions 9 and 10 did not reach (docs/h200/notes.md, "Coverage"). `bench
 # run` judges the preferred solution first, and in sessions 9 and 10 the QSA steps' limits
 # fell before the library solution: here each of those gets a step of its own, in the same
@@ -32,6 +33,7 @@ NATTEN=natten_na3d_h32_d64_kt3_ky7_kx7,natten_na3d_h4_d64_kt11_ky11_kx11,natten_
 queue() {
   cat <<EOF2
 qsa_engine_samples|240|-|bash docs/h200/tools/tilelang_install.sh && $SITE13 python3 -m hf_eval audit --device cuda --suite sample --validation-only --report $S/results.jsonl --definitions $QSAI --solutions $QSAI_ENGINE
+dense_engine_samples|120|-|python3 -m hf_eval audit --device cuda --suite sample --validation-only --resume --report $S/results.jsonl --definitions noncausal_dense_attention_h32_d128,noncausal_dense_attention_h32_d64 --solutions cudnn_sdpa_dense_h32_d128,cudnn_sdpa_dense_h32_d64
 qsa_index_b64_flashinfer|150|-|$TIMED --definitions $QSAI --solutions flashinfer_topk_qsa_index_h4 --shapes b64_ctx32k
 qsa_index_b64_preferred|150|-|$TIMED --definitions $QSAI --solutions preferred --shapes b64_ctx32k
 qsa_b64_flashinfer|150|-|$TIMED --definitions $QSA --solutions flashinfer_paged_decode_qsa_h24_kv2 --shapes b64_ctx32k
