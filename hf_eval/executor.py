@@ -55,6 +55,21 @@ INHERITED = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_HO
 START_METHOD = os.environ.get("HF_EVAL_WORKER_START", "fork")
 
 
+def inherited_environment(environ: dict[str, str]) -> dict[str, str]:
+    """The INHERITED entries of ``environ``, refusing a relative PYTHONPATH entry: the
+    spawner starts in / and each worker in its private directory, so a relative entry
+    would name another folder there and the worker would fail to import hf_eval with no
+    word of why. An empty entry (``$PYTHONPATH:/x`` with the variable unset) stays: it is
+    the worker's own directory, as Python reads it, and names nothing of the parent's."""
+    relative = [p for p in environ.get("PYTHONPATH", "").split(os.pathsep)
+                if p and not os.path.isabs(p)]
+    if relative:
+        raise sandbox.SandboxError(
+            f"PYTHONPATH entry {relative[0]!r} is relative: workers start in / and in their "
+            "private directory, where it names another folder; give absolute paths")
+    return {k: environ[k] for k in INHERITED if k in environ}
+
+
 class WorkerFailure(Exception):
     """The worker could not answer: timeout, crash or a forged reply."""
 
@@ -106,7 +121,7 @@ class WorkerHandle:
         mine, theirs = socket.socketpair()
         walls = {"uid": self.uid, "readable": list(sandbox.default_readable()),
                  "writable": [str(self.private)], "network": False}
-        base = {k: os.environ[k] for k in INHERITED if k in os.environ}
+        base = inherited_environment(os.environ)
         # The worker's uid has no passwd entry: USER and LOGNAME answer getpass.getuser().
         env = {**base, **sandbox.private_env(self.private), "HF_EVAL_CACHE": str(self.private),
                "PYTHONDONTWRITEBYTECODE": "1", "USER": "hf-eval-worker",

@@ -696,3 +696,16 @@ def test_landlock_abi_rights_match_the_uapi() -> None:
     assert ctypes.sizeof(sandbox._PathBeneathAttr) == 12
     assert sandbox.SYS_LANDLOCK_CREATE_RULESET == 444
 
+
+
+def test_a_relative_pythonpath_entry_is_refused_before_a_worker_starts() -> None:
+    """Session 10 on the H200 gave the workers PYTHONPATH=/tmp/site13:...:. and every worker
+    died importing hf_eval (docs/h200/session10/README.md): the harness now says why."""
+    from hf_eval.executor import inherited_environment
+
+    env = {"PYTHONPATH": "/tmp/site13:/repo", "PATH": "/usr/bin", "SECRET": "x"}
+    assert inherited_environment(env) == {"PYTHONPATH": "/tmp/site13:/repo", "PATH": "/usr/bin"}
+    with pytest.raises(sandbox.SandboxError, match=r"PYTHONPATH entry '\.' is relative"):
+        inherited_environment({"PYTHONPATH": "/tmp/site13:."})
+    # An empty entry (a common ``$PYTHONPATH:/x`` with the variable unset) is left alone.
+    assert inherited_environment({"PYTHONPATH": "/a::/b"}) == {"PYTHONPATH": "/a::/b"}
