@@ -164,3 +164,32 @@ def test_session_folders_are_read_after_the_folders_own_files_oldest_first(tmp_p
     assert latest[(GEMM, "m8192", "a")]["timing"]["graph"]["median_ms"] == 1.0
     assert [p.parent.name for p in h200_report.device_files(tmp_path, "ceilings*.json")] == \
         ["session2", "session10"]
+
+
+def test_coverage_names_each_missing_audit_and_benchmark_shape(dataset, tmp_path):
+    """The generated coverage table is what the next device session owes: per GPU solution,
+    the samples not audited with its current source, the shapes without a line and the
+    shapes whose line failed its check; a solution with nothing missing has no row."""
+    torch_name = dataset.task(GEMM).baseline.solution
+    triton_name = "triton_tiled_gemm_bf16_n4096_k4096"
+    total = len(dataset.workloads[GEMM])
+    audit = _audit_lines(dataset, torch_name) + _audit_lines(dataset, triton_name)[:2]
+    bench = [_checked(torch_name, 0.4, 0.4, 0.4, shape=s)
+             for s in ("m4096", "m8192", "m16384", "m24576")]
+    bench += [_checked(triton_name, 0.3, 0.3, 0.3),
+              _checked(triton_name, 0.5, 0.5, 0.5, shape="m16384",
+                       status="INCORRECT_NUMERICAL")]
+    folder = _folder(tmp_path, audit, bench)
+    h200_report.build(folder, ROOT)
+    gaps = json.loads((folder / "summary.json").read_text())["coverage"]
+    assert gaps[GEMM] == [{"solution": triton_name, "samples_passed": 2, "samples_failed": 0,
+                           "samples_not_audited": total - 2,
+                           "shapes_missing": ["m4096", "m24576"],
+                           "shapes_failed": {"m16384": "INCORRECT_NUMERICAL"}}]
+    text = (folder / "performance.md").read_text()
+    assert (f"| {GEMM} | {triton_name} | {total - 2} | m4096, m24576 "
+            "| m16384 (INCORRECT_NUMERICAL) |") in text
+    # a definition with no record at all lists every GPU solution of it, nothing audited
+    other = "dense_gemm_bf16_nt_n4096_k12288"
+    assert {g["solution"] for g in gaps[other]} == {
+        s.name for s in dataset.solutions_for(other)}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 11 on the H200 (issues 12 and 13), prepared in session 10 and not yet run: first
+# Session 11 on the H200 (issues 12 and 13), run on 2026-12-02 (docs/h200/session11/README.md;
+# FlashInfer's top-k limit was raised from 150 to 300 s before call 11, as here): first
 # the QSA indexer's engine baseline on the 12 samples in the confined runner (session 10's
 # step gave its workers a relative PYTHONPATH: docs/h200/session10/README.md) and the dense
 # attention's engine baseline, cuDNN SDPA, on the 7 samples it has not met there, then the
@@ -35,7 +36,7 @@ queue() {
 qsa_engine_samples|240|-|bash docs/h200/tools/tilelang_install.sh && $SITE13 python3 -m hf_eval audit --device cuda --suite sample --validation-only --report $S/results.jsonl --definitions $QSAI --solutions $QSAI_ENGINE
 dense_engine_samples|150|-|python3 -m hf_eval audit --device cuda --suite sample --validation-only --resume --report $S/results.jsonl --definitions noncausal_dense_attention_h32_d128,noncausal_dense_attention_h32_d64 --solutions cudnn_sdpa_dense_h32_d128,cudnn_sdpa_dense_h32_d64
 qsa_index_b64_preferred|120|-|$TIMED --definitions $QSAI --solutions preferred --shapes b64_ctx32k
-qsa_index_b64_flashinfer|150|-|$TIMED --definitions $QSAI --solutions flashinfer_topk_qsa_index_h4 --shapes b64_ctx32k
+qsa_index_b64_flashinfer|300|-|$TIMED --definitions $QSAI --solutions flashinfer_topk_qsa_index_h4 --shapes b64_ctx32k
 qsa_b64_preferred|100|-|$TIMED --definitions $QSA --solutions preferred --shapes b64_ctx32k
 qsa_b64_flashinfer|150|-|$TIMED --definitions $QSA --solutions flashinfer_paged_decode_qsa_h24_kv2 --shapes b64_ctx32k
 na_h8|150|-|bash docs/h200/tools/natten_wait.sh 120; $TIMED --definitions ${NA}_h8_d64_kt3_ky5_kx5 --solutions preferred,natten_na3d_h8_d64_kt3_ky5_kx5
