@@ -3,8 +3,9 @@
 Why a separate module: ``summarize`` (hf_eval/summary.py) turns audit reports into coverage
 and paired speed-ups; the H200 report adds what only a device run has (the measured
 ceilings, the roofline fraction of every timing, the benchmark shapes), chooses a
-preferred solution per definition from that evidence and judges the goals of
-``goals.json`` (data: which figure, which definitions, which threshold). Nothing is
+preferred solution per definition from that evidence, judges the goals of
+``goals.json`` (data: which figure, which definitions, which threshold) and lists what the
+records still lack (``coverage``: the next device session's queue). Nothing is
 measured here: it reads the device runs' files in docs/h200 and the dataset.
 
 Inputs (``--dir``, default <root>/docs/h200), each read from the folder itself and then from
