@@ -36,6 +36,7 @@ sparse_mla_t4096|180|-|$TIMED --definitions sparse_mla_prefill_h64_d512_k128,spa
 qsa_index_b64_flashinfer|200|topk_built|$TIMED --definitions $QSAI --solutions preferred,flashinfer_topk_qsa_index_h4 --shapes b64_ctx32k
 dense_cudnn|150|-|$TIMED --definitions noncausal_dense_attention_h32_d128,noncausal_dense_attention_h32_d64 --solutions cudnn_sdpa_dense_h32_d128,cudnn_sdpa_dense_h32_d64 --shapes self_n32768,cross_nq32768_nk256,self_n4096,self_b2_n8192,cross_nq4096_nk16384
 na_h4_torch|90|-|$TIMED --definitions neighborhood_attention_3d_h4_d64_kt11_ky11_kx11 --solutions baseline --shapes t16_y64_x96
+grouped_n5120_m768|120|-|$TIMED --definitions grouped_gemm_fp8_fp4_e384_n5120_k2304_g32 --solutions baseline --shapes m768_decode128
 gdn_prefill_fla|560|-|$TIMED --definitions $GDN_P --solutions fla_chunk_fp32_ieee_gdn_prefill_qk4_v8_d128 --shapes one_seq_8192
 EOF2
 }
