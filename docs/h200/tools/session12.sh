@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 12 on the H200 (issues 12 and 13), prepared in session 11 and not yet run: first
-# the five engine baselines not yet audited on all 12 samples (issue 13: the dense GEMMs'
+# the adversarial suite (as session 10's step; the workers' relative-PYTHONPATH refusal of
+# commit 00b4b93 has not met it on the device), then the five engine baselines not yet audited on all 12 samples (issue 13: the dense GEMMs'
 # F.linear, the prefix-cached definitions' SDPA paths), then the library solutions' benchmark
 # shapes that the records still lack, each beside the task's preferred
 # solution in the same step, from the generated table "Coverage: what the H200 records still
@@ -27,6 +28,7 @@ GDN_D=gdn_decode_qk4_v8_d128_k_last
 QSAI=qsa_index_topk_decode_qwen38_h4_d128_topk512_c4
 queue() {
   cat <<EOF2
+adversarial|240|-|python3 -m pytest -q -p no:cacheprovider tests/test_adversarial.py tests/test_undecided_rows.py "tests/test_families.py::test_large_fp8_inputs_get_fresh_content_on_cuda"
 topk_start|20|-|bash docs/h200/tools/flashinfer_topk_build.sh $S
 engine_samples|180|-|python3 -m hf_eval audit --device cuda --suite sample --validation-only --report $S/results.jsonl --definitions dense_gemm_bf16_nt_n12288_k4096,dense_gemm_bf16_nt_n4096_k12288,dense_gemm_bf16_nt_n4096_k4096,prefix_cached_block_causal_h32_d128,prefix_cached_block_causal_h32_d128_prefix0 --solutions torch_linear_bf16_n12288_k4096,torch_linear_bf16_n4096_k12288,torch_linear_bf16_n4096_k4096,torch_sdpa_prefix_cached_h32_d128,torch_sdpa_segments_prefix0_h32_d128
 gdn_prefill_flashinfer|240|-|$TIMED --definitions $GDN_P --solutions preferred,flashinfer_gdn_prefill_qk4_v8_d128,sglang_flashinfer_gdn_prefill_qk4_v8_d128 --shapes four_seqs_4096,sixteen_seqs_1024_one_empty
