@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Session 12 on the H200 (issues 12 and 13), prepared in session 11 and not yet run: first
 # the adversarial suite (as session 10's step; the workers' relative-PYTHONPATH refusal of
-# commit 00b4b93 has not met it on the device), then the five engine baselines not yet audited on all 12 samples (issue 13: the dense GEMMs'
-# F.linear, the prefix-cached definitions' SDPA paths), then the library solutions' benchmark
-# shapes that the records still lack, each beside the task's preferred
+# commit 00b4b93 has not met it on the device), then the five engine baselines not yet
+# audited on all 12 samples (issue 13: the dense GEMMs' F.linear, the prefix-cached
+# definitions' SDPA paths), then the library solutions' benchmark shapes that the records
+# still lack, each beside the task's preferred
 # solution in the same step, from the generated table "Coverage: what the H200 records still
 # lack" of docs/h200/performance.md. FlashInfer's top-k module is built ahead of time first
 # (tools/flashinfer_topk_build.sh, detached); its step waits for it. GDN prefill's fla
