@@ -147,6 +147,30 @@ def test_ranking_uses_device_time_and_skips_solutions_that_failed_a_check(datase
         f"Not ranked: {triton_name} failed a check at m16384: INCORRECT_NUMERICAL.")
 
 
+def test_a_tie_is_decided_by_the_audits_not_by_noise(dataset, tmp_path):
+    """Session 12: torch SDPA led cuDNN by 1.6% on the geomean while audited on 5 of 12
+    samples against cuDNN's 12. Inside the tie margin the better-audited solution is
+    chosen, and the evidence says why; outside it the faster one still wins."""
+    torch_name = dataset.task(GEMM).baseline.solution
+    triton_name = "triton_tiled_gemm_bf16_n4096_k4096"
+    audit = _audit_lines(dataset, torch_name) + _audit_lines(dataset, triton_name)[:2]
+    close = [_checked(torch_name, 0.41, 0.41, 0.41), _checked(triton_name, 0.40, 0.40, 0.40)]
+    folder = _folder(tmp_path, audit, close)
+    h200_report.build(folder, ROOT)
+    pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GEMM]
+    assert pick["solution"] == torch_name, pick
+    assert pick["evidence"].endswith(
+        f"Within 3% of the fastest, {triton_name}: {torch_name}, a tie within run-to-run "
+        f"spread, not a measured advantage; the audits decide it: {torch_name} passed the "
+        "most sample workloads on the H200.")
+
+    apart = [_checked(torch_name, 0.42, 0.42, 0.42), _checked(triton_name, 0.40, 0.40, 0.40)]
+    folder = _folder(tmp_path, audit, apart)  # 5% apart: no tie
+    h200_report.build(folder, ROOT)
+    pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GEMM]
+    assert pick["solution"] == triton_name and "Within" not in pick["evidence"], pick
+
+
 def test_session_folders_are_read_after_the_folders_own_files_oldest_first(tmp_path):
     """docs/h200 keeps each device session's records in session<N>/: the report reads the
     folder's own files, then session2 before session10, so the later line supersedes."""

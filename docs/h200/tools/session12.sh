@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 12 on the H200 (issues 12 and 13), prepared in session 11 and not yet run: first
+# Session 12 on the H200 (issues 12 and 13), prepared in session 11 and run on 2026-12-02
+# (records and the two runs outside this queue: docs/h200/session12/README.md): first
 # the adversarial suite (as session 10's step; the workers' relative-PYTHONPATH refusal of
 # commit 00b4b93 has not met it on the device), then the five engine baselines not yet
 # audited on all 12 samples (issue 13: the dense GEMMs' F.linear, the prefix-cached
