@@ -317,7 +317,7 @@ def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
         fastest = min(scores, key=lambda s: scores[s][1])
         tied = [s for s in scores if scores[s][1] <= scores[fastest][1] * (1 + TIE)]
         best = max(tied, key=lambda s: (sols[s]["passed"], -scores[s][1]))
-        basis, value, n = scores[best]
+        basis, _, n = scores[best]
         tie = ""
         if len(tied) > 1:
             tie = (f" Within {TIE:.0%} of the fastest, {fastest}: "
