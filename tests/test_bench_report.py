@@ -123,13 +123,13 @@ def test_records_of_the_checked_path_are_read(dataset, tmp_path):
 def test_ranking_uses_device_time_and_skips_solutions_that_failed_a_check(dataset, tmp_path):
     """Host noise in the counted time (session 8: 2.19 ms counted for a 15 us kernel) does
     not decide a preference; a solution that failed a check at any benchmark shape is not
-    ranked, and the evidence names the shape; ranking uses the shapes every ranked
-    solution was timed at."""
+    ranked, and the evidence names the shape; nor is one timed at fewer shapes than the
+    others (session 13: the GDN recurrent kernel, untimed at its slowest shape, led on the
+    two shapes it shared)."""
     torch_name = dataset.task(GEMM).baseline.solution
     triton_name = "triton_tiled_gemm_bf16_n4096_k4096"
     audit = _audit_lines(dataset, torch_name) + _audit_lines(dataset, triton_name)
-    noisy = [_checked(torch_name, 0.40, 0.40, 0.40), _checked(triton_name, 2.2, 0.30, 0.31),
-             _checked(torch_name, 0.8, 0.8, 0.8, shape="m16384")]  # triton not timed there
+    noisy = [_checked(torch_name, 0.40, 0.40, 0.40), _checked(triton_name, 2.2, 0.30, 0.31)]
     folder = _folder(tmp_path, audit, noisy)
     h200_report.build(folder, ROOT)
     pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GEMM]
@@ -137,7 +137,17 @@ def test_ranking_uses_device_time_and_skips_solutions_that_failed_a_check(datase
     assert "(inputs generated on the device, timing only: m8192)" in pick["evidence"]
     assert f"{triton_name} 0.31 ms; {torch_name} 0.4 ms" in pick["evidence"]
 
-    failed = noisy + [_checked(triton_name, 0.5, 0.5, 0.5, shape="m16384",
+    partial = noisy + [_checked(torch_name, 0.8, 0.8, 0.8, shape="m16384")]  # triton: no line
+    folder = _folder(tmp_path, audit, partial)
+    h200_report.build(folder, ROOT)
+    pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GEMM]
+    assert pick["solution"] == torch_name, pick
+    assert "(inputs generated on the device, timing only: m8192, m16384)" in pick["evidence"]
+    assert pick["evidence"].endswith(
+        f"Not ranked: {triton_name} was timed at 1 of the 2 benchmark shapes the ranked ones "
+        "were (not at m16384).")
+
+    failed = partial + [_checked(triton_name, 0.5, 0.5, 0.5, shape="m16384",
                                status="INCORRECT_NUMERICAL")]
     folder = _folder(tmp_path, audit, failed)
     h200_report.build(folder, ROOT)

@@ -275,11 +275,15 @@ def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
     """Per definition: among solutions whose current source passed every sample workload
     audited on the H200 (at least one, none failed: samples added since are named in the
     evidence as not yet audited there) and every check at every benchmark shape, the
-    fastest by geometric-mean device time over the shapes each of them was timed at
-    (sample timings when a definition has no benchmark timing for them). Timings within
-    ``TIE`` of the fastest are a tie, which the audit decides: the solution with the most
-    sample workloads passed on the H200 (then the faster). Why: a difference inside
-    run-to-run spread must not hand the choice to a solution with less evidence."""
+    fastest by geometric-mean device time (sample timings when a definition has no
+    benchmark timing for them). The ranked solutions are those timed at every shape at
+    which any of them was timed; one timed at fewer is named and not ranked (only when
+    none is timed at all of them are they ranked over the shapes they share). Why: ranking
+    over the shared shapes alone handed session 13's GDN prefill choice to a recurrent
+    kernel never timed at the one long sequence, the shape its design is slowest at.
+    Timings within ``TIE`` of the fastest are a tie, which the audit decides: the solution
+    with the most sample workloads passed on the H200 (then the faster). Why: a difference
+    inside run-to-run spread must not hand the choice to a solution with less evidence."""
     chosen = {}
     for definition in sorted(dataset.definitions):
         sols = audit.get(definition, {})
@@ -293,6 +297,11 @@ def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
                   for s in eligible if s in row and not _usable(row[s])}
         eligible = [s for s in eligible if s not in failed]
         timed = [s for s in eligible if any(s in row for row in shapes.values())]
+        reached = [shape for shape, row in shapes.items() if any(s in row for s in timed)]
+        complete = [s for s in timed if all(s in shapes[shape] for shape in reached)]
+        partial = {s: [shape for shape in reached if s not in shapes[shape]]
+                   for s in timed if complete and s not in complete}
+        timed = complete or timed
         common = [shape for shape, row in shapes.items() if timed
                   and all(s in row for s in timed)]
         scores = {}
@@ -304,7 +313,10 @@ def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
                       for s in eligible if sols[s]["median_ms_geomean"]}
         excluded = "".join(f" Not ranked: {s} failed a check at {why}." for s, why
                            in sorted(failed.items()))
-        untimed = sorted(set(eligible) - set(timed)) if shapes else []
+        excluded += "".join(f" Not ranked: {s} was timed at {len(reached) - len(missing)} of "
+                            f"the {len(reached)} benchmark shapes the ranked ones were (not "
+                            f"at {', '.join(missing)})." for s, missing in sorted(partial.items()))
+        untimed = sorted(set(eligible) - set(timed) - set(partial)) if shapes else []
         if untimed:
             excluded += f" Not timed at a benchmark shape: {', '.join(untimed)}."
         if not scores:  # validation-only audits, and no shape timed for every eligible one
