@@ -120,7 +120,7 @@ def test_records_of_the_checked_path_are_read(dataset, tmp_path):
     assert pick["solution"] is None and "nothing to rank them by" in pick["evidence"]
 
 
-def test_ranking_uses_device_time_and_skips_solutions_that_failed_a_check(dataset, tmp_path):
+def test_ranking_uses_device_time_and_skips_failed_or_partly_timed_solutions(dataset, tmp_path):
     """Host noise in the counted time (session 8: 2.19 ms counted for a 15 us kernel) does
     not decide a preference; a solution that failed a check at any benchmark shape is not
     ranked, and the evidence names the shape; nor is one timed at fewer shapes than the

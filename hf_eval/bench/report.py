@@ -280,7 +280,7 @@ def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
     which any of them was timed; one timed at fewer is named and not ranked (only when
     none is timed at all of them are they ranked over the shapes they share). Why: ranking
     over the shared shapes alone handed session 13's GDN prefill choice to a recurrent
-    kernel never timed at the one long sequence, the shape its design is slowest at.
+    kernel never timed at the one long sequence, where its token loop is longest.
     Timings within ``TIE`` of the fastest are a tie, which the audit decides: the solution
     with the most sample workloads passed on the H200 (then the faster). Why: a difference
     inside run-to-run spread must not hand the choice to a solution with less evidence."""
@@ -501,8 +501,9 @@ def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: l
     lines += ["", "## Coverage: what the H200 records still lack", "",
               "Each shipped GPU solution with a sample workload not audited on the H200 "
               "with its current source, or a benchmark shape without a timing of its own "
-              "(no line, or a line whose check failed). A ranking or a ratio covers only the "
-              "shapes that both sides have.", "",
+              "(no line, or a line whose check failed). A ratio covers only the shapes that "
+              "both sides have; a solution timed at fewer shapes than the others is not "
+              "ranked.", "",
               "| definition | solution | samples not audited | shapes without a line "
               "| shapes whose line is not a timing |", "|---|---|---|---|---|"]
     for definition, rows in gaps.items():
