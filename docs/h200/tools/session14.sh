@@ -4,12 +4,14 @@
 # lines the coverage table still lacks, each beside the task's preferred solution in one
 # step: fla's recurrent GDN prefill at one_seq_8192 (beside fla's chunked kernel, which
 # autotunes for about 240 s in each fresh worker) and the engine's FA4 QSA sparse path at
-# b64_ctx32k (session 13's 120 s limit ran out before its line). Then the validation-only
-# sample audits of the dataset's own Triton and torch solutions on the samples added since
-# their last H200 audit, selected by UUID (computed from the records at commit time: an
-# audit of all 12 runs the already-audited ones first, which is how session 13's grouped
-# step spent its limit). Files go into docs/h200/session14/, then `hf-eval bench report --dir
-# docs/h200` (docs/h200/commands.txt).
+# b64_ctx32k (session 13's 120 s limit ran out before its line). Then Nsight Compute on the
+# kernels behind the goals still missed (tools/ncu_profile.sh: NA h16, QSA sparse and QSA
+# index at their goal shapes), to measure what docs/h200/notes.md's reasons count from the
+# kernels' constants. Last, the validation-only sample audits of the dataset's own Triton
+# and torch solutions on the samples added since their last H200 audit, selected by UUID
+# (computed from the records at commit time: an audit of all 12 runs the already-audited
+# ones first, which is how session 13's grouped step spent its limit). Files go into
+# docs/h200/session14/, then `hf-eval bench report --dir docs/h200` (docs/h200/commands.txt).
 #
 #   bash docs/h200/tools/session14.sh stage K       # carry [".stage7/K"], K = 1..5
 #   bash docs/h200/tools/session14.sh stage 6 && bash docs/h200/tools/session14.sh work 575
@@ -28,6 +30,7 @@ queue() {
   cat <<EOF2
 gdn_prefill_recurrent_long|420|-|$TIMED --definitions gdn_prefill_qk4_v8_d128_k_last --solutions preferred,fla_recurrent_gdn_prefill_qk4_v8_d128 --shapes one_seq_8192
 qsa_sparse_fa4_b64|300|-|$TIMED --definitions qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4 --solutions preferred,sglang_fa4_sparse_gqa_decode_h24_kv2 --shapes b64_ctx32k
+ncu_profile|180|-|bash docs/h200/tools/ncu_profile.sh
 grouped_samples|240|-|$AUDIT --uuid $GROUPED_UUIDS --definitions grouped_gemm_fp8_fp4_e384_n4608_k5120_g32,grouped_gemm_fp8_fp4_e384_n5120_k2304_g32 --solutions triton_fp4_to_fp8_mma_grouped_gemm_n4608_k5120,triton_fp4_to_fp8_mma_grouped_gemm_n5120_k2304
 own_samples|300|-|$AUDIT --uuid $OWN_UUIDS --definitions dense_gemm_bf16_nt_n12288_k4096,dense_gemm_bf16_nt_n4096_k12288,dense_gemm_bf16_nt_n4096_k4096,gdn_decode_qk4_v8_d128_k_last,neighborhood_attention_3d_h8_d64_kt3_ky5_kx5,prefix_cached_block_causal_h32_d128_prefix0,qsa_index_topk_decode_qwen38_h4_d128_topk512_c4,qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4,sparse_mla_prefill_h64_d512_k128 --solutions torch_gdn_decode_qk4_v8_d128,torch_na3d_tiled_sdpa_h8_d64_kt3_ky5_kx5,torch_gather_sdpa_qsa_decode_h24_kv2,torch_gather_sparse_mla_h64_k128,triton_split_gather_sparse_mla_h64_k128,torch_sdpa_masked_prefix0_h32_d128,triton_paged_score_topk_qsa_index_h4,triton_tiled_gemm_bf16_n12288_k4096,triton_tiled_gemm_bf16_n4096_k12288,triton_tiled_gemm_bf16_n4096_k4096
 EOF2
