@@ -28,7 +28,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from hf_eval.bench import roofline
-from hf_eval.bench.run import best_method, best_ms, device_ms
+from hf_eval.bench.run import best_method, best_ms, device_ms, runs_on_gpu
 from hf_eval.bench.shapes import BenchShape, load_shapes, shape_path, structure_counts
 from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
@@ -364,13 +364,11 @@ def coverage(dataset: Dataset, audit: dict, bench: dict) -> dict[str, list[dict]
         labels = ([s.label for s in load_shapes(dataset.definition(definition))]
                   if shape_path(definition).is_file() else [])
         timed = bench.get(definition, {})
+        total = len(dataset.workloads.get(definition, []))
         rows = []
-        for solution in sorted(s.name for s in dataset.solutions_for(definition)):
-            targets = [t.lower() for t in dataset.solution(solution).spec.target_hardware]
-            if not any(t not in ("cpu", "local") for t in targets):
-                continue
+        for solution in sorted(s.name for s in dataset.solutions_for(definition)
+                               if runs_on_gpu(s)):
             r = audit.get(definition, {}).get(solution)
-            total = len(dataset.workloads.get(definition, []))
             passed = r["passed"] if r else 0
             failed = r["failed"] if r else 0
             row = {"solution": solution, "samples_passed": passed, "samples_failed": failed,
