@@ -10,6 +10,7 @@ import pytest
 
 from hf_eval.bench import report as h200_report
 from hf_eval.dataset import Dataset, open_dataset
+from hf_eval.errors import DataError
 from hf_eval.sources import solution_hash
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,6 +199,35 @@ def test_session_folders_are_read_after_the_folders_own_files_oldest_first(tmp_p
     assert latest[(GEMM, "m8192", "a")]["timing"]["graph"]["median_ms"] == 1.0
     assert [p.parent.name for p in h200_report.device_files(tmp_path, "ceilings*.json")] == \
         ["session2", "session10"]
+
+
+def test_a_session_of_another_gpu_is_refused_not_merged(dataset, tmp_path):
+    """A later session's benchmark line supersedes an earlier one, so an H100 session filed
+    among the H200 ones would replace H200 timings: the report refuses it, naming the file
+    and the field, and refuses a session whose records name no GPU at all."""
+    name = dataset.task(GEMM).baseline.solution
+    folder = _folder(tmp_path, _audit_lines(dataset, name), [_bench_line(name, 0.2)])
+    session = folder / "session14"
+    session.mkdir()
+    (session / "bench.jsonl").write_text(json.dumps(_bench_line(name, 0.1)) + "\n")
+    (session / "ceilings.json").write_text(json.dumps(
+        {**CEILINGS, "device": "NVIDIA H100 80GB HBM3"}))
+    with pytest.raises(DataError) as refused:
+        h200_report.build(folder, ROOT)
+    assert str(refused.value) == (
+        f"{session / 'ceilings.json'}: device: 'NVIDIA H100 80GB HBM3' is not the NVIDIA H200 "
+        "this folder reports on; file another GPU's records outside it (docs/h100/)")
+    assert not (folder / "preferred-solutions.json").exists()
+
+    (session / "ceilings.json").unlink()
+    with pytest.raises(DataError) as refused:
+        h200_report.build(folder, ROOT)
+    assert str(refused.value) == (f"{session}: holds device records but no ceilings*.json "
+                                  "naming the GPU they ran on")
+
+    (session / "ceilings.json").write_text(json.dumps({**CEILINGS, "device": "NVIDIA H200"}))
+    h200_report.build(folder, ROOT)
+    assert (folder / "preferred-solutions.json").exists()
 
 
 def test_coverage_names_each_missing_audit_and_benchmark_shape(dataset, tmp_path):

@@ -40,6 +40,10 @@ from hf_eval.summary import summarize_records
 GOALS_PATH = Path(__file__).with_name("goals.json")
 #: Relative difference under which two timings count as a tie (METHOD.md: time twice).
 TIE = 0.03
+#: The GPU every session folder's records must come from (its ceilings' ``device``).
+HARDWARE = "NVIDIA H200"
+#: The files of a session folder that hold device records.
+RECORD_FILES = ("results.jsonl", "bench.jsonl")
 GENERATED_NOTE = ("Benchmark-shape inputs were generated on the device by `hf-eval bench run` "
                   "(fixed seed) for timing only: they are not committed and are not correctness "
                   "evidence; the only check on them is each output against the torch "
@@ -105,6 +109,25 @@ def session_folders(folder: Path) -> list[Path]:
     """The device sessions' record folders in ``folder`` (``session<N>/``), oldest first."""
     found = [p for p in folder.glob("session*") if p.is_dir() and p.name[7:].isdigit()]
     return sorted(found, key=lambda p: int(p.name[7:]))
+
+
+def check_sessions_gpu(folder: Path) -> None:
+    """Every session folder holding device records names ``HARDWARE`` in its ceilings.
+
+    Why: nothing else in a record says which card it ran on, and a benchmark line of a
+    later session supersedes an earlier one, so an H100 session filed here would silently
+    replace H200 timings (the device tool lends either card)."""
+    for session in session_folders(folder):
+        ceilings = sorted(session.glob("ceilings*.json"))
+        if not ceilings and any((session / name).is_file() for name in RECORD_FILES):
+            raise DataError(session, "holds device records but no ceilings*.json naming the "
+                            "GPU they ran on")
+        for path in ceilings:
+            device = json.loads(path.read_text()).get("device")
+            if device != HARDWARE:
+                raise DataError(path, f"{device!r} is not the {HARDWARE} this folder reports "
+                                "on; file another GPU's records outside it (docs/h100/)",
+                                field="device")
 
 
 def device_files(folder: Path, pattern: str) -> list[Path]:
@@ -564,6 +587,7 @@ def build(folder: Path, root: Path, goals_path: Path = GOALS_PATH) -> list[Path]
     """Read the device-run files in ``folder`` and write the three outputs there."""
     dataset = open_dataset(root)
     targets = load_goals(goals_path)
+    check_sessions_gpu(folder)
     records = [r for p in device_files(folder, "results.jsonl") for r in read_report(p)]
     ceilings = [json.loads(p.read_text()) for p in device_files(folder, "ceilings*.json")]
     if not ceilings:
@@ -587,6 +611,6 @@ def build(folder: Path, root: Path, goals_path: Path = GOALS_PATH) -> list[Path]
     written[1].write_text(performance_markdown(dataset, audit, bench, ceilings, preferred,
                                                goal_rows, gaps, commands, env)
                           + ("\n" + notes if notes else ""))
-    written[2].write_text(json.dumps({"hardware": "NVIDIA H200", "commands": commands,
+    written[2].write_text(json.dumps({"hardware": HARDWARE, "commands": commands,
                                       "preferred": preferred}, indent=2) + "\n")
     return written
