@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Session 14 on the H200 (issue 12), prepared in session 13 and not yet run: what session 13
-# did not reach (docs/h200/session13/README.md, "What did not run"). First the engine's FA4
-# QSA sparse path at b64_ctx32k beside the task's preferred solution (session 13's 120 s limit
-# ran out before its line), then Nsight Compute on the kernels behind the goals still missed
+# Session 14 on the H200 (issue 12), prepared in session 13; what ran, on which card, is in
+# docs/h200/session14/README.md (the audit steps got --resume after an H100 call, where the
+# second step's report overwrote the first's). What session 13 did not reach
+# (docs/h200/session13/README.md, "What did not run"): first the engine's FA4 QSA sparse path
+# at b64_ctx32k beside the task's preferred solution (session 13's 120 s limit ran out before
+# its line), then Nsight Compute on the kernels behind the goals still missed
 # (tools/ncu_profile.sh: NA h16, QSA sparse and QSA index at their goal shapes), to measure
 # what docs/h200/notes.md's reasons count from the kernels' constants. Then, in a call of its
 # own (it waits for the marker call2), fla's recurrent GDN prefill at one_seq_8192 beside
 # fla's chunked kernel, which autotunes for about 240 s in each fresh worker. Last, the
-# validation-only sample audits of the dataset's own Triton and torch solutions on the
-# samples added since their last H200 audit, selected by UUID (computed from the records at
-# commit time: an audit of all 12 runs the already-audited ones first, which is how session
-# 13's grouped step spent its limit). Files go into docs/h200/session14/, then
-# `hf-eval bench report --dir docs/h200` (docs/h200/commands.txt).
+# validation-only sample audits of the dataset's own Triton and torch solutions on the samples
+# added since their last H200 audit, selected by UUID (computed from the records at commit
+# time: an audit of all 12 runs the already-audited ones first, which is how session 13's
+# grouped step spent its limit). Files go into docs/h200/session14/, then `hf-eval bench
+# report --dir docs/h200` (docs/h200/commands.txt).
 #
 #   bash docs/h200/tools/session14.sh stage K       # carry [".stage7/K"], K = 1..5
 #   bash docs/h200/tools/session14.sh stage 6 && bash docs/h200/tools/session14.sh work 575
