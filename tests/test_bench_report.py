@@ -158,6 +158,47 @@ def test_ranking_uses_device_time_and_skips_failed_or_partly_timed_solutions(dat
         f"Not ranked: {triton_name} failed a check at m16384: INCORRECT_NUMERICAL.")
 
 
+def test_a_line_that_timed_another_source_is_neither_ranked_nor_a_baseline(dataset, tmp_path):
+    """A benchmark line names the source it timed. Once the solution's source changes, the
+    line is no timing of it (session 14: the torch QSA baseline went from bf16 to FP32): it
+    is not ranked, not the denominator of a speed-up, and the coverage table asks for the
+    shape again. A line without the hash (sessions 5-14) is taken as it is."""
+    torch_name = dataset.task(GEMM).baseline.solution
+    triton_name = "triton_tiled_gemm_bf16_n4096_k4096"
+    audit = _audit_lines(dataset, torch_name) + _audit_lines(dataset, triton_name)
+    older = "0" * 64
+
+    def line(solution: str, ms: float, source: str | None) -> dict:
+        rec = _checked(solution, ms, ms, ms)
+        return rec if source is None else {**rec, "hashes": {"solution": source}}
+
+    def built(lines: list[dict]) -> tuple[dict, dict]:
+        folder = _folder(tmp_path, audit, lines)
+        h200_report.build(folder, ROOT)
+        pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GEMM]
+        return pick, json.loads((folder / "summary.json").read_text())
+
+    def current(name: str) -> str:
+        return solution_hash(dataset.solution(name))
+
+    pick, summary = built([line(torch_name, 0.4, current(torch_name)),
+                           line(triton_name, 0.3, older)])
+    assert pick["solution"] == torch_name, pick
+    assert summary["benchmark"][GEMM]["m8192"][triton_name]["status"] == "STALE_SOURCE"
+    (row,) = [r for r in summary["coverage"][GEMM] if r["solution"] == triton_name]
+    assert row["shapes_failed"] == {"m8192": "STALE_SOURCE"}
+
+    pick, summary = built([line(torch_name, 0.4, older),
+                           line(triton_name, 0.3, current(triton_name))])
+    assert pick["solution"] == triton_name, pick
+    assert summary["benchmark"][GEMM]["m8192"][triton_name]["x_baseline"] is None
+
+    pick, summary = built([line(torch_name, 0.4, None), line(triton_name, 0.3, None)])
+    assert pick["solution"] == triton_name, pick
+    assert summary["benchmark"][GEMM]["m8192"][triton_name]["x_baseline"] == \
+        pytest.approx(0.4 / 0.3)
+
+
 def test_a_tie_is_decided_by_the_audits_not_by_noise(dataset, tmp_path):
     """Session 12: torch SDPA led cuDNN by 1.6% on the geomean while audited on 5 of 12
     samples against cuDNN's 12. Inside the tie margin the better-audited solution is

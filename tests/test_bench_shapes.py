@@ -16,6 +16,7 @@ from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
 from hf_eval.families import registry
 from hf_eval.schema import Definition
+from hf_eval.sources import solution_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -160,6 +161,9 @@ def test_bench_definition_audits_the_samples_then_times_a_shape_with_the_same_la
     assert (record["shape"], record["solution"], record["status"]) == (
         "tiny", "torch_sdpa_dense_h32_d64", "PASSED")
     assert record["truth"] == "baseline torch_sdpa_dense_h32_d64"
+    # the source it timed, so the report can tell a line of an older source
+    assert record["hashes"] == {
+        "solution": solution_hash(dataset.solution("torch_sdpa_dense_h32_d64"))}
     eager = record["timing"]["eager"]
     assert eager["trials"] == 2 and eager["iters"] == 1  # CPU timing: orientation only
     assert record["content"]["fresh_sets"] >= 3  # two timed trials and the second input set

@@ -240,8 +240,27 @@ def _recost(dataset: Dataset, rec: dict, shapes: dict[tuple[str, str], BenchShap
                    copy_share=c.bytes / (ms * 1e-3) / ceilings["bytes_per_s"])
 
 
+#: The status of a benchmark line that timed another source than the solution's current
+#: one: not a timing of it (no rank, no ratio), and the coverage table asks for it again.
+STALE_SOURCE = "STALE_SOURCE"
+
+
+def timed_source_changed(dataset: Dataset, rec: dict) -> bool:
+    """Whether a benchmark line names the source it timed and that is not the current one.
+
+    Lines written before ``hf-eval bench run`` recorded the hash (sessions 5-14) name none
+    and are taken as they are; docs/h200/notes.md names the one known exception."""
+    timed = rec.get("hashes", {}).get("solution")
+    current = dataset.solutions.get(rec.get("solution", ""))
+    return timed is not None and (current is None or timed != solution_hash(current.value))
+
+
 def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
     """Per definition, shape and solution: time, rates, fraction, speed-ups, check."""
+    bench = {key: ({**rec, "status": STALE_SOURCE,
+                    "check": "timed another source than the solution's current one"}
+                   if timed_source_changed(dataset, rec) else rec)
+             for key, rec in bench.items()}
     shapes = {}
     for name in dataset.definitions:
         if shape_path(name).is_file():
@@ -277,7 +296,8 @@ def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
                 for key, other in (("x_baseline", task and task.baseline.solution),
                                    ("x_engine", task and task.engine_baseline)):
                     base = sols.get(other) if other else None
-                    base_ms = device_ms(base.get("timing", {})) if base else None
+                    base_ms = device_ms(base.get("timing", {})) \
+                        if base and base["status"] != STALE_SOURCE else None
                     entry[key] = base_ms / ms if base_ms and ms and other != solution else None
                 row[solution] = entry
             table[definition][shape] = row

@@ -31,7 +31,7 @@ from hf_eval.channel import shared
 from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.report import environment
 from hf_eval.schema import Definition, Solution, Timing
-from hf_eval.sources import compile_reference, load_entry
+from hf_eval.sources import compile_reference, load_entry, solution_hash
 
 GPU_TARGETS = ("cuda", "NVIDIA H200")
 
@@ -176,7 +176,9 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
                 continue
             roof_s = c.time_s(ceilings)
             for solution in solutions:
-                record = {**base, "solution": solution.name, "flops": c.flops,
+                record = {**base, "solution": solution.name,
+                          # which source was timed: the report ignores a line of an older one
+                          "hashes": {"solution": solution_hash(solution)}, "flops": c.flops,
                           "bytes": c.bytes, "compute": c.compute, "derived": derived,
                           "roofline_ms": roof_s * 1e3,
                           "ceilings": {k: ceilings[k] for k in roofline.CEILING_KEYS}}
