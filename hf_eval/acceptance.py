@@ -19,6 +19,7 @@ from fractions import Fraction
 import torch
 
 from hf_eval.dtypes import is_exact
+from hf_eval.records import Status
 from hf_eval.schema import Tolerance
 
 CHUNK = 1 << 22
@@ -31,7 +32,7 @@ class OutputVerdict:
 
     name: str
     passed: bool
-    status: str  # PASSED, INCORRECT_SHAPE, INCORRECT_DTYPE or INCORRECT_NUMERICAL
+    status: Status  # PASSED, INCORRECT_SHAPE, INCORRECT_DTYPE or INCORRECT_NUMERICAL
     reason: str = ""
     numel: int = 0
     mismatched: int = 0
@@ -48,13 +49,13 @@ def compare(name: str, candidate: torch.Tensor, reference: torch.Tensor,
             tol: Tolerance) -> OutputVerdict:
     """Judge ``candidate`` against ``reference`` under ``tol`` (never modifies either)."""
     if candidate.shape != reference.shape:
-        return OutputVerdict(name, False, "INCORRECT_SHAPE",
+        return OutputVerdict(name, False, Status.INCORRECT_SHAPE,
                              f"shape {tuple(candidate.shape)} != {tuple(reference.shape)}")
     if candidate.dtype != reference.dtype:
-        return OutputVerdict(name, False, "INCORRECT_DTYPE",
+        return OutputVerdict(name, False, Status.INCORRECT_DTYPE,
                              f"dtype {candidate.dtype} != {reference.dtype}")
     if candidate.device != reference.device:
-        return OutputVerdict(name, False, "INCORRECT_SHAPE",
+        return OutputVerdict(name, False, Status.INCORRECT_SHAPE,
                              f"device {candidate.device} != {reference.device}")
 
     numel = reference.numel()
@@ -92,17 +93,17 @@ def compare(name: str, candidate: torch.Tensor, reference: torch.Tensor,
 
     matched = numel - mismatched
     ratio = matched / numel if numel else 1.0
-    verdict = OutputVerdict(name, True, "PASSED", numel=numel, mismatched=mismatched,
+    verdict = OutputVerdict(name, True, Status.PASSED, numel=numel, mismatched=mismatched,
                             matched_ratio=ratio, max_absolute_error=max_abs,
                             max_relative_error=max_rel, non_finite=non_finite)
     if exact:
         if mismatched:
-            verdict.passed, verdict.status = False, "INCORRECT_NUMERICAL"
+            verdict.passed, verdict.status = False, Status.INCORRECT_NUMERICAL
             verdict.reason = (f"{mismatched} of {numel} integer elements differ "
                               "(exact match required)")
         return verdict
     if non_finite:
-        verdict.passed, verdict.status = False, "INCORRECT_NUMERICAL"
+        verdict.passed, verdict.status = False, Status.INCORRECT_NUMERICAL
         verdict.reason = f"{non_finite} non-finite elements (candidate or reference)"
         return verdict
     required = tol.required_matched_ratio
@@ -110,7 +111,7 @@ def compare(name: str, candidate: torch.Tensor, reference: torch.Tensor,
     # matched count must reach ceil(ratio * numel) without trusting a float mean.
     needed = numel if required is None else _ceil_ratio(required, numel)
     if matched < needed:
-        verdict.passed, verdict.status = False, "INCORRECT_NUMERICAL"
+        verdict.passed, verdict.status = False, Status.INCORRECT_NUMERICAL
         verdict.reason = (f"{mismatched} of {numel} elements outside tolerance "
                           f"(matched {matched}, need {needed}); max abs err {max_abs:.3g}")
     return verdict
@@ -127,14 +128,14 @@ def compare_outputs(names: list[str], candidate: object, reference: tuple[torch.
     """Judge every output; ``candidate`` is what the solution returned (tensor or tuple)."""
     produced = candidate if isinstance(candidate, (tuple, list)) else (candidate,)
     if len(produced) != len(names):
-        return [OutputVerdict(names[0] if names else "?", False, "INCORRECT_SHAPE",
+        return [OutputVerdict(names[0] if names else "?", False, Status.INCORRECT_SHAPE,
                               f"returned {len(produced)} outputs, the definition has "
                               f"{len(names)} ({', '.join(names)})")]
     verdicts = []
     for name, got, ref in zip(names, produced, reference):
         if type(got) is not torch.Tensor:
             verdicts.append(OutputVerdict(
-                name, False, "INCORRECT_DTYPE",
+                name, False, Status.INCORRECT_DTYPE,
                 f"returned {type(got).__name__}, not a plain torch.Tensor"))
             continue
         verdicts.append(compare(name, got, ref, tolerance_for(name)))

@@ -1,10 +1,15 @@
 """The audit: for each definition, workload and solution, a verdict and timings.
 
-Per case (harness.md): materialise inputs (verified) into shared memory; compute the
-reference in this process (or read it from the cache, which the worker cannot read);
+Per case (harness.md): materialise inputs (verified) into the audit's own memory; compute
+the reference in this process (or read it from the cache, which the worker cannot read);
 then one :class:`~hf_eval.trials.Session` per solution calls, checks and times the
-candidate in its confined worker (:mod:`hf_eval.executor`), so a crash, hang or cheat
+candidate in its contained worker (:mod:`hf_eval.isolation`), so a crash, hang or cheat
 costs that case only; write one JSON line per case as it completes.
+
+Every status in a record is the audit's: PASSED from its own comparison, DATA_ERROR from
+its own data checks (a workload that does not load, a reference that raises), and any
+failure the worker reports, or any exception while the audit receives, seals, checks or
+compares a candidate's output, a candidate failure of that case alone.
 """
 
 from __future__ import annotations
@@ -20,20 +25,28 @@ from pathlib import Path
 
 import torch
 
-from hf_eval import sandbox
 from hf_eval.cache import ReferenceCache, cache_key
-from hf_eval.channel import shared
 from hf_eval.dataset import Dataset
 from hf_eval.errors import DataError
-from hf_eval.executor import Isolation, WorkerFailure, gpu_lock
 from hf_eval.input_sets import InputSnapshot, scale_probe
-from hf_eval.records import CaseRecord
+from hf_eval.isolation import walls as sandbox
+from hf_eval.isolation.protocol import Reply
+from hf_eval.isolation.walls import SandboxError
+from hf_eval.isolation.workers import Isolation, WorkerFailure, gpu_lock
+from hf_eval.records import CaseRecord, RecordError, Status, validate_record
 from hf_eval.report import ReportWriter, environment, read_report
 from hf_eval.repository import Located
 from hf_eval.samples.fresh import FreshRow, FreshSource
 from hf_eval.schema import Definition, Solution, TaskConfig
 from hf_eval.sources import compile_reference, solution_hash, source_hash
-from hf_eval.trials import CPU_TIMING, Failure, InputSet, Session, session_failure
+from hf_eval.trials import (
+    CPU_TIMING,
+    Failure,
+    InputSet,
+    ReferenceFailed,
+    Session,
+    session_failure,
+)
 
 #: The reference cache of rows whose truth must not be stored (fresh rows).
 NO_CACHE = ReferenceCache(Path("/nonexistent"), enabled=False)
@@ -125,7 +138,7 @@ class Case:
     definition: Definition
     task: TaskConfig
     row: Located
-    inputs: list[object]  # shared CPU memory: what the worker maps
+    inputs: list[object]  # the audit's own CPU memory (the worker maps sealed copies)
     reference: tuple[torch.Tensor, ...]  # on the audit's device
     snapshot: InputSnapshot | None = None  # of ``inputs`` (CPU audits)
     probe: list[object] | None = None
@@ -178,7 +191,7 @@ class Lane:
         return outputs, "computed", seconds
 
     def prepare_case(self, definition: Definition, task: TaskConfig, row: Located) -> Case:
-        inputs = self.audit.dataset.materialise_inputs(definition, row, "cpu", shared=True)
+        inputs = self.audit.dataset.materialise_inputs(definition, row, "cpu")
         snapshot = InputSnapshot(list(definition.inputs), inputs)
         reference, source, seconds = self.reference(definition, row, inputs, "main", snapshot)
         case = Case(definition, task, row, inputs, reference, snapshot=snapshot,
@@ -186,8 +199,6 @@ class Lane:
         if self.audit.config.scale_probe:
             case.probe = scale_probe(definition, inputs)
             if case.probe is not None:
-                case.probe = [shared(v) if isinstance(v, torch.Tensor) else v
-                              for v in case.probe]
                 case.probe_reference = self.reference(definition, row, case.probe, "probe")[0]
         return case
 
@@ -200,14 +211,17 @@ class Lane:
         ``reference`` computes the truth of fresh input sets (default: the definition's
         reference on this lane's device)."""
         timeout = case.task.call_timeout_s
+        key = solution_hash(solution)
         try:
             handle, loaded = self.isolation.worker(solution, timeout)
         except WorkerFailure as failure:
-            self.isolation.discard(solution_hash(solution))
-            return {"status": failure.status, "reason": str(failure)}
-        if loaded["status"] != "OK":
-            return {k: loaded[k] for k in ("status", "reason", "traceback") if k in loaded}
-        main = InputSet(f"m-{case.key}", case.inputs, case.reference, case.snapshot)
+            self.isolation.discard(key)
+            return {"status": failure.status.value, "reason": str(failure)}
+        if loaded.error is not None:  # the candidate did not import: its failure
+            self.isolation.discard(key)
+            return {"status": Status.COMPILE_ERROR.value, "reason": loaded.error,
+                    **({"traceback": loaded.traceback} if loaded.traceback else {})}
+        main = InputSet(f"m-{case.key}", case.inputs, case.reference)
         strict = (case.task.diagnostic_tolerance
                   if self.audit.config.strict_diagnostic else None)
         session = None
@@ -219,6 +233,9 @@ class Lane:
                               self.audit.secret, timeout, strict, self.audit.config.cold_l2)
             result = self._judge(session, case, loaded)
             session.forget([main.id], graph=True)
+        except ReferenceFailed as exc:  # the data's fault: the candidate is not judged
+            self.isolation.discard(key)
+            result = {"status": Status.DATA_ERROR.value, "reason": str(exc)}
         except (Failure, WorkerFailure) as exc:
             result = session_failure(exc)
             fatal = result.pop("fatal", False) or isinstance(exc, WorkerFailure)
@@ -228,15 +245,22 @@ class Lane:
                 except (Failure, WorkerFailure):
                     fatal = True
             if fatal:
-                self.isolation.discard(solution_hash(solution))
+                self.isolation.discard(key)
+        except (SandboxError, DataError, AuditAborted):
+            raise  # the harness's own failure or the data's: not this candidate's
+        except Exception as exc:  # noqa: BLE001 - a candidate never stops the audit
+            self.isolation.discard(key)
+            result = {"status": Status.RUNTIME_ERROR.value,
+                      "reason": f"the audit could not judge this candidate's output: "
+                                f"{type(exc).__name__}: {str(exc)[:300]}"}
         if session is not None:
             result["content"] = {"fresh_sets": session.distinct_sets,
                                  "undecided_rows": session.undecided_rows,
                                  "secret_sha256": self.audit.secret_digest}
-        result["isolation"] = loaded.get("walls", [])
+        result["isolation"] = list(loaded.walls)
         return result
 
-    def _judge(self, session: Session, case: Case, loaded: dict) -> dict:
+    def _judge(self, session: Session, case: Case, loaded: Reply) -> dict:
         """The steps of one verdict: the first call, timing (unless validation only), the
         second input set, the scale probe (when asked); a failure raises out of them."""
         config = self.audit.config
@@ -244,7 +268,7 @@ class Lane:
         if not config.validation_only:
             cuda = self.device.type == "cuda"
             spec = case.task.timing if cuda else CPU_TIMING
-            methods = ["eager"] + (["prepared"] if loaded.get("prepare") else [])
+            methods = ["eager"] + (["prepared"] if loaded.prepare else [])
             timings: dict = {}
             with gpu_lock(self.device):
                 for method in methods:
@@ -365,7 +389,7 @@ class Audit:
         writer.close()
         if stopped:
             raise stopped[0]
-        return [CaseRecord.model_validate(r) for r in self.records]
+        return [validate_record(r) for r in self.records]
 
     def _audit_unit(self, lane: Lane, unit, env: dict, done: set, writer: ReportWriter,
                     report: Callable[[dict], None]) -> None:
@@ -399,7 +423,7 @@ class Audit:
             case = lane.prepare_case(definition, task, row)
         except DataError as err:
             for solution in todo:
-                yield {**base, "solution": solution.name, "status": "DATA_ERROR",
+                yield {**base, "solution": solution.name, "status": Status.DATA_ERROR.value,
                        "reason": str(err),
                        "hashes": {**base["hashes"], "solution": solution_hash(solution)}}
             return
@@ -411,16 +435,24 @@ class Audit:
                                     "seconds": round(case.reference_seconds, 4)},
                       "wall_seconds": round(time.perf_counter() - t0, 4), **result,
                       "hashes": {**base["hashes"], "solution": solution_hash(solution)}}
-            yield record
-            if record["status"] != "PASSED":
-                # A failed candidate may have modified the inputs: reload them so the next
-                # solution sees the workload's real bytes.
-                case.inputs = self.dataset.materialise_inputs(definition, row, "cpu",
-                                                              shared=True)
+            # The worker only ever maps sealed copies, so the audit's inputs cannot change;
+            # they are verified after every solution all the same, and reloaded if not.
+            changed = case.snapshot.changed(case.inputs) if case.snapshot else []
+            if changed:
+                record["inputs_reloaded"] = changed
+                case.inputs = self.dataset.materialise_inputs(definition, row, "cpu")
                 case.snapshot = InputSnapshot(list(definition.inputs), case.inputs)
+            yield record
 
     def _emit(self, writer: ReportWriter, record: dict,
               report: Callable[[dict], None]) -> None:
+        try:
+            validate_record(record)
+        except RecordError as exc:  # one bad record never stops the audit
+            record = {k: record[k] for k in ("definition", "workload", "solution", "device",
+                                             "hashes") if k in record}
+            record.update(status=Status.RUNTIME_ERROR.value,
+                          reason=f"the audit could not write this case's record ({exc})")
         with self._lock:
             writer.write(record)
             self.records.append(record)

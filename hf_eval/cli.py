@@ -101,7 +101,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from hf_eval.audit import Audit, AuditAborted, AuditConfig
     from hf_eval.dataset import open_dataset
     from hf_eval.records import exit_code
-    from hf_eval.report import print_summary, repair_for_resume
+    from hf_eval.report import print_summary, repair_for_resume, safe_text
     from hf_eval.sources import solution_from_directory
 
     _require_dataset(args.root)
@@ -112,7 +112,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     # problems in files that belong to them (by path, or by a rejected file's own field).
     blocking = dataset.problems_for(args.definitions)
     for problem in blocking:
-        print(f"error: {problem}", file=sys.stderr)
+        print(f"error: {safe_text(problem)}", file=sys.stderr)
     if blocking:
         return 2
     extra = []
@@ -130,8 +130,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
               "interrupted audit's secret, which is gone", file=sys.stderr)
         return 2
     if args.resume:
-        note = repair_for_resume(report)
-        if note:
+        for note in repair_for_resume(report):
             print(f"note: {note}", file=sys.stderr)
     devices = [f"cuda:{i}" for i in args.gpus] if args.gpus else [args.device]
     solutions = ",".join(args.solutions or ["none" if extra else "preferred"])
@@ -160,7 +159,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             audit = RayAudit(dataset, config, address=args.ray or None)
             cluster_errors = (RayAuditError,)
         except RayAuditError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {safe_text(exc)}", file=sys.stderr)
             return 2
     else:
         audit = Audit(dataset, config)
@@ -170,32 +169,37 @@ def cmd_audit(args: argparse.Namespace) -> int:
               "and the --uuid values)", file=sys.stderr)
         return 2
     for note in audit.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {safe_text(note)}", file=sys.stderr)
     with Progress("audit", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("audit", total=total)
         try:
             records = audit.run(on_record=lambda _: progress.advance(bar))
         except cluster_errors as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {safe_text(exc)}", file=sys.stderr)
             return 2
         except AuditAborted as exc:
-            traceback.print_exception(exc.__cause__ or exc, file=sys.stderr)
-            print(f"error: {exc}\nreport: {report} holds the {len(audit.records)} case(s) "
-                  f"judged before; continue with --resume --report {report}", file=sys.stderr)
+            for chunk in traceback.format_exception(exc.__cause__ or exc):
+                for line in chunk.rstrip("\n").split("\n"):
+                    print(safe_text(line), file=sys.stderr)
+            print(f"error: {safe_text(exc)}", file=sys.stderr)
+            print(f"report: {safe_text(report)} holds the {len(audit.records)} case(s) "
+                  f"judged before; continue with --resume --report {safe_text(report)}",
+                  file=sys.stderr)
             return 2
     if args.ray is not None:
-        print(f"note: {audit.summary()}", file=sys.stderr)
+        print(f"note: {safe_text(audit.summary())}", file=sys.stderr)
     print_summary([r.model_dump(mode="json") for r in records], report=report)
     return exit_code(records)
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
+    from hf_eval.report import safe_text
     from hf_eval.summary import summarize
 
     summary_path, performance_path, notes = summarize(args.reports, args.out)
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {safe_text(note)}", file=sys.stderr)
     print(f"wrote {summary_path} and {performance_path}")
     return 0
 
@@ -203,31 +207,33 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from hf_eval import listing
     from hf_eval.dataset import open_dataset
+    from hf_eval.report import safe_text
 
     _require_dataset(args.root)
     dataset = open_dataset(args.root, resolvers=[])
     for problem in dataset.problems_for(args.definitions):
-        print(f"note: not listed: {problem}", file=sys.stderr)
+        print(f"note: not listed: {safe_text(problem)}", file=sys.stderr)
     if args.what == "definitions":
         lines = listing.definitions(dataset, names=args.names)
     elif args.what == "solutions":
         lines = listing.solutions(dataset, args.definitions, names=args.names)
     else:
         lines = listing.suites(dataset, names=args.names)
-    for line in lines:
+    for line in lines:  # names from the dataset's files are escaped by listing
         print(line)
     return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from hf_eval.checker import run_check
+    from hf_eval.report import safe_text
 
     _require_dataset(args.root)
     problems, notes = run_check(args.root, lazy=args.lazy)
     for line in problems:
-        print(line)
+        print(safe_text(line))
     for line in notes:
-        print(f"note: {line}", file=sys.stderr)
+        print(f"note: {safe_text(line)}", file=sys.stderr)
     print(f"check: {len(problems)} problem(s)", file=sys.stderr)
     return 1 if problems else 0
 
@@ -415,7 +421,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             args.root = discover_root()
         return args.func(args)
     except DataError as err:
-        print(f"error: {err}", file=sys.stderr)
+        from hf_eval.report import safe_text
+
+        print(f"error: {safe_text(err)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

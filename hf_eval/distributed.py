@@ -8,7 +8,7 @@ Design (``docs/ray.md`` has the why at length):
   workers across the units of one definition exactly as a local lane does. The actor is
   the trusted audit side: it materialises inputs, computes references and judges; the
   candidate's code runs only in the confined worker process the lane starts
-  (:mod:`hf_eval.executor`), which inherits none of the actor's environment, file
+  (:mod:`hf_eval.isolation.workers`), which inherits none of the actor's environment, file
   descriptors or network, so it cannot reach the cluster.
 * **Units.** The planned units of :meth:`Audit.plan` (a workload and its solutions). When
   there are fewer units than twice the lanes, each unit's solutions are split into groups
@@ -24,7 +24,7 @@ Design (``docs/ray.md`` has the why at length):
   retries are off: a replayed generator would re-audit cases that already have a line.
 * **Secret and fresh content.** The driver draws the audit's secret and hands it to the
   actors (trusted); it never leaves them, as in the local audit. The per-GPU timing lock
-  is the local one (:func:`hf_eval.executor.gpu_lock`, a lock file per physical GPU
+  is the local one (:func:`hf_eval.isolation.workers.gpu_lock`, a lock file per physical GPU
   UUID), so it holds between lanes, and against local audits, on one machine.
 
 Ray is imported by this module only; the plain audit never imports it.

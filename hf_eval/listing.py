@@ -1,13 +1,16 @@
 """``list``: what a newcomer can pass to ``audit`` (definitions, solutions, suites).
 
 Lines fit 80 columns and lead with the name. ``names=True`` gives bare names, one per
-line, for scripts (``for d in $(python -m hf_eval list definitions --names)``).
+line, for scripts (``for d in $(python -m hf_eval list definitions --names)``). Names and
+hardware come from the dataset's files (a solution file may be a candidate's): they are
+escaped with :func:`hf_eval.report.safe_text`, so lines are ready to print.
 """
 
 from __future__ import annotations
 
 from hf_eval.audit import select_workloads
 from hf_eval.dataset import Dataset
+from hf_eval.report import safe_text
 from hf_eval.samples.cases import load_cases
 from hf_eval.suites import SUITE_HELP, SUITES
 
@@ -22,11 +25,12 @@ def _plural(count: int, noun: str) -> str:
 
 def definitions(ds: Dataset, names: bool = False) -> list[str]:
     """``name  N workloads`` per definition, sorted."""
-    found = sorted(ds.definitions)
+    found = {safe_text(n): n for n in sorted(ds.definitions)}  # shown name: real name
     if names:
-        return found
+        return list(found)
     width = max((len(n) for n in found), default=0) + 2
-    return [f"{n:<{width}}{_plural(len(ds.workloads.get(n, [])), 'workload')}" for n in found]
+    return [f"{shown:<{width}}{_plural(len(ds.workloads.get(n, [])), 'workload')}"
+            for shown, n in found.items()]
 
 
 def solutions(ds: Dataset, only: list[str] | None = None, names: bool = False) -> list[str]:
@@ -36,25 +40,26 @@ def solutions(ds: Dataset, only: list[str] | None = None, names: bool = False) -
         if not only or located.value.definition in only:
             by_definition.setdefault(located.value.definition, []).append(located.value)
     if names:
-        return sorted(s.name for found in by_definition.values() for s in found)
+        return sorted(safe_text(s.name) for found in by_definition.values() for s in found)
     lines = []
     for definition, found in sorted(by_definition.items()):
         task = ds.tasks.get(definition)
         preferred = task.value.preferred if task else {}
         baseline = task.value.baseline.solution if task else None
-        width = max(len(s.name) for s in found) + 2
-        lines.append(definition)
+        width = max(len(safe_text(s.name)) for s in found) + 2
+        lines.append(safe_text(definition))
         for s in sorted(found, key=lambda s: s.name):
-            details = ["+".join(s.spec.target_hardware)]
+            name = safe_text(s.name)
+            details = [safe_text("+".join(s.spec.target_hardware))]
             preferred_on = [hw for hw, pick in sorted(preferred.items())
                             if pick.solution == s.name]
             if preferred_on:
                 details.append(f"preferred {','.join(preferred_on)}")
             if s.name == baseline:
                 details.append("baseline")
-            line = f"  {s.name:<{width}}{'  '.join(details)}"
+            line = f"  {name:<{width}}{'  '.join(details)}"
             if len(line) > WIDTH:  # details on a line of their own rather than past 80
-                line = f"  {s.name}\n      {'  '.join(details)}"
+                line = f"  {name}\n      {'  '.join(details)}"
             lines.append(line)
     return lines
 

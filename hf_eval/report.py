@@ -1,4 +1,20 @@
-"""Audit reports: one JSON line per case, flushed as it completes, and a readable table."""
+"""Audit reports: one JSON line per case, flushed as it completes, and a readable table.
+
+Writing: :class:`ReportWriter` validates each record (:func:`hf_eval.records.validate_record`)
+before it writes it. Reading: :func:`read_records` returns every entry of a report in file
+order, a :class:`ReportLine` per valid record and a :class:`RecordProblem` per line that is
+JSON but not a valid record; no such line stops a reader. How each reader surfaces one:
+
+- :func:`read_report` (the audit's ``--resume``, tests) returns the valid records only;
+  :func:`repair_for_resume` returns a note per problem line, whose case is then not done
+  and is audited again;
+- :func:`hf_eval.summary.summarize` lists problem lines in ``summary.json`` and
+  ``performance.md``, counts them against their solution, and returns a note per line;
+- the ``kernel_acceptance`` metric reports the case as not accepted, the problem its error.
+
+Text that comes from a record (a candidate's reason, a solution's name, a traceback) is
+passed through :func:`safe_text` before it reaches a console.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +23,57 @@ import math
 import os
 import platform
 import subprocess
+import unicodedata
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
-import torch
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from hf_eval.errors import DataError
+from hf_eval.records import RecordError, validate_record
+
+if TYPE_CHECKING:
+    import torch
+
+#: Unicode categories printed as escapes by :func:`safe_text`: control characters (C0,
+#: DEL, C1), format characters (bidirectional overrides, zero-width characters), line
+#: and paragraph separators, surrogates.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def safe_text(text: object) -> str:
+    """``text`` with every character that could move the cursor, recolour or reorder a
+    terminal printed visibly instead: ESC as ``\\x1b`` (so an escape sequence shows as
+    text), every other C0 control (newline and tab included), DEL and C1 as ``\\xNN``,
+    bidirectional and other format characters as ``\\uNNNN``. Everything else is kept.
+
+    Apply it to any text taken from a record or a candidate before it is printed, and
+    print the result without rich markup (``markup=False`` or a ``rich.text.Text``), so
+    ``[green]`` in a reason stays literal too.
+    """
+    text = str(text)
+    if text.isascii() and text.isprintable():  # the common case: nothing to escape
+        return text
+    return "".join(_escape(c) if unicodedata.category(c) in _UNSAFE_CATEGORIES else c
+                   for c in text)
 
 
 def environment(device: torch.device) -> dict:
     """What a reader needs to reproduce or compare a timing."""
+    import torch
+
     env = {"python": platform.python_version(), "torch": torch.__version__,
            "platform": platform.platform(), "cpu_count": os.cpu_count(), "device": str(device)}
     if device.type == "cuda":
@@ -44,7 +96,11 @@ class ReportWriter:
         self._fh: IO[str] = open(self.path, "a" if append else "w")
 
     def write(self, record: dict) -> None:
-        self._fh.write(json.dumps(record, sort_keys=True) + "\n")
+        """Write ``record`` as one line, or raise :class:`~hf_eval.records.RecordError`
+        (naming the field and the rule) and write nothing when it is not a valid record."""
+        validate_record(record)
+        line = json.dumps(record, sort_keys=True) + "\n"
+        self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -52,12 +108,101 @@ class ReportWriter:
         self._fh.close()
 
 
-def _parse_report(path: str | Path) -> tuple[list[dict], int | None, bool]:
-    """(records, line number of a torn last line or None, whether the file ends in a newline).
+@dataclass(frozen=True)
+class ReportLine:
+    """A valid record and where it was read."""
 
-    A torn last line is what an interrupted write leaves: the file's final line, with no
-    newline after it, that is not a complete JSON object. Any other malformed line is an
-    error naming the file and the line; a missing file is an error naming the file.
+    #: The record as written (it passed :func:`~hf_eval.records.validate_record`).
+    record: dict[str, Any]
+    #: The report it was read from.
+    path: str
+    #: Its line number there, from 1.
+    line: int
+
+    @property
+    def where(self) -> str:
+        """``path:line``."""
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class RecordProblem:
+    """A report line that is JSON but not a valid record: where, which field, which rule.
+
+    ``definition``, ``workload``, ``solution`` and ``device`` are the line's own values
+    where they are strings (None otherwise), so a reader can tell which case it was.
+    """
+
+    path: str
+    line: int
+    #: The field that breaks a rule (``status``, ``timing.eager.median_ms``, ``record``).
+    field: str
+    #: The rule, with the offending value.
+    rule: str
+    definition: str | None = None
+    workload: str | None = None
+    solution: str | None = None
+    device: str | None = None
+
+    @property
+    def where(self) -> str:
+        """``path:line``."""
+        return f"{self.path}:{self.line}"
+
+    def __str__(self) -> str:
+        return f"{self.where}: not a valid record: {self.field}: {self.rule}"
+
+    @classmethod
+    def of(cls, data: Any, error: RecordError, path: str, line: int) -> RecordProblem:
+        """The problem ``error`` found in ``data``, read at ``path:line``."""
+        def text(key: str) -> str | None:
+            value = data.get(key) if isinstance(data, dict) else None
+            return value if isinstance(value, str) and value else None
+
+        return cls(path, line, error.field, error.rule, text("definition"), text("workload"),
+                   text("solution"), text("device"))
+
+
+#: One entry of a report: a valid record or a line that is not one.
+ReportEntry = ReportLine | RecordProblem
+
+
+@dataclass
+class ReportContents:
+    """Everything one report holds, as :func:`read_records` found it."""
+
+    path: Path
+    #: Valid records and problem lines, in file order.
+    entries: list[ReportEntry]
+    #: The line number of a torn last line (left by an interrupted write), or None.
+    torn_line: int | None
+    #: Whether the file ends in a newline (or is empty): safe to append to.
+    terminated: bool
+
+    @property
+    def lines(self) -> list[ReportLine]:
+        """The valid records with where each was read."""
+        return [e for e in self.entries if isinstance(e, ReportLine)]
+
+    @property
+    def records(self) -> list[dict]:
+        """The valid records, as written."""
+        return [e.record for e in self.lines]
+
+    @property
+    def problems(self) -> list[RecordProblem]:
+        """The lines that are JSON but not valid records."""
+        return [e for e in self.entries if isinstance(e, RecordProblem)]
+
+
+def read_records(path: str | Path) -> ReportContents:
+    """Every entry of a report: valid records, problem lines and a torn last line.
+
+    A line that is JSON but not a valid record is a :class:`RecordProblem`, never an
+    exception. A torn last line is what an interrupted write leaves: the file's final
+    line, with no newline after it, that is not complete JSON; it is noted in
+    ``torn_line``. Any other malformed JSON is damage: a ``DataError`` naming the file
+    and the line; so is a missing file.
     """
     path = Path(path)
     try:
@@ -67,71 +212,75 @@ def _parse_report(path: str | Path) -> tuple[list[dict], int | None, bool]:
     except IsADirectoryError:
         raise DataError(path, "is a directory, not a JSONL report") from None
     lines = text.split("\n")
-    records, torn = [], None
+    entries: list[ReportEntry] = []
+    torn = None
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         last = number == len(lines)  # after the final newline: not terminated
         try:
-            record = json.loads(line)
+            data = json.loads(line)
         except json.JSONDecodeError as exc:
             if last:
                 torn = number
                 break
             raise DataError(path, f"malformed JSON: {exc.msg} (only a torn last line, left "
                             "by an interrupted write, is skipped)", line=number) from None
-        if not isinstance(record, dict):
-            raise DataError(path, "not a JSON object (one audit record per line)", line=number)
-        records.append(record)
-    return records, torn, text.endswith("\n") or not text
+        try:
+            validate_record(data)
+        except RecordError as err:
+            entries.append(RecordProblem.of(data, err, str(path), number))
+        else:
+            entries.append(ReportLine(data, str(path), number))
+    return ReportContents(path, entries, torn, text.endswith("\n") or not text)
 
 
 def read_report(path: str | Path) -> list[dict]:
-    """Every record of a report; a missing file, a malformed or torn line is a DataError."""
-    records, torn, _ = _parse_report(path)
-    if torn is not None:
-        raise DataError(path, "torn last line (an interrupted write); `audit --resume` "
-                        "drops it and audits that case again", line=torn)
-    return records
+    """The valid records of a report, as written.
 
-
-def read_report_tolerant(path: str | Path) -> tuple[list[dict], str | None]:
-    """Records and a note: exactly a torn last line is left out (and said so), not an error.
-
-    For readers of a report that may still be written or was interrupted (``summarize``).
+    A missing file, malformed JSON or a torn last line is a ``DataError``. A line that is
+    JSON but not a valid record is left out, so its case counts as not done (``--resume``
+    audits it again); :func:`read_records` lists those lines, :func:`repair_for_resume`
+    notes them.
     """
-    records, torn, _ = _parse_report(path)
-    note = (f"{path}:{torn}: ignored a torn last line (an interrupted write); that case is "
-            "not summarized") if torn is not None else None
-    return records, note
+    contents = read_records(path)
+    if contents.torn_line is not None:
+        raise DataError(path, "torn last line (an interrupted write); `audit --resume` "
+                        "drops it and audits that case again", line=contents.torn_line)
+    return contents.records
 
 
-def repair_for_resume(path: str | Path) -> str | None:
-    """Make a report safe to append to; return a note when something was dropped.
+def repair_for_resume(path: str | Path) -> list[str]:
+    """Make a report safe to append to; return a note per thing that is not carried on.
 
     ``--resume`` recovers from what an interrupted audit leaves: a torn last line is cut
     off (its case is then audited again), and a complete last line without its newline
-    gets one, so the next record does not run into it. A malformed line before the last
-    is an error (``_parse_report``): that is damage, not an interruption.
+    gets one, so the next record does not run into it. A line that is not a valid record
+    is kept as it is and noted: its case is not done, so it is audited again. A malformed
+    line before the last is an error (:func:`read_records`): that is damage, not an
+    interruption.
     """
     path = Path(path)
     if not path.is_file():
-        return None
-    _, torn, terminated = _parse_report(path)
-    if torn is None:
-        if not terminated:
+        return []
+    contents = read_records(path)
+    notes = [f"{safe_text(problem)}; that case is not done and is audited again"
+             for problem in contents.problems]
+    if contents.torn_line is None:
+        if not contents.terminated:
             with open(path, "a") as fh:
                 fh.write("\n")
-        return None
+        return notes
     data = path.read_bytes()
     keep = data.rfind(b"\n") + 1  # the torn line is the last, unterminated one
     with open(path, "r+b") as fh:
         fh.truncate(keep)
-    return (f"{path}:{torn}: dropped a torn last line (an interrupted write); that case is "
-            "audited again")
+    return notes + [f"{safe_text(path)}:{contents.torn_line}: dropped a torn last line (an "
+                    "interrupted write); that case is audited again"]
 
 
 def geomean(values: list[float]) -> float:
+    """The geometric mean of positive numbers (NaN for none)."""
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
@@ -164,6 +313,17 @@ def wrap_name(name: str, width: int, indent: str = "") -> list[str]:
     return lines
 
 
+def median_ms(record: dict, method: str) -> float | None:
+    """A record's median milliseconds per call by ``method``, when it is a positive number
+    (a zero time has no ratio and no logarithm: it counts as not timed)."""
+    timing = record.get("timing")
+    value = timing.get(method) if isinstance(timing, dict) else None
+    value = value.get("median_ms") if isinstance(value, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None
+
+
 def _short(status: str) -> str:
     """A status as the table shows it (its first distinguishing word, at most 9 letters
     for every status the runner has): ``INCORRECT_NUMERICAL`` -> ``NUMERICAL``,
@@ -182,7 +342,7 @@ def summary_table(records: list[dict], width: int = 80) -> Table:
     """
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for rec in records:
-        groups[(rec["definition"], rec["solution"])].append(rec)
+        groups[(safe_text(rec["definition"]), safe_text(rec["solution"]))].append(rec)
     longest = max((len(n) for key in groups for n in (key[0], "  " + key[1])), default=0)
     name_width = max(_MIN_NAME, min(longest, width - _OVERHEAD - sum(w for _, w in _COLUMNS)))
     passed_total = sum(r["status"] == "PASSED" for r in records)
@@ -195,23 +355,23 @@ def summary_table(records: list[dict], width: int = 80) -> Table:
                          justify="left" if header == "failed" else "right")
     for (definition, solution), recs in sorted(groups.items()):
         passed = sum(r["status"] == "PASSED" for r in recs)
-        medians = [r["timing"]["eager"]["median_ms"] for r in recs
-                   if (r.get("timing") or {}).get("eager", {}).get("median_ms") is not None]
+        medians = [ms for r in recs if (ms := median_ms(r, "eager")) is not None]
         failed: dict[str, int] = defaultdict(int)
         for r in recs:
             if r["status"] != "PASSED":
-                failed[_short(r["status"])] += 1
+                failed[_short(safe_text(r["status"]))] += 1
         name = Text("\n".join(wrap_name(definition, name_width)), style="bold")
         name.append("\n" + "\n".join(wrap_name(solution, name_width, indent="  ")))
         style = "green" if passed == len(recs) else "red"
         table.add_row(name, Text(f"{passed}/{len(recs)}", style=style),
-                      f"{geomean(medians):.3f}" if medians else "-",
-                      "\n".join(f"{n} {s}" for s, n in sorted(failed.items())))
+                      Text(f"{geomean(medians):.3f}" if medians else "-"),
+                      Text("\n".join(f"{n} {s}" for s, n in sorted(failed.items()))))
     return table
 
 
 def failure_lines(records: list[dict], report: str | Path | None = None) -> list[str]:
-    """One line per failed case: status, definition, workload, solution and reason.
+    """One line per failed case: status, definition, workload, solution and reason, each
+    passed through :func:`safe_text` (print them without markup).
 
     A data error (the workload's files, not the candidate) is listed once per workload,
     not once per solution. At most ``MAX_LISTED`` lines, then a count and the report.
@@ -227,11 +387,12 @@ def failure_lines(records: list[dict], report: str | Path | None = None) -> list
         seen.add(key)
         who = rec["definition"] if data else f"{rec['definition']} / {rec['solution']}"
         reason = rec.get("reason") or "(no reason recorded)"
-        lines.append(f"{rec['status']}: {who}: workload {rec['workload']}: {reason}")
+        lines.append(safe_text(f"{rec['status']}: {who}: workload {rec['workload']}: "
+                               f"{reason}"))
     if len(lines) > MAX_LISTED:
         more = len(lines) - MAX_LISTED
         lines = lines[:MAX_LISTED] + [f"... and {more} more"
-                                      + (f" in {report}" if report else "")]
+                                      + (f" in {safe_text(report)}" if report else "")]
     return lines
 
 
@@ -241,7 +402,8 @@ def print_summary(records: list[dict], console: Console | None = None,
 
     The table is sized to the console (``COLUMNS`` when output is not a terminal, else
     80); the lines under it are printed whole (soft-wrapped by the terminal) so a reason
-    or a path is never broken by an inserted newline.
+    or a path is never broken by an inserted newline. Record text is printed through
+    :func:`safe_text` and never read as rich markup: a reason cannot redraw the table.
     """
     console = console or Console()
     console.print(summary_table(records, width=console.width))
@@ -250,8 +412,8 @@ def print_summary(records: list[dict], console: Console | None = None,
     if failures:
         console.print("failed cases:", style="bold")
         for line in failures:
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
+            console.print(Text(line), highlight=False, soft_wrap=True)
     if report is not None:
         failed = sum(r["status"] != "PASSED" for r in records)
-        console.print(f"report: {report}  cases: {len(records)}  failed: {failed}",
-                      markup=False, highlight=False, soft_wrap=True)
+        console.print(Text(f"report: {safe_text(report)}  cases: {len(records)}  "
+                           f"failed: {failed}"), highlight=False, soft_wrap=True)

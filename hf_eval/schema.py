@@ -183,16 +183,36 @@ class WorkloadTrace(Model):
 
 
 # ------------------------------------------------------------------------------- solutions
+def normalise_source_path(path: str) -> str:
+    """A solution's source path in its one spelling: ``./main.py`` and ``main.py`` are
+    ``main.py``, ``a//b.py`` and ``a/./b.py`` are ``a/b.py``.
+
+    Raises ``ValueError`` for a path that names no file inside the package: empty or
+    ``.``, absolute, through ``..``, with a backslash or a control character.
+    """
+    if "\\" in path:
+        raise ValueError("source path must use '/' between directories (no backslash)")
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in path):
+        raise ValueError("source path must not hold control characters")
+    if not stays_inside(path):
+        raise ValueError("source path must stay inside the package (no absolute path, no '..')")
+    normal = PurePosixPath(path).as_posix()
+    if normal == ".":
+        raise ValueError("source path must name a file (not empty, not '.')")
+    return normal
+
+
 class SourceFile(Model):
+    """One file of a solution's package; ``path`` is kept normalised
+    (:func:`normalise_source_path`), so two spellings of one file are one path."""
+
     path: NonEmpty
     content: NonEmpty
 
     @field_validator("path")
     @classmethod
-    def _inside_package(cls, path: str) -> str:
-        if not stays_inside(path):
-            raise ValueError("source path must stay inside the package (no absolute path, no '..')")
-        return path
+    def _normalised_inside_package(cls, path: str) -> str:
+        return normalise_source_path(path)
 
 
 class BuildSpec(Model):
@@ -231,13 +251,44 @@ class Solution(Model):
     spec: BuildSpec
     sources: Annotated[list[SourceFile], Field(min_length=1)]
 
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _one_source_per_file(cls, sources: Any) -> Any:
+        """Two sources must not name one file, however spelled: the second would
+        overwrite the first when the package is written, so what runs is not what is
+        shown. (Checked on the paths as given, so the message shows both spellings; a
+        path that does not normalise is left to :class:`SourceFile`'s error.)"""
+        if not isinstance(sources, list):
+            return sources
+        seen: dict[str, str] = {}
+        for source in sources:
+            path = source.get("path") if isinstance(source, dict) else None
+            try:
+                normal = normalise_source_path(path) if isinstance(path, str) else None
+            except ValueError:
+                normal = None
+            if normal is None:
+                continue
+            if normal in seen:
+                first, second = sorted((seen[normal], path))
+                if first == second:
+                    raise ValueError(f"duplicate source path: {first}")
+                raise ValueError(f"duplicate source path after normalising: {first} and "
+                                 f"{second}")
+            seen[normal] = path
+        return sources
+
     @model_validator(mode="after")
     def _entry_present_no_duplicates(self) -> Solution:
         paths = [s.path for s in self.sources]
-        if len(set(paths)) != len(paths):
-            raise ValueError("duplicate source paths")
+        if len(set(paths)) != len(paths):  # sources given as models skip the check above
+            raise ValueError("duplicate source path after normalising")
         entry_file = self.spec.entry_point.split("::")[0]
-        if entry_file not in paths:
+        try:
+            entry_present = normalise_source_path(entry_file) in paths
+        except ValueError:
+            entry_present = False
+        if not entry_present:
             raise ValueError(f"entry file {entry_file!r} is not among the sources")
         if self.spec.destination_passing_style:
             raise ValueError("destination_passing_style must be false: the harness passes "

@@ -3,13 +3,15 @@
 A solution is written out as a package directory (one per content hash) and its entry
 file is imported from there. Source paths must stay inside that directory: absolute
 paths, ``..`` and paths through links are refused, so a solution cannot overwrite files
-of the harness or of another solution.
+of the harness or of another solution; and two sources never land in one file, so the
+code that runs is the code hashed and shown.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import sys
 import types
 from collections.abc import Callable
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from hf_eval.cache import cache_dir
 from hf_eval.errors import DataError
-from hf_eval.schema import Definition, Solution, parse
+from hf_eval.schema import Definition, Solution, normalise_source_path, parse
 
 
 def source_hash(text: str) -> str:
@@ -35,32 +37,58 @@ def compile_reference(definition: Definition) -> Callable:
     return module.run
 
 
+def _hashed_path(path: str) -> str:
+    """``path`` normalised; as given when it cannot be (only a solution built without
+    validation has such a path, and :func:`write_package` refuses it)."""
+    try:
+        return normalise_source_path(path)
+    except ValueError:
+        return path
+
+
 def solution_hash(solution: Solution) -> str:
-    """Content hash of everything that decides what a solution computes."""
+    """Content hash of everything that decides what a solution computes.
+
+    Sources are hashed by their normalised paths (:func:`~hf_eval.schema.normalise_source_path`,
+    which validation already applied), so two spellings of one file hash the same.
+    """
     digest = hashlib.sha256()
     digest.update(solution.model_dump_json(include={"definition", "spec"}).encode())
-    for src in sorted(solution.sources, key=lambda s: s.path):
-        digest.update(b"\0" + src.path.encode() + b"\0" + src.content.encode())
+    sources = sorted((_hashed_path(s.path), s.content) for s in solution.sources)
+    for path, content in sources:
+        digest.update(b"\0" + path.encode() + b"\0" + content.encode())
     return digest.hexdigest()
 
 
 def write_package(solution: Solution, where: Path | None = None) -> Path:
-    """Write the sources under a per-hash directory, refusing paths that escape it."""
+    """Write the sources under a per-hash directory, refusing paths that escape it and
+    two sources that would be one file (``main.py`` and ``./main.py``; on a
+    case-insensitive file system ``Main.py`` and ``main.py``): the second would replace
+    the first."""
     base = where or cache_dir() / "packages"
     package = base / f"{solution.name}-{solution_hash(solution)[:16]}"
     package.mkdir(parents=True, exist_ok=True)
     root = package.resolve()
+    written: dict[Path, str] = {}  # resolved target: the source path written there
     for src in solution.sources:
         target = (package / src.path)
-        if root not in target.resolve().parents:
+        resolved = target.resolve()
+        if root not in resolved.parents:
             raise DataError(f"solution {solution.name}", "source path escapes the package",
                             field=f"sources[{src.path}]")
+        same = written.get(resolved) or next(
+            (path for done, path in written.items()
+             if target.exists() and done.exists() and os.path.samefile(done, target)), None)
+        if same is not None:
+            raise DataError(f"solution {solution.name}", f"sources {same} and {src.path} "
+                            "would be written to one file", field=f"sources[{src.path}]")
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_symlink():
             raise DataError(f"solution {solution.name}", "source path is a link",
                             field=f"sources[{src.path}]")
         if not target.is_file() or target.read_text() != src.content:
             target.write_text(src.content)
+        written[resolved] = src.path
     return package
 
 

@@ -1,123 +1,381 @@
 """Turn audit reports into ``summary.json`` and ``performance.md``.
 
-Coverage counts, per definition and solution, the workloads that passed. Speed-ups are
-paired per workload against the task's baseline solution: only workloads where both
-passed and were timed on the same device count, and the ratio uses the most faithful
-method both have (CUDA-graph replay, then the prepared launch when the baseline is timed
-that way, then eager calls). The geometric mean, range and number of faster workloads are
-reported, never a single best case.
+A case is one solution on one workload of one definition, on one device. The rules:
+
+- **One record per case.** Reports are read in the order given, each in file order; where
+  two lines give the same case, the later one is kept and a note names both lines.
+- **A line that is not a valid record counts against its solution.** It is listed
+  (``invalid_records``), counted as a failed case of the solution it names, and never as
+  passed (:mod:`hf_eval.report` says how each reader treats such a line).
+- **Speed-ups pair the same workloads.** A solution's speed-up against the task's
+  baseline is the geometric mean (with range and the number of faster workloads) of
+  baseline time / solution time over the workloads where both passed and were timed on
+  the same device, each ratio by the most faithful method both have (CUDA-graph replay,
+  then the prepared launch when the baseline is timed that way, then eager calls).
+- **Failing solutions are not ranked.** A solution that failed any workload it was
+  audited on (any status but PASSED and DATA_ERROR, or an invalid record) has no speed-up
+  and no rank; the row says why (``unranked``).
+- **Ranks compare one workload set.** The comparison set of a definition is the workloads
+  its baseline passed and was timed on. A solution is ranked only when it was paired on
+  every one of them; the baseline counts as 1.0×. Ranks go by speed-up, fastest first;
+  equal speed-ups share a rank.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal, NamedTuple
 
-from hf_eval.report import geomean, read_report_tolerant
+from hf_eval.records import RecordError, Status, validate_record
+from hf_eval.report import (
+    RecordProblem,
+    ReportEntry,
+    ReportLine,
+    geomean,
+    median_ms,
+    read_records,
+    safe_text,
+)
+
+
+class CaseKey(NamedTuple):
+    """What makes two records the same case."""
+
+    definition: str
+    device: str
+    solution: str
+    workload: str
+
+
+@dataclass
+class SpeedUp:
+    """A solution's speed-up against its task's baseline, over the workloads both passed
+    and were timed on (the ratio of each is baseline time / solution time)."""
+
+    baseline: str
+    #: How many workloads were paired.
+    paired_workloads: int
+    geomean: float
+    min: float
+    max: float
+    #: How many paired workloads were faster than the baseline.
+    faster: int
+    #: How many workloads the baseline passed and was timed on (the comparison set).
+    baseline_workloads: int
+
+
+@dataclass
+class SolutionRow:
+    """One solution of one definition in ``summary.json``."""
+
+    #: Cases that passed.
+    passed: int
+    #: Cases with a valid record.
+    audited: int
+    #: Cases whose record is not a valid record (each counted as failed).
+    invalid: int
+    #: Valid records per status.
+    statuses: dict[str, int]
+    #: The task's baseline, as the records name it (None when none does).
+    baseline: str | None
+    #: Geometric mean of the eager medians of this solution's passed cases: its own
+    #: workloads, so it compares with no other row; speed-ups do.
+    eager_ms_geomean: float | None
+    #: The speed-up against the baseline, or None (``unranked`` says why).
+    speedup_vs_baseline: SpeedUp | None = None
+    #: 1 for the fastest of the definition's ranked solutions; None when unranked.
+    rank: int | None = None
+    #: Why the solution has no rank; None when it has one.
+    unranked: str | None = None
+
+
+@dataclass
+class Replacement:
+    """A case given twice: the later line is kept."""
+
+    case: CaseKey
+    #: ``path:line`` (or ``record N``) of the line kept.
+    kept: str
+    #: ``path:line`` (or ``record N``) of the earlier line it replaces.
+    replaced: str
+
+    def note(self) -> str:
+        c = self.case
+        return safe_text(f"{self.kept} replaces {self.replaced} for {c.solution} on "
+                         f"{c.definition} workload {c.workload} ({c.device or 'no device'}): "
+                         "the later record is kept")
+
+
+@dataclass
+class InvalidRecord:
+    """A line that is not a valid record, and what the summary made of it."""
+
+    where: str
+    field: str
+    rule: str
+    definition: str | None
+    workload: str | None
+    solution: str | None
+    #: ``failed``: counted as a failed case of its solution; ``replaced``: a later line
+    #: of the same case is kept; ``nothing``: it names no case, so it counts nowhere.
+    counted_as: Literal["failed", "replaced", "nothing"] = "nothing"
+
+    def note(self) -> str:
+        outcome = {"failed": f"counted as a failed case of {self.solution}",
+                   "replaced": "a later record of that case is kept",
+                   "nothing": "it names no case, so it is counted nowhere"}[self.counted_as]
+        return safe_text(f"{self.where}: not a valid record: {self.field}: {self.rule}; "
+                         f"{outcome}")
+
+
+@dataclass
+class _Cases:
+    """The latest entry per case, and what reading them in order found."""
+
+    latest: dict[CaseKey, ReportEntry] = field(default_factory=dict)
+    replaced: list[Replacement] = field(default_factory=list)
+    invalid: list[InvalidRecord] = field(default_factory=list)
+    #: Per definition, the baseline and how it is timed, as the last record naming one
+    #: says (a task's baseline may have changed between reports).
+    baselines: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def _where(entry: ReportEntry) -> str:
+    return entry.where if entry.path else f"record {entry.line}"
+
+
+def _entry(item: dict | ReportEntry, index: int) -> ReportEntry:
+    """A report entry for ``item``; a plain dict is validated here (``record N``)."""
+    if isinstance(item, ReportLine | RecordProblem):
+        return item
+    try:
+        validate_record(item)
+    except RecordError as err:
+        return RecordProblem.of(item, err, "", index)
+    return ReportLine(item, "", index)
+
+
+def _key(entry: ReportEntry) -> CaseKey | None:
+    if isinstance(entry, ReportLine):
+        rec = entry.record
+        return CaseKey(rec["definition"], rec.get("device", ""), rec["solution"],
+                       rec["workload"])
+    if entry.definition and entry.solution and entry.workload:
+        return CaseKey(entry.definition, entry.device or "", entry.solution, entry.workload)
+    return None
+
+
+def _collect(records: Iterable[dict | ReportEntry]) -> _Cases:
+    cases = _Cases()
+    #: The invalid record a case's latest line is, while it is the latest.
+    current_invalid: dict[CaseKey, InvalidRecord] = {}
+    for index, item in enumerate(records, start=1):
+        entry = _entry(item, index)
+        key = _key(entry)
+        invalid = None
+        if isinstance(entry, RecordProblem):
+            invalid = InvalidRecord(_where(entry), entry.field, entry.rule, entry.definition,
+                                    entry.workload, entry.solution)
+            cases.invalid.append(invalid)
+        if key is None:
+            continue
+        if isinstance(entry, ReportLine) and entry.record.get("baseline"):
+            cases.baselines[key.definition] = (entry.record["baseline"],
+                                               entry.record.get("baseline_timed") or "call")
+        if key in cases.latest:
+            cases.replaced.append(Replacement(key, _where(entry), _where(cases.latest[key])))
+            if key in current_invalid:
+                current_invalid.pop(key).counted_as = "replaced"
+        cases.latest[key] = entry
+        if invalid is not None:
+            invalid.counted_as = "failed"
+            current_invalid[key] = invalid
+    return cases
+
+
+def _methods(timed: str) -> list[str]:
+    """Timing methods that pair with a baseline timed as ``timed``, most faithful first."""
+    return ["graph", "prepared", "eager"] if timed == "launch" else ["graph", "eager"]
 
 
 def _method(candidate: dict, baseline: dict, timed: str) -> str | None:
-    order = ["graph", "prepared", "eager"] if timed == "launch" else ["graph", "eager"]
-    for method in order:
-        a = candidate.get("timing", {}).get(method, {})
-        b = baseline.get("timing", {}).get(method, {})
-        if "median_ms" in a and "median_ms" in b:
+    """The most faithful timing method both records have a positive median for."""
+    for method in _methods(timed):
+        if median_ms(candidate, method) is not None and median_ms(baseline, method) is not None:
             return method
     return None
 
 
-def summarize_records(records: list[dict]) -> dict:
-    latest: dict[tuple[str, str, str, str], dict] = {}
-    for rec in records:  # a resumed or repeated case: the last line wins
-        latest[(rec["definition"], rec.get("device", ""), rec["solution"], rec["workload"])] = rec
-    by_def: dict[str, dict[str, dict[str, dict]]] = defaultdict(lambda: defaultdict(dict))
-    for (definition, device, solution, workload), rec in latest.items():
-        by_def[definition][solution][(device, workload)] = rec
-    summary: dict = {"definitions": {}}
+def _timed(record: dict, timed: str) -> bool:
+    """Whether ``record`` has a positive median by a method that pairs with the baseline."""
+    return any(median_ms(record, method) is not None for method in _methods(timed))
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _failures(valid: dict, invalid: int) -> str | None:
+    """Why a solution with failed cases is unranked; None when it failed none."""
+    failed = sum(Status(r["status"]).candidate_failed for r in valid.values()) + invalid
+    if not failed:
+        return None
+    why = f"failed {failed} of {_plural(len(valid) + invalid, 'workload')}"
+    return why + (f" ({_plural(invalid, 'invalid record')})" if invalid else "")
+
+
+def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
+                     baseline: str | None, timed: str) -> dict:
+    """The rows of one definition's solutions, ranked where the rules allow, against
+    ``baseline`` timed as ``timed`` (``call`` or ``launch``)."""
+    base_recs = {k: e.record for k, e in solutions.get(baseline, {}).items()
+                 if isinstance(e, ReportLine)}
+    comparison = {k for k, r in base_recs.items()
+                  if r["status"] == Status.PASSED.value and _timed(r, timed)}
+    rows: dict[str, SolutionRow] = {}
+    scores: dict[str, float] = {}
+    for solution, entries in sorted(solutions.items()):
+        valid = {k: e.record for k, e in entries.items() if isinstance(e, ReportLine)}
+        invalid = sum(isinstance(e, RecordProblem) for e in entries.values())
+        passed = [r for r in valid.values() if r["status"] == Status.PASSED.value]
+        statuses: dict[str, int] = defaultdict(int)
+        for r in valid.values():
+            statuses[r["status"]] += 1
+        eager = [ms for r in passed if (ms := median_ms(r, "eager")) is not None]
+        row = SolutionRow(passed=len(passed), audited=len(valid), invalid=invalid,
+                          statuses=dict(statuses), baseline=baseline,
+                          eager_ms_geomean=geomean(eager) if eager else None)
+        rows[solution] = row
+        row.unranked = _failures(valid, invalid)
+        if row.unranked:
+            continue
+        if baseline is None:
+            row.unranked = "no baseline recorded"
+        elif baseline not in solutions:
+            row.unranked = f"baseline {baseline} not audited in these reports"
+        elif not comparison:
+            row.unranked = f"no workload where {baseline} passed and was timed"
+        elif solution == baseline:
+            scores[solution] = 1.0
+        else:
+            ratios = []
+            for key in sorted(comparison & valid.keys()):
+                rec, base = valid[key], base_recs[key]
+                method = _method(rec, base, timed) if rec["status"] == "PASSED" else None
+                if method:
+                    ratios.append(median_ms(base, method) / median_ms(rec, method))
+            if not ratios:
+                row.unranked = (f"no workload where {baseline} and this both passed and "
+                                "were timed")
+                continue
+            row.speedup_vs_baseline = SpeedUp(
+                baseline=baseline, paired_workloads=len(ratios), geomean=geomean(ratios),
+                min=min(ratios), max=max(ratios), faster=sum(r > 1 for r in ratios),
+                baseline_workloads=len(comparison))
+            if len(ratios) < len(comparison):
+                row.unranked = (f"paired on {len(ratios)} of the "
+                                f"{_plural(len(comparison), 'workload')} {baseline} passed "
+                                "and was timed on")
+            else:
+                scores[solution] = row.speedup_vs_baseline.geomean
+    for solution, score in scores.items():
+        rows[solution].rank = 1 + sum(other > score for other in scores.values())
+    return {solution: asdict(row) for solution, row in rows.items()}
+
+
+def summarize_records(records: Iterable[dict | ReportEntry]) -> dict:
+    """The summary of ``records`` (see the module's rules), ready for ``summary.json``.
+
+    ``records`` are report entries in the order they were written (as
+    :func:`hf_eval.report.read_records` returns them, report after report) or plain
+    record dicts, which are validated here and named ``record N`` in notes. The result:
+    ``definitions`` (per definition: ``workloads``, ``baseline`` and per solution a
+    :class:`SolutionRow`), ``invalid_records`` (:class:`InvalidRecord`) and ``replaced``
+    (:class:`Replacement`), each note in ``notes``.
+    """
+    cases = _collect(records)
+    by_def: dict[str, dict[str, dict[tuple[str, str], ReportEntry]]] = \
+        defaultdict(lambda: defaultdict(dict))
+    for key, entry in cases.latest.items():
+        by_def[key.definition][key.solution][(key.device, key.workload)] = entry
+    definitions = {}
     for definition, solutions in sorted(by_def.items()):
-        workloads = {w for recs in solutions.values() for w in recs}
-        entry = {"workloads": len(workloads), "solutions": {}}
-        for solution, recs in sorted(solutions.items()):
-            passed = [r for r in recs.values() if r["status"] == "PASSED"]
-            statuses: dict[str, int] = defaultdict(int)
-            for r in recs.values():
-                statuses[r["status"]] += 1
-            row = {"passed": len(passed), "audited": len(recs), "statuses": dict(statuses)}
-            medians = [r["timing"]["eager"]["median_ms"] for r in passed
-                       if "eager" in r.get("timing", {})]
-            if medians:
-                row["eager_ms_geomean"] = geomean(medians)
-            baseline_name = next((r.get("baseline") for r in recs.values() if r.get("baseline")),
-                                 None)
-            timed = next((r.get("baseline_timed") for r in recs.values()), "call") or "call"
-            if baseline_name:
-                row["baseline"] = baseline_name
-            if baseline_name and baseline_name != solution and baseline_name in solutions:
-                ratios = []
-                for key, rec in recs.items():
-                    base = solutions[baseline_name].get(key)
-                    if rec["status"] != "PASSED" or not base or base["status"] != "PASSED":
-                        continue
-                    method = _method(rec, base, timed)
-                    if method:
-                        ratios.append(base["timing"][method]["median_ms"]
-                                      / rec["timing"][method]["median_ms"])
-                if ratios:
-                    row["speedup_vs_baseline"] = {
-                        "baseline": baseline_name, "paired_workloads": len(ratios),
-                        "geomean": geomean(ratios), "min": min(ratios), "max": max(ratios),
-                        "faster": sum(r > 1 for r in ratios)}
-            entry["solutions"][solution] = row
-        summary["definitions"][definition] = entry
-    return summary
+        workloads = {k for entries in solutions.values() for k in entries}
+        baseline, timed = cases.baselines.get(definition, (None, "call"))
+        definitions[definition] = {"workloads": len(workloads), "baseline": baseline,
+                                   "solutions": _definition_rows(solutions, baseline, timed)}
+    return {"definitions": definitions,
+            "invalid_records": [asdict(i) for i in cases.invalid],
+            "replaced": [{**r.case._asdict(), "kept": r.kept, "replaced": r.replaced}
+                         for r in cases.replaced],
+            "notes": [r.note() for r in cases.replaced] + [i.note() for i in cases.invalid]}
+
+
+def _cell(text: object) -> str:
+    """Record text as a markdown table cell: escaped (:func:`safe_text`), no ``|``."""
+    return safe_text(text).replace("|", "\\|")
 
 
 def _speedup_cell(solution: str, row: dict) -> str:
-    """The speed-up, or why there is none (a bare dash explained nothing)."""
+    """The speed-up; ``baseline`` for the baseline itself; else a dash (the rank column
+    says why)."""
     sp = row.get("speedup_vs_baseline")
     if sp:
-        return (f"{sp['geomean']:.2f}× ({sp['min']:.2f}–{sp['max']:.2f}), "
-                f"{sp['faster']}/{sp['paired_workloads']} vs {sp['baseline']}")
-    baseline = row.get("baseline")
-    if baseline is None:
-        return "— (no baseline recorded)"
-    if baseline == solution:
-        return "baseline"
-    return f"— (no workload where {baseline} and this both passed and were timed)"
+        return _cell(f"{sp['geomean']:.2f}× ({sp['min']:.2f}–{sp['max']:.2f}), "
+                     f"{sp['faster']}/{sp['paired_workloads']} vs {sp['baseline']}")
+    return "baseline" if row.get("baseline") == solution else "—"
+
+
+def _rank_cell(row: dict) -> str:
+    return str(row["rank"]) if row.get("rank") is not None else \
+        _cell(f"unranked: {row.get('unranked')}")
 
 
 def performance_markdown(summary: dict) -> str:
-    """The table of ``summary``; the speed-up column only when some row has a speed-up.
+    """The table of ``summary``; speed-up and rank columns only when some solution was
+    audited beside its baseline; then the notes (replaced and invalid records), if any.
 
     The default audit runs one solution per definition (the preferred one, often the
-    baseline itself), so there is nothing to pair: the column would be all dashes. Then
-    it is left out and a sentence says how to get speed-ups.
+    baseline itself), so there is nothing to pair: the columns would be all dashes. Then
+    they are left out and a sentence says how to get speed-ups. Record text is escaped.
     """
     rows = [(definition, entry, solution, row)
             for definition, entry in summary["definitions"].items()
             for solution, row in entry["solutions"].items()]
-    paired = any("speedup_vs_baseline" in row for *_, row in rows)
+    compared = any(solution != row.get("baseline") and row.get("baseline") in entry["solutions"]
+                 for _, entry, solution, row in rows)
     lines = ["# Performance", "",
              "Generated by `python -m hf_eval summarize` from audit reports. Speed-ups are "
              "paired per workload against the task's baseline (geometric mean, range, and how "
-             "many workloads were faster).", ""]
-    if not paired:
+             "many workloads were faster). A solution that failed any workload it was "
+             "audited on has no speed-up and no rank; a rank needs every workload the "
+             "baseline passed and was timed on.", ""]
+    if not compared:
         lines += ["No speed-ups: in these reports no solution was timed on the same workloads "
                   "as its task's baseline. Audit the baseline too (`--solutions all`, or "
                   "`--solutions <yours>,<baseline>`) and summarize again.", ""]
     header = "| definition | solution | passed | eager ms (geomean) |"
     rule = "|---|---|---|---|"
-    if paired:
-        header += " speed-up vs baseline (geomean, range, faster/paired) |"
-        rule += "---|"
+    if compared:
+        header += " speed-up vs baseline (geomean, range, faster/paired) | rank |"
+        rule += "---|---|"
     lines += [header, rule]
     for definition, entry, solution, row in rows:
-        eager = f"{row['eager_ms_geomean']:.3f}" if "eager_ms_geomean" in row else "—"
-        line = f"| {definition} | {solution} | {row['passed']}/{entry['workloads']} | {eager} |"
-        if paired:
-            line += f" {_speedup_cell(solution, row)} |"
+        eager = f"{row['eager_ms_geomean']:.3f}" if row.get("eager_ms_geomean") else "—"
+        passed = f"{row['passed']}/{entry['workloads']}"
+        if row.get("invalid"):
+            passed += f" ({_plural(row['invalid'], 'invalid record')})"
+        line = f"| {_cell(definition)} | {_cell(solution)} | {passed} | {eager} |"
+        if compared:
+            line += f" {_speedup_cell(solution, row)} | {_rank_cell(row)} |"
         lines.append(line)
+    notes = summary.get("notes") or []
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- {_cell(note)}" for note in notes]
     return "\n".join(lines) + "\n"
 
 
@@ -126,17 +384,21 @@ def summarize(reports: list[Path], out: Path) -> tuple[Path, Path, list[str]]:
 
     A missing or damaged report is a ``DataError``; a torn last line (an audit still
     running or interrupted) is left out with a note, so a partial report still summarizes.
+    Every line that is not a valid record and every replaced record gets a note (escaped
+    with :func:`safe_text`, ready to print) and is listed in both files.
     """
-    records, notes = [], []
+    entries: list[ReportEntry] = []
+    notes = []
     for path in reports:
-        found, note = read_report_tolerant(path)
-        records += found
-        if note:
-            notes.append(note)
-    summary = summarize_records(records)
+        contents = read_records(path)
+        entries += contents.entries
+        if contents.torn_line is not None:
+            notes.append(f"{safe_text(path)}:{contents.torn_line}: ignored a torn last line "
+                         "(an interrupted write); that case is not summarized")
+    summary = summarize_records(entries)
     summary["reports"] = [str(p) for p in reports]
     out.mkdir(parents=True, exist_ok=True)
     summary_path, performance_path = out / "summary.json", out / "performance.md"
     summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     performance_path.write_text(performance_markdown(summary))
-    return summary_path, performance_path, notes
+    return summary_path, performance_path, notes + summary["notes"]

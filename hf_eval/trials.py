@@ -10,7 +10,7 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
 * **Timed calls get fresh content, revealed inside the clock.** Each timed call gets its
   own input set: the floating-point inputs permuted with a generator seeded from the
   audit's secret. The sets are staged in the workers before the trial, but masked
-  (:mod:`hf_eval.reveal`): the clocked request carries the seed that unmasks them, so the
+  (:mod:`hf_eval.isolation.reveal`): the clocked request carries the seed that unmasks them, so the
   content can be neither cached on nor computed ahead. The pool of sets is bounded by
   :data:`POOL_BYTES`: a trial takes fewer calls when a workload's sets are large.
 * **``prepare`` and graph capture see only masked content**, so a ``prepare`` that
@@ -34,17 +34,21 @@ import hashlib
 import secrets
 import statistics
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
 from hf_eval.acceptance import compare_outputs
-from hf_eval.candidate import SAME_AS
-from hf_eval.executor import WorkerFailure, WorkerHandle
 from hf_eval.families.registry import find
 from hf_eval.input_sets import InPlace, InputSnapshot, fresh_content
-from hf_eval.reveal import Arena
+from hf_eval.isolation import memory
+from hf_eval.isolation.protocol import Cupti, Reply
+from hf_eval.isolation.reveal import Arena
+from hf_eval.isolation.server import SAME_AS
+from hf_eval.isolation.workers import WorkerFailure, WorkerHandle
+from hf_eval.records import Status
 from hf_eval.schema import Definition, TaskConfig
 from hf_eval.schema import Timing as TimingConfig
 
@@ -81,6 +85,9 @@ class InputSet:
     #: fresh set whose call is not among those judged never needs its truth).
     truth: tuple[torch.Tensor, ...] | Callable[[], tuple[torch.Tensor, ...]]
     snapshot: InputSnapshot | None = None
+    #: What the worker maps instead of ``inputs`` (the workload's set: sealed copies the
+    #: audit rewrites for the second input set); None: sealed copies made on sending.
+    wire: list[object] | None = None
     #: The arena this set's varied inputs travel in (timed sets only), and its place there.
     arena: Arena | None = None
     arena_index: int = 0
@@ -88,8 +95,21 @@ class InputSet:
     @property
     def reference(self) -> tuple[torch.Tensor, ...]:
         if callable(self.truth):
-            self.truth = self.truth()
+            try:
+                self.truth = self.truth()
+            except Exception as exc:  # noqa: BLE001 - the data's fault, never a candidate's
+                raise ReferenceFailed(exc) from exc
         return self.truth
+
+
+class ReferenceFailed(Exception):
+    """The reference raised on an input set the audit drew (before any candidate saw it):
+    a DATA_ERROR of the definition, never a candidate's failure."""
+
+    def __init__(self, exc: BaseException) -> None:
+        frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        where = f" (at {frame[0].filename}:{frame[0].lineno})" if frame else ""
+        super().__init__(f"the reference raised {type(exc).__name__}: {exc}{where}")
 
 
 @dataclass
@@ -97,6 +117,10 @@ class Failure(Exception):
     """A verdict other than PASSED, raised out of the session."""
 
     result: dict
+
+
+def _failure(status: Status, reason: str, **more: object) -> Failure:
+    return Failure({"status": status.value, "reason": reason, **more})
 
 
 @dataclass
@@ -153,6 +177,9 @@ class Session:
 
     def __post_init__(self) -> None:
         self._candidate = _WorkerState(self.handle)
+        # The worker maps sealed copies; the audit's own tensors never leave it.
+        self.main.wire = [memory.export(v) if isinstance(v, torch.Tensor) else v
+                          for v in self.main.inputs]
 
     @property
     def stand_in(self) -> _WorkerState:
@@ -176,11 +203,11 @@ class Session:
                  worker: _WorkerState | None = None) -> tuple[dict, float]:
         reply, wall_ms = (worker or self._candidate).handle.request(message,
                                                                     timeout or self.timeout)
-        if reply.get("status") != "OK":
-            # The worker's last frames go into the record: what a kernel author needs to
-            # see why a call raised (it is the candidate's own code, nothing of the audit's).
-            raise Failure({k: reply[k] for k in ("status", "reason", "traceback") if k in reply}
-                          | ({"fatal": True} if reply.get("fatal") else {}))
+        if reply.error is not None:
+            # Whatever the worker says went wrong is a RUNTIME_ERROR in its words; its last
+            # frames go into the record (the candidate's own code, nothing of the audit's).
+            more = {"traceback": reply.traceback} if reply.traceback else {}
+            raise _failure(Status.RUNTIME_ERROR, reply.error, fatal=True, **more)
         return reply, wall_ms
 
     def _register(self, worker: _WorkerState, sets: list[InputSet]) -> None:
@@ -194,7 +221,8 @@ class Session:
             self._register(worker, [self.main])
         same_as = (SAME_AS, self.main.id)
         wire = {i: (s.arena.wire(s.arena_index, self.main_here, same_as)
-                    if s.arena is not None else s.inputs) for i, s in new.items()}
+                    if s.arena is not None else s.wire if s.wire is not None else s.inputs)
+                for i, s in new.items()}
         message = {"op": "register", "sets": wire}
         if arena is not None:
             message["arena"] = {"id": arena.id, "buffer": arena.buffer}
@@ -208,7 +236,7 @@ class Session:
         audit allocated, shaped like the reference's outputs)."""
         if len(worker.slots) >= calls:
             return
-        worker.slots = [[torch.zeros_like(r, device="cpu").share_memory_()
+        worker.slots = [[memory.empty(r.shape, r.dtype, worker_writable=True)
                          for r in self.main.reference] for _ in range(calls)]
         self._request({"op": "slots", "slots": worker.slots}, worker=worker)
 
@@ -260,28 +288,39 @@ class Session:
             if undecided:
                 verdicts = compare_outputs(names, tensors, reference, self.task.tolerance_for)
                 failed = [v for v in verdicts if not v.passed]
-        result = {"status": "PASSED", "outputs": [v.to_json() for v in verdicts]}
+        result = {"status": Status.PASSED.value, "outputs": [v.to_json() for v in verdicts]}
         self.undecided_rows += undecided
         if failed:
-            result.update(status=failed[0].status,
+            result.update(status=failed[0].status.value,
                           reason=f"{when}: {failed[0].name}: {failed[0].reason}")
         if self.strict is not None:
             strict = compare_outputs(names, tensors, reference, lambda _: self.strict)
             result["diagnostic"] = [v.to_json() for v in strict]
         return result
 
-    def _entries(self, reply: dict, calls: int) -> list:
-        """The reply's per-call entries, checked for shape (None: in its slot)."""
-        produced = reply.get("outputs")
-        n_outputs = len(self.definition.outputs)
-        if not (isinstance(produced, list) and len(produced) == calls and all(
-                o is None or (isinstance(o, list) and len(o) == n_outputs
-                              and all(type(t) is torch.Tensor for t in o))
-                for o in produced)):
-            raise Failure({"status": "RUNTIME_ERROR", "fatal": True,
-                           "reason": f"result channel tampering: the reply does not account "
-                                     f"for {n_outputs} output(s) of each of {calls} call(s)"})
-        return produced
+    def _check_outputs(self, reply: Reply, calls: int, when: str) -> None:
+        """The audit's verdict on what the reply says did not fit a slot: another number
+        of outputs, or an output of another shape or dtype, fails the call here (a claim
+        that contradicts the slot is tampering)."""
+        names = list(self.definition.outputs)
+        if len(reply.outputs) != calls:
+            raise _failure(Status.RUNTIME_ERROR, "result channel tampering: the reply "
+                           f"accounts for {len(reply.outputs)} of {calls} call(s)", fatal=True)
+        for index, entry in enumerate(reply.outputs):
+            label = when if calls == 1 else f"{when} (call {index + 1} of {calls})"
+            if len(entry) != len(names):
+                raise _failure(Status.INCORRECT_SHAPE,
+                               f"{label}: returned {len(entry)} outputs, the definition has "
+                               f"{len(names)} ({', '.join(names)})")
+            for name, got, ref in zip(names, entry, self.main.reference):
+                if got is None:
+                    continue
+                if got.shape == tuple(ref.shape) and got.dtype == ref.dtype:
+                    raise _failure(Status.RUNTIME_ERROR, "result channel tampering: an output "
+                                   "that fits its slot reported as not fitting", fatal=True)
+                verdict = compare_outputs([name], (got.meta(),), (ref,),
+                                          self.task.tolerance_for)[0]
+                raise _failure(verdict.status, f"{label}: {name}: {verdict.reason}")
 
     def _seal_plan(self) -> _Seal:
         positions = []
@@ -296,27 +335,24 @@ class Session:
         flat = t.reshape(-1)
         return (flat.clone() if where is None else flat[where]).view(torch.uint8)
 
-    def _take(self, worker: _WorkerState, entries: list, judged: list[int],
-              seal: _Seal) -> None:
-        """Inside the clock: copy the sampled elements of each judged call's outputs."""
+    def _take(self, worker: _WorkerState, judged: list[int], seal: _Seal) -> None:
+        """Inside the clock: copy the sampled elements of each judged call's outputs (from
+        its slots, which hold the reference's shape and dtype whatever the worker did)."""
         for index in judged:
-            outputs = worker.slots[index] if entries[index] is None else entries[index]
             seal.taken[index] = [self._sample(t, where)
-                                 for t, where in zip(outputs, seal.positions)]
+                                 for t, where in zip(worker.slots[index], seal.positions)]
 
-    def _outputs(self, entries: list, judged: list[int], seal: _Seal) -> dict[int, list]:
-        """After the clock: every judged call's outputs, copied out of the slots, each
-        checked against what was sealed inside the clock."""
+    def _outputs(self, judged: list[int], seal: _Seal) -> dict[int, list]:
+        """After the clock: every judged call's outputs, copied out of the slots into the
+        audit's own memory, each checked against what was sealed inside the clock."""
         out = {}
         for index in judged:
-            source = (self._candidate.slots[index] if entries[index] is None
-                      else entries[index])
-            copies = [t.clone() for t in source]
+            copies = [t.clone() for t in self._candidate.slots[index]]
             for t, where, sealed in zip(copies, seal.positions, seal.taken[index]):
                 if not torch.equal(self._sample(t, where), sealed):
-                    raise Failure({"status": "RUNTIME_ERROR", "fatal": True,
-                                   "reason": "an output changed after the worker replied "
-                                             "(work finished outside the clocked request)"})
+                    raise _failure(Status.RUNTIME_ERROR, "an output changed after the worker "
+                                   "replied (work finished outside the clocked request)",
+                                   fatal=True)
             out[index] = copies
         return out
 
@@ -327,42 +363,41 @@ class Session:
                           or sets[i].arena is not None})
         if watched:
             asked, _ = self._request({"op": "changed", "ids": watched})
-            changed = {tuple(c) for c in asked.get("changed", [])}
+            changed = set(asked.changed)
         names = list(self.definition.inputs)
         first = None
         for index in sorted(outputs):
             truth = sets[index]
             label = when if len(sets) == 1 else f"{when} (call {index + 1} of {len(sets)})"
             result = self._judge(outputs[index], truth, label)
-            modified = [names[i] for (sid, i) in changed if sid == truth.id]
-            if truth.snapshot is not None:
-                modified += truth.snapshot.changed(truth.inputs)
-            if modified and result["status"] == "PASSED":
-                result = {"status": "INCORRECT_NUMERICAL",
+            modified = [names[i] for (sid, i) in changed
+                        if sid == truth.id and 0 <= i < len(names)]
+            if modified and result["status"] == Status.PASSED.value:
+                result = {"status": Status.INCORRECT_NUMERICAL.value,
                           "reason": f"{label}: input(s) modified: {', '.join(sorted(modified))}"}
-            if result["status"] != "PASSED":
+            if result["status"] != Status.PASSED.value:
                 raise Failure(result)
             first = first or result
         return first
 
     def _clocked(self, worker: _WorkerState, message: dict, judged: list[int],
-                 seal: _Seal, timeout: float) -> tuple[dict, list, float]:
+                 seal: _Seal, timeout: float, when: str) -> tuple[Reply, float]:
         """One trial request on the audit's clock: from sending it until the sampled
-        elements of the judged outputs are copied. (reply, entries, milliseconds)"""
+        elements of the judged outputs are copied. (reply, milliseconds)"""
         collecting = gc.isenabled()
         gc.disable()  # no collector pause of this process inside the clock
         try:
             t0 = time.perf_counter()
             reply, _ = self._request(message, timeout, worker=worker)
-            entries = self._entries(reply, len(message["ids"]))
-            self._take(worker, entries, judged, seal)
-            return reply, entries, (time.perf_counter() - t0) * 1e3
+            self._check_outputs(reply, len(message["ids"]), when)
+            self._take(worker, judged, seal)
+            return reply, (time.perf_counter() - t0) * 1e3
         finally:
             if collecting:
                 gc.enable()
 
     def _trial(self, method: str, sets: list[InputSet], when: str, *, refresh: bool = False,
-               timed: bool = False, profile: bool = False) -> tuple[dict, float, float, dict]:
+               timed: bool = False, profile: bool = False) -> tuple[dict, float, float, Reply]:
         """One clocked trial request, the judged outputs judged: (first verdict, event ms,
         the audit's bound in ms, the reply). The bound is this request's time on the
         audit's clock less the same request's time on the stand-in worker."""
@@ -375,34 +410,39 @@ class Session:
         judged = list(range(len(sets)))
         if len(sets) > JUDGED_PER_TRIAL:  # drawn now, in the audit: the worker never sees it
             judged = sorted(_RANDOM.sample(judged, JUDGED_PER_TRIAL))
+        for index in judged:  # every judged set's truth, before the candidate sees it
+            sets[index].reference  # noqa: B018 - computes and keeps it
         message = {"op": "trial", "method": method, "ids": [s.id for s in sets],
                    "refresh": [s.id for s in sets] if refresh else [],
                    "unmask": {"arena": arena.id, "seed": arena.seed} if arena else None,
                    "n_outputs": len(self.definition.outputs), "profile": profile}
         timeout = self.timeout * (TIMING_TIMEOUT_FACTOR if len(sets) > 1 or timed else 1)
         seal = self._seal_plan()
-        reply, entries, wall_ms = self._clocked(self._candidate, message, judged, seal, timeout)
-        verdict = self._judge_all(self._outputs(entries, judged, seal), sets, when)
+        reply, wall_ms = self._clocked(self._candidate, message, judged, seal, timeout, when)
+        verdict = self._judge_all(self._outputs(judged, seal), sets, when)
         bound = 0.0
         if timed:
             # The same request on the stand-in (which holds the same sets, masked the same
             # way, poisons and replays where a graph is replayed, and copies as many
-            # outputs and samples); its cheapest run is the request's cost.
+            # outputs and samples); its cheapest run is the request's cost. The candidate's
+            # worker is frozen meanwhile, so none of its threads can slow the stand-in.
             stand_in = {**message, "method": "graph" if method == "graph" else "eager",
                         "profile": False}
-            runs = [self._clocked(self.stand_in, stand_in, judged, self._seal_plan(), timeout)
-                    for _ in range(STAND_IN_RUNS)]
-            cheapest = min(runs, key=lambda run: run[2])
+            self.handle.freeze()
+            try:
+                runs = [self._clocked(self.stand_in, stand_in, judged, self._seal_plan(),
+                                      timeout, "stand-in")
+                        for _ in range(STAND_IN_RUNS)]
+            finally:
+                self.handle.thaw()
+            cheapest = min(runs, key=lambda run: run[1])
             shape = (method, len(sets))
-            floor = self._floor[shape] = min(self._floor.get(shape, cheapest[2]), cheapest[2])
+            floor = self._floor[shape] = min(self._floor.get(shape, cheapest[1]), cheapest[1])
             bound = max(0.0, wall_ms - floor)
-            self.phases = {"candidate": reply.get("phases_ms"), "candidate_wall": wall_ms,
-                           "stand_in": cheapest[0].get("phases_ms"),
-                           "stand_in_wall": cheapest[2], "stand_in_floor": floor}
-        event = float(reply.get("event_ms", 0.0))
-        if not event >= 0.0:  # NaN or negative: a forged number counts as nothing
-            event = 0.0
-        return verdict, event, bound, reply
+            self.phases = {"candidate": reply.phases_ms, "candidate_wall": wall_ms,
+                           "stand_in": cheapest[0].phases_ms,
+                           "stand_in_wall": cheapest[1], "stand_in_floor": floor}
+        return verdict, reply.event_ms, bound, reply
 
     def call(self, sets: list[InputSet], when: str, refresh: bool = False) -> dict:
         """Eager calls on these sets in one trial, every output judged."""
@@ -414,23 +454,20 @@ class Session:
         afterwards, whatever happened. The record's ``second_input_set``."""
         main = self.main
         variant = self.fresh()
-        swap = InPlace(main.inputs, variant.inputs)
+        truth = variant.reference  # before the worker sees the content
+        swap = InPlace(main.wire, variant.inputs)
         try:
-            if main.snapshot is not None:
-                main.snapshot.retake(main.inputs, [i for i, _ in swap.saved])
-            self.call([InputSet(main.id, main.inputs, variant.reference, main.snapshot)],
+            self.call([InputSet(main.id, variant.inputs, truth, wire=main.wire)],
                       "second input set", refresh=True)
         finally:
             swap.restore()
-            if main.snapshot is not None:
-                main.snapshot.retake(main.inputs, [i for i, _ in swap.restored])
-        return {"status": "PASSED", "changed": swap.changed}
+        return {"status": Status.PASSED.value, "changed": swap.changed}
 
     def scale_probe(self, inputs: list[object], reference: tuple[torch.Tensor, ...]) -> dict:
         """One call with every runtime ``*scale*`` scalar halved (``audit --scale-probe``),
         judged against the reference of those inputs. The record's ``scale_probe``."""
         self.call([InputSet(f"p-{self.main.id}", inputs, reference)], "scale probe")
-        return {"status": "PASSED", "reason": None}
+        return {"status": Status.PASSED.value, "reason": None}
 
     # ------------------------------------------------------------------ timing
     def _iters(self, spec: TimingConfig) -> int:
@@ -473,7 +510,7 @@ class Session:
                 timed=not profile, profile=profile)
             self.forget([s.id for s in sets], arenas=[arena.id])
             if profile:
-                cupti = reply.get("cupti")
+                cupti = reply.cupti
             else:
                 events.append(event / iters)
                 bounds.append(bound / iters)
@@ -504,7 +541,7 @@ class Session:
             _, event, bound, reply = self._trial("graph", buffers, f"graph replay {trial + 1}",
                                                  timed=not profile, profile=profile)
             if profile:
-                cupti = reply.get("cupti")
+                cupti = reply.cupti
             else:
                 events.append(event / iters)
                 bounds.append(bound / iters)
@@ -550,7 +587,7 @@ def settle_undecided(definition: Definition, outputs: tuple[torch.Tensor, ...],
 
 
 def _statistics(events: list[float], bounds: list[float], iters: int,
-                cupti: dict | None, phases: dict | None = None) -> dict:
+                cupti: Cupti | None, phases: dict | None = None) -> dict:
     """Per-call times: each trial counts at the larger of the worker's event time and the
     audit's own bound, so no trial is reported shorter than the audit saw it take."""
     counted = [max(e, b) for e, b in zip(events, bounds)]
@@ -565,16 +602,16 @@ def _statistics(events: list[float], bounds: list[float], iters: int,
     out["bound_over_event"] = round(out["bound_median_ms"] / event, 3) if event > 0 else None
     if phases:
         out["phases_ms"] = phases
-    if cupti is not None and "error" in cupti:
-        out["cupti"] = cupti
+    if cupti is not None and cupti.error:
+        out["cupti"] = {"error": cupti.error}
     elif cupti is not None:
-        out["cupti"] = {"kernels_per_call": cupti["kernels"] / iters,
-                        "kernel_ms": cupti["kernel_ms"] / iters,
-                        "span_ms": cupti["span_ms"] / iters}
+        out["cupti"] = {"kernels_per_call": cupti.kernels / iters,
+                        "kernel_ms": cupti.kernel_ms / iters,
+                        "span_ms": cupti.span_ms / iters}
     return out
 
 
 def session_failure(exc: Failure | WorkerFailure) -> dict:
     if isinstance(exc, WorkerFailure):
-        return {"status": exc.status, "reason": str(exc), "fatal": True}
+        return {"status": exc.status.value, "reason": str(exc), "fatal": True}
     return exc.result

@@ -1,6 +1,7 @@
 """Adversarial candidates: each loophole of harness.md must be rejected with the exact
-status, timing cheats must gain no speed-up, and an honest control passes. Candidates
-live in tests/adversarial/<name>/main.py and run against the toy definition in confined
+status, timing cheats must gain no speed-up, and the honest solution audited right after
+each of them, on the same case, still passes. Candidates live in
+tests/adversarial/<name>/main.py and run against the toy definition in contained
 workers (tests/adversarial/README.md lists them by class)."""
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import torch
 from hf_eval.audit import Audit, AuditConfig
 from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
+from hf_eval.isolation.walls import WORKER_UID_BASE
 from hf_eval.records import Status
-from hf_eval.sandbox import WORKER_UID_BASE
 from hf_eval.schema import Solution, parse
 from hf_eval.sources import solution_from_directory
 
@@ -29,16 +30,28 @@ HERE = Path(__file__).parent / "adversarial"
 DEFINITION = "toy_linear_n8_k16"
 DENIED = r"Permission denied|Operation not permitted"
 
+#: A refusal by the kernel (Landlock, DAC, seals) or a process the worker cannot see.
+DENIED = r"Permission denied|Operation not permitted"
+UNSEEN = DENIED + r"|No such file or directory|No such process"
+#: The tampering a reply that names a status is (the worker never names one).
+NAMES_A_STATUS = r"^result channel tampering: a reply with unknown field\(s\) \['status'\]$"
+
 #: candidate -> (expected status, a regular expression the reason must match)
 EXPECTED = {
     "honest": ("PASSED", r"^$"),
     "slow_honest": ("PASSED", r"^$"),
+    # the verdict is the audit's alone: the worker's words are a RUNTIME_ERROR at most
+    "declare_passed": ("RUNTIME_ERROR", r"^CandidateError: PASSED$"),
+    "declare_passed_reply": ("RUNTIME_ERROR", NAMES_A_STATUS),
+    "declare_data_error_reply": ("RUNTIME_ERROR", NAMES_A_STATUS),
+    "declare_unknown_status_reply": ("RUNTIME_ERROR", NAMES_A_STATUS),
     # outputs that are not fresh, plain, correct tensors
-    "alias_input": ("INCORRECT_NUMERICAL", r"output 0 aliases input 0"),
+    "alias_input": ("RUNTIME_ERROR", r"killed by SIGSEGV .*inputs are mapped read-only"),
     "nan_output": ("INCORRECT_NUMERICAL", r"first call: y: .*non-finite"),
     "wrong_dtype": ("INCORRECT_DTYPE", r"dtype torch.float32 != torch.bfloat16"),
     "wrong_shape": ("INCORRECT_SHAPE", r"first call: y: shape"),
-    "lazy_output": ("INCORRECT_DTYPE", r"not a plain torch.Tensor"),
+    "outputs_short_row": ("INCORRECT_SHAPE", r"^first call: y: shape \(0, 8\) != \(1, 8\)$"),
+    "lazy_output": ("RUNTIME_ERROR", r"^CandidateError: output 0 is Lazy, not a plain "),
     "deferred_thread": ("INCORRECT_NUMERICAL", r"^first call: y: "),
     # the right answer written into the output slots after the reply comes too late
     "rewrite_outputs_late": ("INCORRECT_NUMERICAL", r"^first call: y: "),
@@ -58,25 +71,47 @@ EXPECTED = {
     # timed content is staged masked: what a thread computes ahead is never asked for
     "precompute_staged": ("PASSED", r"^$"),
     "cache_by_content_hash": ("PASSED", r"^$"),
-    # the truth and the dataset are unreadable; nothing outlives the worker
+    # the truth and the dataset are unreadable; the audit's memory is out of sight
     "read_reference_cache": ("RUNTIME_ERROR", DENIED),
     "read_blob": ("RUNTIME_ERROR", DENIED),
     "read_workload_file": ("RUNTIME_ERROR", DENIED),
-    "read_parent_memory": ("RUNTIME_ERROR", DENIED),
-    "process_vm_readv": ("RUNTIME_ERROR", DENIED),
-    "proc_environ_of_parent": ("RUNTIME_ERROR", DENIED),
+    "read_parent_memory": ("RUNTIME_ERROR", UNSEEN),
+    "process_vm_readv": ("RUNTIME_ERROR", UNSEEN),
+    "proc_environ_of_parent": ("RUNTIME_ERROR", UNSEEN),
     # what it finds is an output slot the audit registered (zeros, or its own earlier
     # outputs): never a reference, so it returns the wrong answer
     "gc_scan_truth": ("INCORRECT_NUMERICAL", r"^first call: y: "),
     "network": ("RUNTIME_ERROR", r"Network is unreachable|" + DENIED),
+    # the memory the audit lends: sealed, read-only where the audit reads it back
+    "mutate_then_undo": ("RUNTIME_ERROR", r"killed by SIGSEGV .*inputs are mapped read-only"),
+    "write_input_proc_mem": ("RUNTIME_ERROR", DENIED),
+    "truncate_lent_buffers": ("RUNTIME_ERROR", DENIED),
+    "remap_input_writable": ("RUNTIME_ERROR", DENIED),
+    # nothing outlives the worker; no worker reaches the next one
     "leave_file": ("RUNTIME_ERROR", DENIED),
-    "leave_process": ("PASSED", r"^$"),  # allowed to start it; it is killed with the worker
-    # the harness inside the worker: patched, forged, crashed, hung
-    "patch_timer": ("RUNTIME_ERROR", r"harness integrity: .*time.perf_counter"),
-    "patch_torch": ("RUNTIME_ERROR", r"harness integrity: .*Tensor.clone"),
+    "leave_process": ("PASSED", r"^$"),  # allowed to start it; it dies with the worker
+    "leader_exit_child": ("PASSED", r"^$"),
+    "fork_chain": ("PASSED", r"^$"),
+    "sysv_shm": ("PASSED", r"^$"),
+    "sysv_shm_again": ("PASSED", r"^$"),  # finds nothing the first one left
+    "signal_everything": ("PASSED", r"^$"),  # reaches nothing outside its own worker
+    "spin_hog": ("PASSED", r"^$"),
+    # resources: the candidate's failure, never the audit's
+    # (the group's memory cap kills it; without one, its address-space limit refuses it)
+    "exhaust_memory": ("RUNTIME_ERROR",
+                       r"^worker process died: out of memory|can't allocate memory"),
+    "fill_private_dir": ("RUNTIME_ERROR", r"No space left on device"),
+    "fork_bomb": ("RUNTIME_ERROR", r"Resource temporarily unavailable"),
+    # the harness inside the worker and the channel: patched, forged, flooded, stalled
+    "patch_timer": ("COMPILE_ERROR", r"harness integrity: .*time.perf_counter"),
+    "patch_torch": ("COMPILE_ERROR", r"harness integrity: .*Tensor.clone"),
+    "rebind_harness_global": ("RUNTIME_ERROR",
+                              r"harness integrity: .*hf_eval.isolation.server._perf_counter"),
     "forge_result": ("RUNTIME_ERROR", r"result channel tampering"),
     "forge_event_time": ("PASSED", r"^$"),  # the audit's own clock counts the time
-    "mutate_then_undo": ("INCORRECT_NUMERICAL", r"^first call: input\(s\) modified: w"),
+    "flood_channel": ("RUNTIME_ERROR", r"^result channel tampering: malformed message header"),
+    "reply_with_descriptor": ("RUNTIME_ERROR", r"replies carry none"),
+    "stall_mid_message": ("TIMEOUT", r"^no answer within 10 s$"),
     "prepare_computes_answer": ("INCORRECT_NUMERICAL", r"^prepared timing trial 1: y: "),
     "crash": ("RUNTIME_ERROR", r"SIGSEGV"),
     "hang": ("TIMEOUT", r"no answer within 10 s"),
@@ -84,7 +119,12 @@ EXPECTED = {
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
 NO_SPEEDUP = ["slow_honest", "phase_by_stack", "phase_by_environment", "cache_by_fingerprint",
-              "cache_by_content_hash", "forge_event_time", "precompute_staged"]
+              "cache_by_content_hash", "forge_event_time", "precompute_staged", "spin_hog"]
+#: The caps the workers of this module get (small, so exhausting them is quick).
+LIMITS = {"HF_EVAL_WORKER_MEMORY": "1G", "HF_EVAL_WORKER_DISK": "64M",
+          "HF_EVAL_WORKER_PIDS": "256"}
+#: The SysV key tests/adversarial/sysv_shm leaves a segment under.
+SYSV_KEY = 0x48464576
 LEFTOVER = Path("/tmp/hf_eval_adversarial_leftover")
 
 
@@ -102,12 +142,16 @@ def _world_readable_root() -> Path:
 
 #: Candidates that are one template (tests/adversarial/<template>) with a path written in.
 TEMPLATES = {"read_reference_cache": "read_file", "read_blob": "read_file",
-             "read_workload_file": "read_file"}
+             "read_workload_file": "read_file", "sysv_shm_again": "sysv_shm",
+             "declare_passed_reply": "declare_status",
+             "declare_data_error_reply": "declare_status",
+             "declare_unknown_status_reply": "declare_status"}
 
 
-def _candidate(name: str, tmp: Path, target: str | None = None) -> Solution:
+def _candidate(name: str, tmp: Path, target: str | None = None,
+               source: str | None = None) -> Solution:
     """A candidate from tests/adversarial; templated ones get ``target`` written in."""
-    source = HERE / TEMPLATES.get(name, name)
+    source = HERE / (source or TEMPLATES.get(name, name))
     package = tmp / "candidates" / name
     shutil.copytree(source, package)
     if target is not None:
@@ -161,16 +205,28 @@ def records() -> dict[str, dict]:
             "read_blob": str(next((root / "blob").rglob("*.safetensors"))),
             "read_workload_file": str(root / "workloads/toy/toy_linear_n8_k16.jsonl"),
             "network": str(server.getsockname()[1]),
+            "declare_passed_reply": "PASSED",
+            "declare_data_error_reply": "DATA_ERROR",
+            "declare_unknown_status_reply": "SKIPPED",
         }
-        candidates = [_candidate(n, base, targets.get(n)) for n in EXPECTED]
+        candidates = []
+        for name in EXPECTED:  # each one followed by the honest solution on the same case
+            candidates += [_candidate(name, base, targets.get(name)),
+                           _candidate(f"honest-after-{name}", base, source="honest")]
         report = base / "report.jsonl"
         config = AuditConfig(report=report, solutions="none", extra_solutions=candidates,
                              suite="first")
-        audited = Audit(dataset, config).run()
+        os.environ.update(LIMITS)
+        try:
+            audited = Audit(dataset, config).run()
+        finally:
+            for key in LIMITS:
+                os.environ.pop(key, None)
         uids = {int(w.removeprefix("uid:")) for r in audited
                 for w in r.model_dump().get("isolation", []) if w.startswith("uid:")}
         survivors = [pid for uid in sorted(uids) for pid in _uid_processes(uid)]
         described = {pid: _describe(pid) for pid in survivors}
+        sysv = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
     finally:
         server.close()
         if old_cache is None:
@@ -180,6 +236,7 @@ def records() -> dict[str, dict]:
     out = {r.solution.removeprefix("candidate-"): r.model_dump(mode="json") for r in audited}
     out["__survivors__"] = {"pids": survivors, "described": described}
     out["__report__"] = {"lines": report.read_text().splitlines()}
+    out["__sysv__"] = {"keys": [int(line.split()[0]) for line in sysv]}
     shutil.rmtree(base, ignore_errors=True)
     return out
 
@@ -190,6 +247,18 @@ def test_candidate_verdict(records, name):
     record = records[name]
     assert record["status"] == status, record.get("reason")
     assert re.search(pattern, record.get("reason", "")), record.get("reason")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_the_honest_solution_after_it_still_passes(records, name):
+    record = records[f"honest-after-{name}"]
+    assert record["status"] == "PASSED", record.get("reason")
+    assert record["second_input_set"]["status"] == "PASSED"
+
+
+def test_no_ipc_object_outlives_its_worker(records):
+    """The segment tests/adversarial/sysv_shm left was in its worker's IPC namespace."""
+    assert SYSV_KEY not in records["__sysv__"]["keys"]
 
 
 @pytest.mark.parametrize("name", NO_SPEEDUP)
@@ -225,14 +294,15 @@ def test_workers_ran_behind_the_walls(records):
     assert any(w.startswith("landlock-abi") for w in walls), walls
     assert "no_new_privs" in walls
     if os.geteuid() == 0:
-        assert "netns" in walls, walls
+        for wall in ("netns", "pidns", "ipcns", "mountns", "tmpfs-private", "cgroup"):
+            assert wall in walls, walls
         uid = int(next(w for w in walls if w.startswith("uid:")).removeprefix("uid:"))
         assert WORKER_UID_BASE <= uid < WORKER_UID_BASE + 900, walls
 
 
 def test_report_has_one_line_per_candidate(records):
     lines = records["__report__"]["lines"]
-    assert len(lines) == len(EXPECTED)
+    assert len(lines) == 2 * len(EXPECTED)
     assert {json.loads(line)["status"] for line in lines} <= {s.value for s in Status}
 
 
@@ -273,9 +343,9 @@ CUDA_EXPECTED = {
     "honest_cuda_sleep": ("PASSED", r"^$"),
     "side_stream_wait": ("PASSED", r"^$"),
     "side_stream": ("PASSED", r"^$"),
-    # eager calls are honest; the graph replays do nothing and are judged on poisoned buffers
-    "capture_only": ("INCORRECT_NUMERICAL",
-                     r"^(graph replay 1 .*: y: |output 0 aliases an output of another call)"),
+    # eager calls are honest; every captured call returns the same buffers
+    "capture_only": ("RUNTIME_ERROR",
+                     r"^CandidateError: output 0 aliases an output of another call"),
 }
 
 

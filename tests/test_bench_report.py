@@ -78,6 +78,22 @@ def test_preferred_needs_a_passing_audit_of_the_current_source(dataset, tmp_path
     assert pick["solution"] is None  # one failed sample audit disqualifies
 
 
+def test_an_audit_line_that_is_not_a_valid_record_stops_the_report(dataset, tmp_path):
+    """A failed case whose line does not validate must not vanish (its solution would
+    look clean and be preferred): the report names the line and is not written."""
+    name = dataset.task(GEMM).baseline.solution
+    lines = _audit_lines(dataset, name)
+    lines[1]["status"] = "INCORRECT_NUMERICL"
+    folder = _folder(tmp_path, lines, [_bench_line(name, 0.2)])
+    with pytest.raises(DataError) as info:
+        h200_report.build(folder, ROOT)
+    assert str(info.value) == (
+        f"{folder / 'results.jsonl'}:2: not a valid record: status: must be one of PASSED, "
+        "INCORRECT_SHAPE, INCORRECT_NUMERICAL, INCORRECT_DTYPE, RUNTIME_ERROR, "
+        "COMPILE_ERROR, TIMEOUT, DATA_ERROR (got 'INCORRECT_NUMERICL')")
+    assert not (folder / "preferred-solutions.json").exists()
+
+
 def test_goal_figure_uses_the_timings_own_ceilings(dataset, tmp_path):
     name = dataset.task(GEMM).baseline.solution
     flops = 2 * 8192 * 4096 * 4096

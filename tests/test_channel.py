@@ -1,40 +1,96 @@
-"""The worker channel: tensors travel as shared memory, replies cannot carry code."""
+"""The worker channel: the audit lends sealed memfds, a reply is plain data with one
+deadline for the whole message."""
 
 from __future__ import annotations
 
+import fcntl
+import mmap
+import os
 import socket
+import struct
 import threading
+import time
 
 import pytest
 import torch
 
-from hf_eval.channel import Channel, ChannelClosed
+from hf_eval.isolation import memory
+from hf_eval.isolation.channel import Channel, ChannelClosed, ChannelTimeout
 
 
 def _pair() -> tuple[Channel, Channel]:
+    """(the audit's end, the worker's end)."""
     a, b = socket.socketpair()
-    return Channel(a, restricted=False), Channel(b, restricted=True)
+    return Channel(a, restricted=True), Channel(b, restricted=False)
 
 
-def test_tensors_are_mapped_not_copied_and_many_descriptors_travel():
-    audit, worker = _pair()
-    tensors = [torch.full((3,), float(i)).share_memory_() for i in range(600)]
-    sender = threading.Thread(target=lambda: audit.send({"t": tensors}))
+def _send_and_receive(audit: Channel, worker: Channel, obj: object) -> object:
+    sender = threading.Thread(target=lambda: audit.send(obj))
     sender.start()
-    got = worker.recv()["t"]
+    got = worker.recv()
     sender.join()
+    return got
+
+
+def test_many_tensors_travel_as_descriptors():
+    audit, worker = _pair()
+    tensors = [memory.export(torch.full((3,), float(i))) for i in range(600)]
+    got = _send_and_receive(audit, worker, {"t": tensors})["t"]
     assert [float(t[0]) for t in got] == [float(i) for i in range(600)]
-    got[5][0] = 42.0  # the receiver's mapping is the sender's memory
-    assert float(tensors[5][0]) == 42.0
+
+
+def test_the_worker_sees_the_audits_rewrites_of_a_lent_buffer():
+    audit, worker = _pair()
+    lent = memory.export(torch.arange(4.0))
+    got = _send_and_receive(audit, worker, [lent])[0]
+    lent.fill_(7.0)  # the audit may rewrite in place (the second input set)
+    assert got.tolist() == [7.0] * 4
+
+
+def test_a_tensor_not_in_a_sealed_buffer_travels_as_a_copy():
+    audit, worker = _pair()
+    own = torch.arange(4.0)  # the audit's private memory
+    got = _send_and_receive(audit, worker, [own])[0]
+    own.fill_(-1.0)
+    assert got.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_output_slots_are_written_by_the_worker_and_read_by_the_audit():
+    audit, worker = _pair()
+    slot = memory.empty((2, 2), torch.float32, worker_writable=True)
+    got = _send_and_receive(audit, worker, [slot])[0]
+    got.fill_(3.0)
+    assert slot.tolist() == [[3.0, 3.0], [3.0, 3.0]]
 
 
 def test_views_keep_their_geometry():
     audit, worker = _pair()
-    base = torch.arange(12.0).share_memory_()
-    audit.send([base[2:8].view(2, 3).t(), base])
-    view, whole = worker.recv()
+    base = memory.export(torch.arange(12.0))
+    view, whole = _send_and_receive(audit, worker, [base[2:8].view(2, 3).t(), base])
     assert torch.equal(view, base[2:8].view(2, 3).t())
     assert view.untyped_storage().data_ptr() == whole.untyped_storage().data_ptr()
+
+
+def test_a_lent_input_cannot_be_truncated_written_or_mapped_writable():
+    lent = memory.export(torch.arange(1024.0))
+    fd = memory.buffer_of(lent).fd
+    for attempt in (lambda: os.ftruncate(fd, 0), lambda: os.ftruncate(fd, 1 << 20),
+                    lambda: os.pwrite(fd, b"x", 0),
+                    lambda: mmap.mmap(fd, 4096, mmap.MAP_SHARED,
+                                      mmap.PROT_READ | mmap.PROT_WRITE),
+                    lambda: fcntl.fcntl(fd, fcntl.F_ADD_SEALS, 0)):
+        with pytest.raises(PermissionError):
+            attempt()
+    assert lent[:3].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_an_output_slot_cannot_change_size():
+    slot = memory.empty((256,), torch.float32, worker_writable=True)
+    fd = memory.buffer_of(slot).fd
+    with pytest.raises(PermissionError):
+        os.ftruncate(fd, 0)
+    os.pwrite(fd, b"\0" * 4, 0)  # but it can be written
+    assert slot.numel() == 256
 
 
 class Payload:
@@ -44,7 +100,55 @@ class Payload:
 
 def test_a_reply_with_a_foreign_class_is_refused():
     audit, worker = _pair()
-    worker.restricted, audit.restricted = False, True  # the audit reads the reply
-    worker.send({"status": "OK", "x": Payload()})
+    raw = socket.socket(fileno=os.dup(worker.sock.fileno()))
+    import io
+    import pickle
+    data = io.BytesIO()
+    pickle.dump({"ok": True, "x": Payload()}, data)
+    raw.sendall(struct.pack("<QI", len(data.getvalue()), 0) + data.getvalue())
     with pytest.raises(ChannelClosed, match="refused class builtins.print"):
-        audit.recv()
+        audit.recv(time.monotonic() + 5)
+
+
+def test_a_reply_carrying_a_descriptor_is_refused():
+    audit, worker = _pair()
+    r, w = os.pipe()
+    socket.send_fds(worker.sock, [struct.pack("<QI", 2, 1)], [r])
+    worker.sock.sendall(b"\x80\x05")
+    with pytest.raises(ChannelClosed, match="replies carry none"):
+        audit.recv(time.monotonic() + 5)
+    os.close(r)
+    os.close(w)
+
+
+def test_a_worker_reply_cannot_hold_a_tensor():
+    _, worker = _pair()
+    with pytest.raises(TypeError, match="no tensor"):
+        worker.send({"ok": True, "t": torch.zeros(1)})
+
+
+@pytest.mark.parametrize("sent", [b"", struct.pack("<QI", 100, 0)[:6],
+                                  struct.pack("<QI", 100, 0), struct.pack("<QI", 100, 0) + b"x"])
+def test_one_deadline_covers_the_whole_message(sent):
+    """A header, part of one, or part of a body, then nothing: a timeout at the deadline."""
+    audit, worker = _pair()
+    if sent:
+        worker.sock.sendall(sent)
+    started = time.monotonic()
+    with pytest.raises(ChannelTimeout):
+        audit.recv(started + 0.5)
+    assert time.monotonic() - started < 5  # not blocked in a read past the deadline
+
+
+def test_a_reply_over_the_limit_is_refused_before_it_is_read():
+    audit, worker = _pair()
+    worker.sock.sendall(struct.pack("<QI", 1 << 40, 0))
+    with pytest.raises(ChannelClosed, match="malformed message header"):
+        audit.recv(time.monotonic() + 5)
+
+
+def test_a_send_the_other_end_never_reads_times_out():
+    audit, worker = _pair()
+    big = {"blob": b"x" * (64 << 20)}
+    with pytest.raises(ChannelTimeout):
+        audit.send(big, time.monotonic() + 0.5)

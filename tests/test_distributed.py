@@ -291,13 +291,13 @@ assert "ray" not in sys.modules, "the plain audit imported ray"
 def test_gpu_lock_holds_between_the_driver_and_a_ray_lane(cluster):  # pragma: no cover
     """While this process holds a GPU's timing lock, a Ray task given that GPU cannot
     take it; once released, it can (the lock is the physical GPU's, whoever asks)."""
-    from hf_eval.executor import gpu_lock
+    from hf_eval.isolation.workers import gpu_lock
 
     @ray.remote(num_gpus=1, num_cpus=0)
     def try_lock(wait: float) -> tuple[str, bool]:
         import torch as t
 
-        from hf_eval.executor import gpu_lock as lock
+        from hf_eval.isolation.workers import gpu_lock as lock
         taken = threading.Event()
 
         def hold() -> None:

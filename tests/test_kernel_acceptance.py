@@ -127,6 +127,65 @@ def test_prediction_that_is_no_handle_is_refused(metric, toy_root):
                        root=str(toy_root))
 
 
+STATUSES = ("PASSED, INCORRECT_SHAPE, INCORRECT_NUMERICAL, INCORRECT_DTYPE, RUNTIME_ERROR, "
+            "COMPILE_ERROR, TIMEOUT, DATA_ERROR")
+
+
+def fake_audit(lines: list[dict], cause: Exception):
+    """An ``Audit`` that writes ``lines`` to its report, then stops on ``cause``."""
+    from hf_eval.audit import AuditAborted
+
+    class Stops:
+        def __init__(self, dataset, config):
+            self.report = config.report
+
+        def run(self):
+            self.report.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            aborted = AuditAborted(f"the audit stopped on cpu: {type(cause).__name__}: {cause}")
+            aborted.__cause__ = cause
+            raise aborted
+
+    return Stops
+
+
+def line(workload: str, status: str) -> dict:
+    return {"definition": DEFINITION, "workload": workload, "solution": "torch_toy",
+            "status": status, "reason": "" if status == "PASSED" else "why"}
+
+
+def test_an_invalid_record_is_a_case_not_accepted_with_the_rule_as_its_error(
+        metric, toy_root, monkeypatch):
+    import sys
+
+    from hf_eval.records import RecordError
+
+    refs = uuids(toy_root)
+    cause = RecordError("status", f"must be one of {STATUSES} (got 'SKIPPED')")
+    monkeypatch.setattr(sys.modules[type(metric).__module__], "Audit",
+                        fake_audit([line(refs[0], "PASSED"), line(refs[1], "SKIPPED")], cause))
+    result = metric.compute(predictions=["torch_toy"] * 3, references=refs,
+                            root=str(toy_root))
+    assert [(c["status"], c["error"]) for c in result["cases"]] == [
+        ("PASSED", ""),
+        ("INVALID_RECORD", "the audit's record of this case is not valid: status: must be "
+         f"one of {STATUSES} (got 'SKIPPED')"),
+        ("NOT_RUN", "the audit stopped before recording this case: the audit stopped on "
+         f"cpu: RecordError: status: must be one of {STATUSES} (got 'SKIPPED')")]
+    assert (result["accepted"], result["total"]) == (1, 3)
+
+
+def test_any_other_stop_of_the_audit_is_raised(metric, toy_root, monkeypatch):
+    import sys
+
+    from hf_eval.audit import AuditAborted
+
+    refs = uuids(toy_root)
+    monkeypatch.setattr(sys.modules[type(metric).__module__], "Audit",
+                        fake_audit([], OSError(28, "No space left on device")))
+    with pytest.raises(AuditAborted, match="No space left on device"):
+        metric.compute(predictions=["torch_toy"], references=refs[:1], root=str(toy_root))
+
+
 def test_space_files_are_shipped():
     space = REPO / "hf_eval/kernel_acceptance"
     card = (space / "README.md").read_text()

@@ -363,6 +363,49 @@ def test_resume_drops_a_torn_last_line_and_redoes_that_case(toy_root, tmp_path):
     assert {r["status"] for r in records} == {"PASSED"}
 
 
+SKIPPED_RULE = ("status: must be one of PASSED, INCORRECT_SHAPE, INCORRECT_NUMERICAL, "
+                "INCORRECT_DTYPE, RUNTIME_ERROR, COMPILE_ERROR, TIMEOUT, DATA_ERROR "
+                "(got 'SKIPPED')")
+
+
+def skip_second_line(report: Path) -> None:
+    """Rewrite the report's second record with a status no harness writes."""
+    lines = report.read_text().splitlines(keepends=True)
+    second = json.loads(lines[1])
+    second["status"] = "SKIPPED"
+    second["reason"] = "\x1b[2J\x1b[H all passed"
+    lines[1] = json.dumps(second) + "\n"
+    report.write_text("".join(lines))
+
+
+def test_summarize_lists_an_invalid_record_and_counts_it_as_failed(toy_root, tmp_path):
+    report = passed_report(toy_root, tmp_path)
+    skip_second_line(report)
+    result = hf_eval("summarize", report, "--out", tmp_path / "out")
+    no_traceback(result)
+    assert result.returncode == 0
+    assert result.stderr.splitlines() == [
+        f"note: {report}:2: not a valid record: {SKIPPED_RULE}; counted as a failed case of "
+        "torch_toy"]
+    row = json.loads((tmp_path / "out/summary.json").read_text())["definitions"][DEF][
+        "solutions"]["torch_toy"]
+    assert (row["passed"], row["audited"], row["invalid"]) == (2, 2, 1)
+    assert row["unranked"] == "failed 1 of 3 workloads (1 invalid record)"
+
+
+def test_resume_audits_the_case_of_an_invalid_record_again(toy_root, tmp_path):
+    report = passed_report(toy_root, tmp_path)
+    skip_second_line(report)
+    result = audit(toy_root, report, "--resume")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[0] == (
+        f"note: {report}:2: not a valid record: {SKIPPED_RULE}; that case is not done and is "
+        "audited again")
+    assert "\x1b" not in result.stdout + result.stderr
+    assert [r["workload"] for r in read_report(report)] == [UUIDS[0], UUIDS[2], UUIDS[1]]
+    assert "Audit summary: 3/3 cases passed" in result.stdout
+
+
 # ------------------------------------------------------------------ 8. where state lives
 def test_the_readme_says_where_state_lives():
     readme = (REPO / "README.md").read_text()
@@ -459,6 +502,6 @@ def test_speedup_column_is_explained_when_only_the_baseline_ran(tmp_path):
 
 def test_speedup_column_when_a_solution_is_paired_with_its_baseline(tmp_path):
     text = summarize_text(tmp_path, [record("torch_toy", 2.0), record("fast", 1.0)])
-    assert f"| {DEF} | fast | 1/1 | 1.000 | 2.00× (2.00–2.00), 1/1 vs torch_toy |" in text
-    assert f"| {DEF} | torch_toy | 1/1 | 2.000 | baseline |" in text
+    assert f"| {DEF} | fast | 1/1 | 1.000 | 2.00× (2.00–2.00), 1/1 vs torch_toy | 1 |" in text
+    assert f"| {DEF} | torch_toy | 1/1 | 2.000 | baseline | 2 |" in text
     assert text.endswith("|\n") and not text.endswith("\n\n")

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hf_eval.candidate import SAME_AS
-from hf_eval.reveal import ALIGN, Arena, mask_into, unmask
+from hf_eval.isolation import memory
+from hf_eval.isolation.reveal import ALIGN, Arena, mask_into, unmask
+from hf_eval.isolation.server import SAME_AS
 from hf_eval.trials import Failure, InputSet, Session
 
 
@@ -28,7 +29,7 @@ def test_mask_is_a_function_of_the_seed_alone():
 def test_arena_holds_masked_bytes_that_the_seed_restores():
     main, fresh = _sets()
     arena = Arena.pack(main, fresh)
-    assert arena.buffer.is_shared() and arena.buffer.numel() % 8 == 0
+    assert memory.buffer_of(arena.buffer) is not None and arena.buffer.numel() % 8 == 0
     seed = arena.write(fresh, torch.device("cpu"))
     for k, inputs in enumerate(fresh):
         assert set(arena.places[k]) == {0}  # only the varied input travels in the arena
@@ -70,10 +71,10 @@ def test_an_output_changed_after_the_seal_is_caught(numel):
     slot = torch.randn(numel)
     session._candidate.slots = [[slot]]
     seal = session._seal_plan()
-    session._take(session._candidate, [None], [0], seal)
-    assert torch.equal(session._outputs([None], [0], seal)[0][0], slot)  # unchanged: fine
+    session._take(session._candidate, [0], seal)
+    assert torch.equal(session._outputs([0], seal)[0][0], slot)  # unchanged: fine
     slot.add_(1.0)  # the candidate's late write
     with pytest.raises(Failure) as caught:
-        session._outputs([None], [0], seal)
+        session._outputs([0], seal)
     assert caught.value.result["status"] == "RUNTIME_ERROR"
     assert "changed after the worker replied" in caught.value.result["reason"]

@@ -1,4 +1,4 @@
-"""The worker's OS walls (hf_eval.sandbox), each proved on a real confined subprocess.
+"""The worker's OS walls (hf_eval.isolation.walls), each proved on a real confined subprocess.
 
 Every wall test runs ``python -c`` that calls ``confine`` and then attempts the forbidden
 thing, printing ``DENIED <what> <exception>`` or ``LEAK <what>``; the test asserts both the
@@ -32,7 +32,7 @@ import pytest
 if sys.platform != "linux":
     pytest.skip("the sandbox is Linux-only (Landlock)", allow_module_level=True)
 
-from hf_eval import sandbox  # noqa: E402
+from hf_eval.isolation import walls as sandbox  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 ROOT = os.geteuid() == 0
@@ -91,7 +91,7 @@ def confined(body: str, *, uid: int | None, private: Path, network: bool = False
     """
     code = "\n".join([
         "import json, os, sys",
-        "from hf_eval import sandbox",
+        "from hf_eval.isolation import walls as sandbox",
         textwrap.dedent(before),
         f"walls = sandbox.Walls(uid={uid!r}, readable={readable}, writable=({str(private)!r},),"
         f" network={network!r})",
@@ -152,14 +152,15 @@ def test_default_readable_leaves_out_dataset_and_caches(tmp_path: Path,
     monkeypatch.setattr(sys, "path", [*sys.path, "", str(dataset / "sub"), str(cache),
                                       str(tmp_path)])
     trees = sandbox.default_readable(dataset_root=dataset)
-    for kept in (sys.prefix, sys.base_prefix, Path(sandbox.__file__).parent, "/usr", "/etc"):
+    for kept in (sys.prefix, sys.base_prefix, Path(sandbox.__file__).parent.parent, "/usr",
+                 "/etc"):
         assert str(Path(kept).resolve()) in trees
     banned = [dataset, cache, Path.home() / ".cache", Path(tempfile.gettempdir()), REPO,
               Path(os.getcwd())]
     for tree in map(Path, trees):
         for b in banned:
             b = b.resolve()
-            if tree == Path(sys.prefix).resolve() or tree == Path(sandbox.__file__).parent:
+            if tree == Path(sys.prefix).resolve() or tree == Path(sandbox.__file__).parent.parent:
                 continue  # a venv or the package inside the checkout is fine
             if b == Path(tempfile.gettempdir()).resolve():
                 # staged packages may live under it (/tmp/site on the H200); never above it
@@ -174,7 +175,7 @@ def test_confine_refuses_a_threaded_process(tmp_path: Path) -> None:
     """Landlock confines the calling thread only: confine must refuse to run late."""
     code = textwrap.dedent(f"""
         import threading, time
-        from hf_eval import sandbox
+        from hf_eval.isolation import walls as sandbox
         threading.Thread(target=time.sleep, args=(5,), daemon=True).start()
         try:
             sandbox.confine(sandbox.Walls(uid=None, readable=(), writable=({str(tmp_path)!r},)))
@@ -392,7 +393,7 @@ def _same_uid_python(code: str, uid: int, **kwargs: object) -> subprocess.Popen[
     reachable the way confine does it (a private mount namespace), no Landlock."""
     prelude = textwrap.dedent(f"""
         import os
-        from hf_eval import sandbox
+        from hf_eval.isolation import walls as sandbox
         assert sandbox._libc.unshare(sandbox.CLONE_NEWNS) == 0
         sandbox._mount(None, "/", None, sandbox.MS_REC | sandbox.MS_PRIVATE)
         sandbox._make_reachable(sandbox.default_readable(), {uid})
@@ -517,7 +518,7 @@ print("IFACES", sorted(name for _, name in socket.if_nameindex()))
 def test_network_namespace_alone_blocks_loopback(listener: int) -> None:
     """The netns wall on its own (as root, no Landlock network rule)."""
     code = ATTEMPT + CONNECT + f"""
-from hf_eval import sandbox
+from hf_eval.isolation import walls as sandbox
 assert sandbox._libc.unshare(sandbox.CLONE_NEWNET) == 0
 attempt("connect", lambda: connect({listener}))
 """
@@ -531,7 +532,7 @@ def test_landlock_network_rule_alone_blocks_tcp(own_private: Path, listener: int
     if sandbox.landlock_abi() < 4:
         pytest.skip("Landlock TCP rules need ABI 4")
     code = ATTEMPT + CONNECT + f"""
-from hf_eval import sandbox
+from hf_eval.isolation import walls as sandbox
 print(sandbox._apply_landlock(sandbox.default_readable(), ({str(own_private)!r},),
                               restrict_tcp=True))
 attempt("connect", lambda: connect({listener}))
@@ -681,8 +682,8 @@ print("IDS", os.getresuid(), os.getresgid(), os.getgroups())
 
 
 def test_harden_parent_marks_non_dumpable() -> None:
-    code = ("from hf_eval import sandbox; a = sandbox.is_dumpable(); sandbox.harden_parent(); "
-            "print(a, sandbox.is_dumpable())")
+    code = ("from hf_eval.isolation import walls as sandbox; a = sandbox.is_dumpable(); "
+            "sandbox.harden_parent(); print(a, sandbox.is_dumpable())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=30).stdout
     assert out.strip() == "True False"
@@ -701,7 +702,7 @@ def test_landlock_abi_rights_match_the_uapi() -> None:
 def test_a_relative_pythonpath_entry_is_refused_before_a_worker_starts() -> None:
     """Session 10 on the H200 gave the workers PYTHONPATH=/tmp/site13:...:. and every worker
     died importing hf_eval (docs/h200/session10/README.md): the harness now says why."""
-    from hf_eval.executor import inherited_environment
+    from hf_eval.isolation.workers import inherited_environment
 
     env = {"PYTHONPATH": "/tmp/site13:/repo", "PATH": "/usr/bin", "SECRET": "x"}
     assert inherited_environment(env) == {"PYTHONPATH": "/tmp/site13:/repo", "PATH": "/usr/bin"}

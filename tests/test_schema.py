@@ -125,7 +125,7 @@ def broken_solution(path: str = "main.py", entry: str = "main.py::run", deps=("t
     ({"deps": ["torch"]}, "must state a version"),
     ({"deps": ["torch >= = 2"]}, "not a valid requirement"),
     ({"dps": True}, "destination_passing_style must be false"),
-    ({"duplicate": True}, "duplicate source paths"),
+    ({"duplicate": True}, "duplicate source path: main.py"),
 ])
 def test_solution_rules(kwargs, rule):
     with pytest.raises(DataError, match=None) as info:
@@ -188,3 +188,91 @@ def test_malformed_json_names_file_and_line(tmp_path):
     with pytest.raises(DataError, match="malformed JSON") as info:
         load_jsonl(WorkloadTrace, bad)
     assert info.value.line == 2
+
+
+# ------------------------------------------------------------------------- source paths
+def two_sources(first: str, second: str, entry: str = "main.py") -> dict:
+    data = solution_json("s", GOOD_SOLUTION)
+    data["spec"]["entry_point"] = f"{entry}::run"
+    data["sources"] = [{"path": first, "content": GOOD_SOLUTION},
+                       {"path": second, "content": "def run(*args):\n    return None\n"}]
+    return data
+
+
+@pytest.mark.parametrize("first, second, message", [
+    ("main.py", "./main.py", "duplicate source path after normalising: ./main.py and main.py"),
+    ("./main.py", "main.py", "duplicate source path after normalising: ./main.py and main.py"),
+    ("a//b.py", "a/b.py", "duplicate source path after normalising: a//b.py and a/b.py"),
+    ("a/./b.py", "a/b.py/", "duplicate source path after normalising: a/./b.py and a/b.py/"),
+])
+def test_two_spellings_of_one_source_path_are_refused(first, second, message):
+    with pytest.raises(DataError) as info:
+        parse(Solution, two_sources(first, second), "solutions/toy/s.json")
+    assert str(info.value) == f"solutions/toy/s.json: sources: {message}"
+
+
+@pytest.mark.parametrize("path, rule", [
+    ("", "String should have at least 1 character"),
+    (".", "source path must name a file (not empty, not '.')"),
+    ("./", "source path must name a file (not empty, not '.')"),
+    ("/main.py", "source path must stay inside the package (no absolute path, no '..')"),
+    ("//main.py", "source path must stay inside the package (no absolute path, no '..')"),
+    ("a/../main.py", "source path must stay inside the package (no absolute path, no '..')"),
+    ("a\\main.py", "source path must use '/' between directories (no backslash)"),
+    ("main\x00.py", "source path must not hold control characters"),
+    ("main\x1b[2J.py", "source path must not hold control characters"),
+])
+def test_source_paths_that_name_no_file_inside_the_package_are_refused(path, rule):
+    with pytest.raises(DataError) as info:
+        parse(Solution, two_sources("main.py", path), "solutions/toy/s.json")
+    assert (info.value.field, info.value.rule) == ("sources.1.path", rule)
+
+
+def test_source_paths_are_kept_normalised_and_the_entry_may_be_spelled_either_way():
+    solution = parse(Solution, two_sources("./main.py", "lib//util.py", entry="./main.py"),
+                     "solutions/toy/s.json")
+    assert [s.path for s in solution.sources] == ["main.py", "lib/util.py"]
+
+
+def test_the_solution_hash_is_the_hash_of_the_normalised_paths():
+    from hf_eval.sources import solution_hash
+
+    plain = parse(Solution, two_sources("main.py", "lib/util.py"), "s.json")
+    spelled = parse(Solution, two_sources("./main.py", "lib//util.py"), "s.json")
+    assert solution_hash(plain) == solution_hash(spelled)
+    unvalidated = Solution.model_construct(**{
+        **plain.__dict__, "sources": [type(s).model_construct(path="./" + s.path,
+                                                              content=s.content)
+                                      for s in plain.sources]})
+    assert solution_hash(unvalidated) == solution_hash(plain)
+
+
+def test_write_package_refuses_two_sources_in_one_file(tmp_path):
+    from hf_eval.sources import write_package
+
+    valid = parse(Solution, solution_json("s", GOOD_SOLUTION), "s.json")
+    main = valid.sources[0]
+    other = type(main).model_construct(path="./main.py", content="def run(): pass\n")
+    unvalidated = Solution.model_construct(**{**valid.__dict__, "sources": [main, other]})
+    with pytest.raises(DataError) as info:
+        write_package(unvalidated, tmp_path)
+    assert str(info.value) == ("solution s: sources[./main.py]: sources main.py and "
+                               "./main.py would be written to one file")
+    package = write_package(valid, tmp_path / "ok")
+    assert (package / "main.py").read_text() == GOOD_SOLUTION
+
+
+def test_write_package_refuses_a_source_that_is_already_another_ones_file(tmp_path):
+    """What a case-insensitive file system does to ``Main.py`` and ``main.py``, made here
+    with a hard link: the second source would overwrite the first."""
+    from hf_eval.sources import solution_hash, write_package
+
+    solution = parse(Solution, two_sources("main.py", "other.py"), "s.json")
+    package = tmp_path / f"s-{solution_hash(solution)[:16]}"
+    package.mkdir()
+    (package / "main.py").write_text("")
+    (package / "other.py").hardlink_to(package / "main.py")
+    with pytest.raises(DataError) as info:
+        write_package(solution, tmp_path)
+    assert str(info.value) == ("solution s: sources[other.py]: sources main.py and other.py "
+                               "would be written to one file")

@@ -18,7 +18,7 @@ import time
 
 import torch
 
-import hf_eval.executor as executor
+import hf_eval.isolation.workers as executor
 
 
 def main(method: str) -> None:

@@ -32,7 +32,7 @@ from hf_eval.bench.run import best_method, best_ms, device_ms, runs_on_gpu
 from hf_eval.bench.shapes import BenchShape, load_shapes, shape_path, structure_counts
 from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
-from hf_eval.report import geomean, read_report
+from hf_eval.report import geomean, read_records, read_report
 from hf_eval.schema import Model, NonEmpty, load_json
 from hf_eval.sources import solution_hash
 from hf_eval.summary import summarize_records
@@ -603,12 +603,24 @@ def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: l
     return "\n".join(lines) + "\n"
 
 
+def _audit_records(path: Path) -> list[dict]:
+    """The records of one results.jsonl. A line that is not a valid record is a
+    ``DataError`` naming it: preferences are chosen from complete evidence only (a failed
+    case left out would make its solution look clean)."""
+    problems = read_records(path).problems
+    if problems:
+        first = problems[0]
+        raise DataError(first.path, f"not a valid record: {first.field}: {first.rule}",
+                        line=first.line)
+    return read_report(path)
+
+
 def build(folder: Path, root: Path, goals_path: Path = GOALS_PATH) -> list[Path]:
     """Read the device-run files in ``folder`` and write the three outputs there."""
     dataset = open_dataset(root)
     targets = load_goals(goals_path)
     check_sessions_gpu(folder)
-    records = [r for p in device_files(folder, "results.jsonl") for r in read_report(p)]
+    records = [r for p in device_files(folder, "results.jsonl") for r in _audit_records(p)]
     ceilings = [json.loads(p.read_text()) for p in device_files(folder, "ceilings*.json")]
     if not ceilings:
         raise DataError(folder, "no ceilings*.json (measure on the device first: "

@@ -27,8 +27,8 @@ import torch
 from hf_eval.audit import Audit, AuditConfig, Case, Lane, select_workloads
 from hf_eval.bench import roofline
 from hf_eval.bench.shapes import SHAPES_DIR, BenchShape, generate, load_shapes
-from hf_eval.channel import shared
 from hf_eval.dataset import Dataset, open_dataset
+from hf_eval.records import Status
 from hf_eval.report import environment
 from hf_eval.schema import Definition, Solution, Timing
 from hf_eval.sources import compile_reference, load_entry, solution_hash
@@ -165,7 +165,7 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
                 named = dict(zip(definition.inputs, generated))
                 c = roofline.cost(definition, shape.axes, named, entries)
                 derived = roofline.derived_counts(definition, entries.get(name, {}), named)
-                inputs = [shared(v.cpu()) if isinstance(v, torch.Tensor) else v
+                inputs = [v.cpu() if isinstance(v, torch.Tensor) else v
                           for v in generated]
                 generated = named = None
                 case = Case(definition, task, None, inputs, truth(inputs),
@@ -187,7 +187,7 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
                 record["wall_s"] = round(time.perf_counter() - started, 2)  # judge and time
                 # Rates from the device time, the figure the report ranks by (_recost).
                 ms = device_ms(record.get("timing", {}))
-                if ms and record["status"] == "PASSED":
+                if ms and record["status"] == Status.PASSED.value:
                     record["fraction"] = roofline.fraction(roof_s, ms)
                     record["tflops"] = c.flops / (ms * 1e-3) / 1e12
                     record["tbps"] = c.bytes / (ms * 1e-3) / 1e12

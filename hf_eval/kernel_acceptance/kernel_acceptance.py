@@ -14,13 +14,17 @@ writes every input to an Arrow cache first:
 - ``references``: per case, the UUID of the workload it is judged on.
 
 Solutions are judged by the audit itself (``hf_eval.audit.Audit``, validation only: the
-candidate runs in the audit's worker process; inputs, second input set and all).
+candidate runs in the audit's worker process; inputs, second input set and all); each
+case's verdict is read back from the audit's report. A report line that is not a valid
+record makes its case ``INVALID_RECORD`` (not accepted, the broken rule its error); a case
+without a record is ``NOT_RUN``.
 Outputs files are judged by ``hf_eval.acceptance.compare_outputs`` against the
 reference, the same code the audit applies to a candidate's returned outputs. A
 Solution JSON or a solution from the dataset is code that runs on this machine.
 """
 
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import datasets
@@ -29,11 +33,13 @@ import torch
 from safetensors import SafetensorError, safe_open
 
 from hf_eval.acceptance import compare_outputs
-from hf_eval.audit import Audit, AuditConfig, select_workloads
+from hf_eval.audit import Audit, AuditAborted, AuditConfig, select_workloads
 from hf_eval.cache import ReferenceCache, cache_key
 from hf_eval.cli import discover_root
 from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
+from hf_eval.records import RecordError
+from hf_eval.report import RecordProblem, ReportLine, read_records
 from hf_eval.schema import Solution, load_json
 from hf_eval.sources import compile_reference
 
@@ -59,7 +65,9 @@ Args:
 Returns:
     accepted_fraction (float), accepted (int), total (int),
     cases (list of dict): per case the prediction, workload, definition, status
-        (PASSED, INCORRECT_*, RUNTIME_ERROR, ...), error ("" when accepted) and outputs.
+        (PASSED, INCORRECT_*, RUNTIME_ERROR, ...; INVALID_RECORD when the audit's record
+        of the case breaks a rule, NOT_RUN when there is none), error ("" when accepted)
+        and outputs.
 Examples:
     >>> metric = evaluate.load("hf_eval/kernel_acceptance")
     >>> metric.compute(predictions=["torch_toy"], references=["<uuid>"], root=".")
@@ -115,14 +123,11 @@ class KernelAcceptance(evaluate.Metric):
             else:
                 by_solution.setdefault(case["prediction"], []).append(case)
         for prediction, group in by_solution.items():
-            records = _audit(dataset, prediction, group, device)
+            verdicts = _audit(dataset, prediction, group, device)
             for case in group:
-                record = records.get(case["workload"])
-                if record is None:
-                    case.update(status="NOT_RUN", error="the audit produced no record")
-                else:
-                    case.update(status=record["status"], error=record.get("reason", ""),
-                                outputs=record.get("outputs", []))
+                verdict = verdicts[case["workload"]]
+                case.update(status=verdict.status, error=verdict.error,
+                            outputs=verdict.outputs)
         accepted = sum(c["status"] == "PASSED" for c in cases)
         for case in cases:
             case.setdefault("error", "")
@@ -142,23 +147,77 @@ def _solution(dataset, prediction):
                     "JSON file, nor a .safetensors outputs file")
 
 
-def _audit(dataset, prediction, group, device):
-    """Run the audit (validation only) for one candidate on its cases; records by UUID."""
+#: The status of a case whose record in the audit's report is not a valid record.
+INVALID_RECORD = "INVALID_RECORD"
+#: The status of a case the audit wrote no record for.
+NOT_RUN = "NOT_RUN"
+
+
+@dataclass
+class Verdict:
+    """What the metric reports for one case judged by the audit."""
+
+    #: A :class:`hf_eval.records.Status` value, ``INVALID_RECORD`` or ``NOT_RUN``.
+    status: str
+    #: Why it is not accepted ("" when it is).
+    error: str = ""
+    #: The per-output verdicts the audit recorded.
+    outputs: list = field(default_factory=list)
+
+
+def verdicts_from_report(report: Path, solution: str, uuids: list[str],
+                         stopped: str | None = None) -> dict[str, Verdict]:
+    """Per workload UUID, the verdict the audit's ``report`` gives ``solution``.
+
+    The last line of a case wins. A line that is not a valid record gives
+    ``INVALID_RECORD`` with the broken rule as its error; a case with no line gives
+    ``NOT_RUN``, its error ``stopped`` (why the audit stopped) when given.
+    """
+    verdicts = {uuid: Verdict(NOT_RUN, stopped or "the audit produced no record")
+                for uuid in uuids}
+    entries = read_records(report).entries if report.is_file() else []
+    for entry in entries:
+        if isinstance(entry, ReportLine):
+            rec = entry.record
+            if rec["solution"] == solution and rec["workload"] in verdicts:
+                verdicts[rec["workload"]] = Verdict(rec["status"], rec.get("reason", ""),
+                                                    rec.get("outputs", []))
+        elif isinstance(entry, RecordProblem) and entry.workload in verdicts \
+                and entry.solution in (solution, None):
+            verdicts[entry.workload] = Verdict(
+                INVALID_RECORD, "the audit's record of this case is not valid: "
+                f"{entry.field}: {entry.rule}")
+    return verdicts
+
+
+def _audit(dataset, prediction, group, device) -> dict[str, Verdict]:
+    """Run the audit (validation only) for one candidate on its cases; verdicts by UUID.
+
+    An audit stopped by a record that breaks a rule (the writer refuses it) leaves the
+    cases it did not record ``NOT_RUN``, the broken rule in their error; any other stop
+    is the harness's failure and is raised."""
     solution, external = _solution(dataset, prediction)
     wrong = [c["workload"] for c in group if c["definition"] != solution.definition]
     if wrong:
         raise DataError(prediction, f"solution {solution.name!r} is for "
                         f"{solution.definition}, not the definition of workloads {wrong}")
+    uuids = [c["workload"] for c in group]
     with tempfile.TemporaryDirectory() as tmp:
-        config = AuditConfig(report=Path(tmp) / "report.jsonl",
+        report = Path(tmp) / "report.jsonl"
+        config = AuditConfig(report=report,
                              definitions=[solution.definition],
                              solutions="none" if external else solution.name,
                              extra_solutions=[solution] if external else [],
-                             suite="all", uuids=[c["workload"] for c in group],
-                             devices=[device], validation_only=True)
-        records = Audit(dataset, config).run()
-    return {r.workload: r.model_dump(mode="json") for r in records
-            if r.solution == solution.name}
+                             suite="all", uuids=uuids, devices=[device],
+                             validation_only=True)
+        stopped = None
+        try:
+            Audit(dataset, config).run()
+        except AuditAborted as exc:
+            if not isinstance(exc.__cause__, RecordError):
+                raise
+            stopped = f"the audit stopped before recording this case: {exc}"
+        return verdicts_from_report(report, solution.name, uuids, stopped)
 
 
 def _judge_outputs(dataset, row, path, device):

@@ -33,7 +33,6 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.channel import shared as to_shared
 from hf_eval.dtypes import TORCH_DTYPES
 from hf_eval.errors import DataError
 from hf_eval.families.registry import family_of
@@ -99,7 +98,7 @@ class FreshRow(Located):
         device = torch.device(device)
         if device.type != "cpu":
             return {n: values[n].to(device) for n in names}
-        return {n: to_shared(values[n]) if shared else values[n] for n in names}
+        return {n: values[n].share_memory_() if shared else values[n] for n in names}
 
 
 def _stored_descriptors(dataset: DatasetFiles, definition: Definition,

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from hf_eval.isolation import memory
+
 #: Each packed tensor starts at a multiple of this many bytes (aligned loads on a GPU).
 ALIGN = 256
 
@@ -73,7 +75,7 @@ class Arena:
                     mine[i] = (offset, value.dtype, value.shape)
                     offset += _padded(value.numel() * value.element_size())
             places.append(mine)
-        buffer = torch.zeros(max(offset, 8), dtype=torch.uint8).share_memory_()
+        buffer = memory.allocate(max(offset, 8))  # sealed: the worker can only read it
         return cls(places, buffer)
 
     @staticmethod

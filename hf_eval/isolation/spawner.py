@@ -2,10 +2,10 @@
 
 Why: a worker is a fresh interpreter that confines itself and then imports torch and the
 harness, about three seconds of CPU on a 2-core machine, once per solution. The spawner
-(``python -m hf_eval.spawner``) pays that once: it imports what a worker needs, never
+(``python -m hf_eval.isolation.spawner``) pays that once: it imports what a worker needs, never
 runs candidate code, never initialises CUDA and never sees a reference, and on request
 forks. The child has one thread (fork copies only the caller), so it can confine itself
-exactly as :mod:`hf_eval.worker` does (:func:`hf_eval.sandbox.confine`: Landlock,
+exactly as :mod:`hf_eval.isolation.process` does (:func:`hf_eval.isolation.walls.confine`: Landlock,
 namespaces, its own uid) before it serves its channel. Nothing the child could use is in
 the spawner: its control socket is closed in the child before anything else happens.
 
@@ -73,7 +73,7 @@ def _child(control: socket.socket, request: dict, channel_fd: int, log_fd: int) 
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        from hf_eval.worker import serve
+        from hf_eval.isolation.process import serve
 
         serve(channel_fd, request["walls"], started="fork")
         status = 0
@@ -85,7 +85,7 @@ def _child(control: socket.socket, request: dict, channel_fd: int, log_fd: int) 
 
 def _serve(control: socket.socket) -> None:
     """The spawner's loop: fork on ``spawn``, report exit statuses on ``status``."""
-    from hf_eval.sandbox import harden_parent
+    from hf_eval.isolation.walls import harden_parent
 
     harden_parent()
     statuses: dict[int, int] = {}
@@ -128,7 +128,7 @@ def _serve(control: socket.socket) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hf_eval.spawner",
+    parser = argparse.ArgumentParser(prog="python -m hf_eval.isolation.spawner",
                                      description="forks the audit's confined workers (internal)")
     parser.add_argument("--fd", type=int, required=True, help="the control socket")
     args = parser.parse_args(argv)
@@ -136,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     # What every worker imports before it can serve: imported once, here.
     import torch  # noqa: F401
 
-    import hf_eval.candidate  # noqa: F401
-    import hf_eval.worker  # noqa: F401
+    import hf_eval.isolation.process  # noqa: F401
+    import hf_eval.isolation.server  # noqa: F401
 
     gc.collect()
     gc.freeze()  # the imports stay out of every child's collections (and pages stay shared)
@@ -195,7 +195,7 @@ class Spawner:
     def __init__(self, env: dict[str, str], cwd: str) -> None:
         mine, theirs = socket.socketpair()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "hf_eval.spawner", "--fd", str(theirs.fileno())],
+            [sys.executable, "-m", "hf_eval.isolation.spawner", "--fd", str(theirs.fileno())],
             pass_fds=[theirs.fileno()], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
             start_new_session=True)
         theirs.close()

@@ -1,13 +1,19 @@
-"""What the candidate's process serves, once :mod:`hf_eval.worker` has confined it.
+"""What the candidate's process serves, once :mod:`hf_eval.isolation.process` has confined it.
 
 It loads one solution and runs what the audit asks for. It never sees a reference output,
-the reference cache or a dataset file: inputs arrive as shared-memory descriptors and
-outputs leave the same way.
+the reference cache or a dataset file: inputs arrive as sealed memfds it can only read,
+and outputs leave through the output slots the audit lent it (the one memory it may
+write). A reply says only what happened (:mod:`hf_eval.isolation.protocol`): that a
+request was served, or the candidate's error in its own words, and where outputs did
+not fit their slot, their dtype and shape. It never carries a status: every verdict is
+the audit's.
 
 Every call of the candidate goes through :meth:`Worker.trial`, whether the audit will
 time it, check it, or both (it checks every one), so the call stack, the arguments' kind
 and the environment are the same for all of them. Whatever this process reports about
-time is only a cross-check: the audit's own clock, outside this process, bounds it.
+time is only a cross-check: the audit's own clock, outside this process, bounds it. Nothing
+this process says is trusted: its checks (aliasing, plain tensors) only turn a bad output
+into an error text sooner.
 """
 
 from __future__ import annotations
@@ -15,14 +21,15 @@ from __future__ import annotations
 import gc
 import os
 import statistics
+import sys
 import time
 import traceback
 from collections.abc import Callable
 
 import torch
 
-from hf_eval.channel import Channel, ChannelClosed
-from hf_eval.reveal import unmask
+from hf_eval.isolation.channel import Channel, ChannelClosed
+from hf_eval.isolation.reveal import unmask
 from hf_eval.schema import Solution
 from hf_eval.sources import Entry, load_entry
 
@@ -40,17 +47,45 @@ GUARDED = [
     (torch.cuda.Event, "elapsed_time"), (torch.cuda.CUDAGraph, "replay"),
     (torch.Tensor, "data_ptr"), (torch.Tensor, "untyped_storage"), (torch.Tensor, "cpu"),
     (torch.Tensor, "clone"), (torch.Tensor, "detach"), (torch.Tensor, "copy_"),
-    (torch.Tensor, "to"), (Channel, "send"), (Channel, "recv"),
+    (torch.Tensor, "to"),
 ]
+
+
+def _harness_namespaces() -> list[tuple[str, dict]]:
+    """Every namespace of the harness in this process: each ``hf_eval`` module's globals
+    and each class it defines (a candidate that rebinds any of them is reported)."""
+    spaces = []
+    for name, module in sorted(sys.modules.items()):
+        if not (name == "hf_eval" or name.startswith("hf_eval.")) or module is None:
+            continue
+        spaces.append((name, vars(module)))
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, type) and value.__module__ == name:
+                spaces.append((f"{name}.{attr}", value.__dict__))
+    return spaces
+
+
+def _snapshot() -> dict[str, tuple[dict, dict[str, int]]]:
+    return {where: (space, {k: id(v) for k, v in list(space.items())})
+            for where, space in _harness_namespaces()}
+
+
 _ORIGINALS = [(owner, name, owner.__dict__.get(name, getattr(owner, name)))
               for owner, name in GUARDED]
+#: Taken once the worker has imported what it serves with, before any candidate code.
+_HARNESS: dict[str, tuple[dict, dict[str, int]]] = {}
 
 
 def _integrity_problems() -> list[str]:
-    """Names of harness functions that candidate code replaced."""
-    return [f"{getattr(owner, '__name__', owner)}.{name}"
-            for owner, name, original in _ORIGINALS
-            if owner.__dict__.get(name, getattr(owner, name, None)) is not original]
+    """Names of harness functions and globals that candidate code replaced or removed."""
+    changed = [f"{getattr(owner, '__name__', owner)}.{name}"
+               for owner, name, original in _ORIGINALS
+               if owner.__dict__.get(name, getattr(owner, name, None)) is not original]
+    for where, (space, ids) in _HARNESS.items():
+        for key, ident in ids.items():
+            if key not in space or id(space[key]) != ident:
+                changed.append(f"{where}.{key}")
+    return changed
 
 
 def _span(t: torch.Tensor) -> tuple[int, int, str]:
@@ -63,23 +98,13 @@ def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
     return a[2] == b[2] and a[0] < b[1] and b[0] < a[1] and a[0] != a[1] and b[0] != b[1]
 
 
-def _to_shared_cpu(t: torch.Tensor) -> torch.Tensor:
-    """One copy straight into shared memory (the channel then sends it as it is)."""
-    out = torch.empty(t.shape, dtype=t.dtype).share_memory_()
-    out.copy_(t)
-    return out
-
-
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
     return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
 
 
-class OutputError(Exception):
-    """An output that is not a fresh, plain, dense tensor."""
-
-    def __init__(self, status: str, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
+class CandidateError(Exception):
+    """An output the worker refuses to copy: not a fresh, plain, dense tensor (the audit
+    turns the text into a RUNTIME_ERROR; it never decides a status)."""
 
 
 def poison(tensor: torch.Tensor) -> None:
@@ -179,7 +204,7 @@ class Worker:
             if arena is not None:
                 self.arena_of[set_id] = request["arena"]["id"]
         self._sync()
-        return {"status": "OK"}
+        return {}
 
     def reload(self, request: dict) -> dict:
         """Copy a masked arena's shared bytes (rewritten by the audit) into the private
@@ -188,7 +213,7 @@ class Worker:
         arena.private.copy_(arena.source)
         arena.seed = None
         self._sync()
-        return {"status": "OK"}
+        return {}
 
     def refresh(self, request: dict) -> dict:
         """Copy the shared inputs' current content into the device copies (after the audit
@@ -199,7 +224,7 @@ class Worker:
                     if isinstance(mine, torch.Tensor) and mine is not source:
                         mine.copy_(source, non_blocking=False)
         self._sync()
-        return {"status": "OK"}
+        return {}
 
     def forget(self, request: dict) -> dict:
         gc.collect()  # outside any clock (automatic collection is off: _quiet_collector)
@@ -213,7 +238,7 @@ class Worker:
             del self.arenas[arena_id]
         if request.get("graph"):
             self.graph = None
-        return {"status": "OK"}
+        return {}
 
     def set_slots(self, request: dict) -> dict:
         """Take the audit's output slots; on CUDA, pin them (page-locked) so the copies
@@ -233,7 +258,7 @@ class Worker:
                             self.pinned.append(ptr)
             except Exception:  # noqa: BLE001 - no pinning here: pageable copies instead
                 pass
-        return {"status": "OK", "pinned": len(self.pinned)}
+        return {"pinned": len(self.pinned)}
 
     def _unpin(self) -> None:
         if self.pinned:
@@ -248,7 +273,7 @@ class Worker:
         for set_id in request["ids"]:
             self.launches[set_id] = self.entry.prepare(*self.sets[set_id])
         self._sync()
-        return {"status": "OK"}
+        return {}
 
     def _call(self, method: str, set_id: str) -> Callable[[], object]:
         if method == "prepared":
@@ -272,7 +297,7 @@ class Worker:
             outputs = [fn() for fn in calls]
         self.graph = (graph, ids, outputs)
         self._sync()
-        return {"status": "OK"}
+        return {}
 
     def trial(self, request: dict) -> dict:
         """The one path of every call, in one request the audit clocks from outside:
@@ -360,7 +385,7 @@ class Worker:
                                              device=self.device)
             self.l2_buffer.fill_(1)
             self._sync()
-        return {"status": "OK"}
+        return {}
 
     def stage(self, request: dict) -> dict:
         """(Stand-in workers only) the outputs to return instead of calling a candidate."""
@@ -375,29 +400,33 @@ class Worker:
                 tick.add_(1)
             self.stand_in_graph = (graph, tick)
         self._sync()
-        return {"status": "OK"}
+        return {}
 
     def collect(self, request: dict) -> dict:
         """Check the last trial's outputs (type, density, device, aliasing: what only this
-        process can see) and copy call k's into slot k. An output whose shape or dtype
-        does not fit its slot travels in the reply instead (the audit's acceptance rules
-        then name the mismatch); the entry of a call whose outputs are in its slot is None.
-        """
+        process can see) and copy call k's into slot k. Per call, per output: None when
+        it is in its slot, else its dtype and shape (it did not fit: the audit names the
+        mismatch). A call that returned another number of outputs copies none of them."""
         n_outputs = request["n_outputs"]
         entries, spans = [], []
         for index, (set_id, produced) in enumerate(self.produced):
-            outputs = self._checked(produced, set_id, n_outputs, spans)
+            outputs = self._checked(produced, set_id, spans)
             slot = self.slots[index] if index < len(self.slots) else None
-            if slot is not None and all(o.shape == s.shape and o.dtype == s.dtype
-                                        for o, s in zip(outputs, slot)):
-                for out, target in zip(outputs, slot):
+            if slot is None:
+                raise CandidateError(f"call {index + 1} has no output slot")
+            fits = [o.shape == t.shape and o.dtype == t.dtype for o, t in zip(outputs, slot)]
+            entry = []
+            for out, target, fit in zip(outputs, slot, fits):
+                if fit and len(outputs) == n_outputs:
                     target.copy_(out, non_blocking=True)
-                entries.append(None)
-            else:
-                entries.append([_to_shared_cpu(t) for t in outputs])
+                    entry.append(None)
+                else:
+                    entry.append({"dtype": str(out.dtype).removeprefix("torch."),
+                                  "shape": list(out.shape)})
+            entries.append(entry)
         self._sync()
         self.produced = []
-        return {"status": "OK", "outputs": entries}
+        return {"outputs": entries}
 
     def changed(self, request: dict) -> dict:
         """Which private (device) copies of inputs differ from what the audit staged
@@ -422,34 +451,31 @@ class Worker:
                         verdict[key] = _same_bytes(mine.to("cpu"), source)
                 if not verdict[key]:
                     changed.append([set_id, index])
-        return {"status": "OK", "changed": changed}
+        return {"changed": changed}
 
-    def _checked(self, produced: object, set_id: str, n_outputs: int,
+    def _checked(self, produced: object, set_id: str,
                  spans: list[tuple[int, int, str]]) -> list[torch.Tensor]:
         outputs = produced if isinstance(produced, (tuple, list)) else (produced,)
-        if len(outputs) != n_outputs:
-            raise OutputError("INCORRECT_SHAPE", f"returned {len(outputs)} outputs, the "
-                              f"definition has {n_outputs}")
         input_spans = [(i, _span(t)) for i, t in enumerate(self.sets[set_id])
                        if isinstance(t, torch.Tensor)]
         checked = []
         for index, out in enumerate(outputs):
             if type(out) is not torch.Tensor:
-                raise OutputError("INCORRECT_DTYPE", f"output {index} is "
-                                  f"{type(out).__name__}, not a plain torch.Tensor")
+                raise CandidateError(f"output {index} is {type(out).__name__}, not a plain "
+                                     "torch.Tensor")
             if out.layout != torch.strided or out.is_meta or out.requires_grad:
-                raise OutputError("INCORRECT_DTYPE", f"output {index} must be a dense, "
-                                  "materialised tensor without autograd history")
+                raise CandidateError(f"output {index} must be a dense, materialised tensor "
+                                     "without autograd history")
             if out.device.type != self.device.type:
-                raise OutputError("INCORRECT_SHAPE", f"output {index} is on {out.device}, "
-                                  f"the inputs on {self.device}")
+                raise CandidateError(f"output {index} is on {out.device}, the inputs on "
+                                     f"{self.device}")
             span = _span(out)
             for i, other in input_spans:
                 if _overlaps(span, other):
-                    raise OutputError("INCORRECT_NUMERICAL", f"output {index} aliases input {i}")
+                    raise CandidateError(f"output {index} aliases input {i}")
             if any(_overlaps(span, other) for other in spans):
-                raise OutputError("INCORRECT_NUMERICAL", f"output {index} aliases an output "
-                                  "of another call (a cached or reused result)")
+                raise CandidateError(f"output {index} aliases an output of another call "
+                                     "(a cached or reused result)")
             spans.append(span)
             checked.append(out.detach())
         return checked
@@ -461,27 +487,27 @@ class Worker:
             device = torch.device("cuda", device.index or 0)
             torch.cuda.set_device(device)
         self.device = device
+        _HARNESS.update(_snapshot())  # before any candidate code runs
         if request.get("stand_in"):
             _quiet_collector()
-            return {"status": "OK", "walls": self.walls, "prepare": False}
+            return {"walls": self.walls, "prepare": False}
         solution = Solution.model_validate_json(request["solution"])
-        try:
-            self.entry = load_entry(solution, os.environ.get("TMPDIR"))
-        except Exception as exc:
-            return {"status": "COMPILE_ERROR", "reason": _one_line(exc),
-                    "traceback": traceback.format_exc(limit=-5)}
+        self.entry = load_entry(solution, os.environ.get("TMPDIR"))
         _quiet_collector()
-        return {"status": "OK", "walls": self.walls, "prepare": self.entry.prepare is not None}
+        return {"walls": self.walls, "prepare": self.entry.prepare is not None}
 
     def _sync(self) -> None:
         if self.device.type == "cuda":
             _synchronize(self.device)  # the whole device: every stream of this process
 
     def serve(self) -> None:
+        """Answer requests until the channel closes: ``{"ok": True, ...}`` with what the
+        request produced, or ``{"ok": False, "error": ..., "traceback": ...}``."""
         handlers = {"load": self.load, "register": self.register, "reload": self.reload,
                     "slots": self.set_slots, "refresh": self.refresh, "forget": self.forget,
                     "prepare": self.prepare, "capture": self.capture, "trial": self.trial,
-                    "stage": self.stage, "changed": self.changed, "flush": self.flush}
+                    "stage": self.stage, "changed": self.changed, "flush": self.flush,
+                    "null": lambda request: (self._sync(), {})[1]}
         while True:
             try:
                 request = self.channel.recv()
@@ -490,24 +516,16 @@ class Worker:
             if request["op"] == "exit":
                 return
             try:
-                if request["op"] == "null":
-                    self._sync()
-                    reply = {"status": "OK"}
-                else:
-                    reply = handlers[request["op"]](request)
-            except OutputError as exc:
-                reply = {"status": exc.status, "reason": str(exc)}
+                reply = {"ok": True, **handlers[request["op"]](request)}
             except torch.OutOfMemoryError as exc:
-                reply = {"status": "RUNTIME_ERROR", "reason": f"out of memory: {_one_line(exc)}",
-                         "fatal": True}
-            except Exception as exc:
-                reply = {"status": "RUNTIME_ERROR", "reason": _one_line(exc),
-                         "traceback": traceback.format_exc(limit=-5), "fatal": True}
+                reply = {"ok": False, "error": f"out of memory: {_one_line(exc)}"}
+            except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
+                reply = {"ok": False, "error": _one_line(exc),
+                         "traceback": traceback.format_exc(limit=-5)}
             tampered = _integrity_problems()
             if tampered:
-                reply = {"status": "RUNTIME_ERROR", "fatal": True,
-                         "reason": "harness integrity: candidate code replaced "
-                                   + ", ".join(tampered)}
+                reply = {"ok": False, "error": "harness integrity: candidate code replaced "
+                                               + ", ".join(tampered[:20])}
             reply["nonce"] = request["nonce"]
             self.channel.send(reply)
 

@@ -1,17 +1,17 @@
-"""The audit's side of candidate isolation: one confined worker process per solution.
+"""The audit's side of candidate isolation: one contained, confined worker per solution.
 
-A worker is a fresh interpreter (``python -m hf_eval.worker``) started under its own uid
-(when the audit runs as root), in its own network namespace, behind Landlock rules that
-let it read the Python installation and nothing of the dataset or the harness's caches
-(:mod:`hf_eval.sandbox`). It has a private directory for its package and compiler
-caches; when it ends, every process of its uid is killed and the directory removed, so
-nothing it leaves can influence a later call or candidate.
+A worker is started by the spawner (or as a fresh interpreter), in control groups of its
+own (:mod:`hf_eval.isolation.limits`), in new PID and IPC namespaces
+(:mod:`hf_eval.isolation.process`), behind the walls of :mod:`hf_eval.isolation.walls`,
+under a uid of its own (when the audit runs as root). When it ends, its groups are
+frozen and emptied, its uid is reaped, and its private directory (a tmpfs in its own
+mount namespace) is gone.
 
-Each request has a deadline (TIMEOUT when missed, RUNTIME_ERROR with the exit signal when
-the worker dies) and a nonce the reply must carry. The audit times every request with its
-own clock: :meth:`WorkerHandle.request` returns the wall time beside the reply, and
-:attr:`WorkerHandle.overhead_ms` is the round trip of an empty request, measured before
-the candidate's code was loaded, so the candidate cannot inflate it.
+Each request has one deadline for the whole exchange (TIMEOUT when missed) and a nonce
+the reply must carry; the reply is checked by :mod:`hf_eval.isolation.protocol`, and
+anything the protocol does not allow ends the worker as RUNTIME_ERROR (tampering). A
+worker's death is RUNTIME_ERROR with the signal, or "out of memory" when its group's
+memory limit killed it. The statuses here are the audit's: a worker never names one.
 """
 
 from __future__ import annotations
@@ -32,14 +32,17 @@ from pathlib import Path
 
 import torch
 
-from hf_eval import sandbox, spawner
-from hf_eval.channel import Channel, ChannelClosed
+from hf_eval.isolation import protocol, spawner
+from hf_eval.isolation import walls as sandbox
+from hf_eval.isolation.channel import Channel, ChannelClosed, ChannelTimeout
+from hf_eval.isolation.limits import Group, Limits
+from hf_eval.records import Status
 from hf_eval.schema import Solution
 from hf_eval.sources import solution_hash
 
 LOAD_TIMEOUT_S = 120.0
-#: Live candidate workers a lane keeps (those of one definition's solutions).
-MAX_WORKERS = 8
+#: Live candidate workers a lane keeps: one, so no candidate runs while another is timed.
+MAX_WORKERS = 1
 #: Worker uids 61000..61899 (sandbox.WORKER_UID_BASE + slot); 61900.. are the tests'.
 UID_SLOTS = 900
 START_TIMEOUT_S = 60.0
@@ -71,9 +74,9 @@ def inherited_environment(environ: dict[str, str]) -> dict[str, str]:
 
 
 class WorkerFailure(Exception):
-    """The worker could not answer: timeout, crash or a forged reply."""
+    """The worker could not answer: timeout, crash or a reply the protocol refuses."""
 
-    def __init__(self, status: str, reason: str) -> None:
+    def __init__(self, status: Status, reason: str) -> None:
         super().__init__(reason)
         self.status = status
 
@@ -110,17 +113,26 @@ class UidLease:
 
 
 class WorkerHandle:
-    """A confined worker process, its private channel and its calibrated overhead."""
+    """A contained, confined worker process and its private channel."""
 
-    def __init__(self, solution: Solution | None, device: torch.device) -> None:
+    def __init__(self, solution: Solution | None, device: torch.device,
+                 limits: Limits | None = None) -> None:
         """``solution`` None: a stand-in worker that never loads candidate code."""
         self.solution_key = solution_hash(solution) if solution is not None else "stand-in"
+        self.limits = limits or Limits.from_environment()
         self.lease = UidLease()
         self.uid = self.lease.uid
         self.private = sandbox.private_dir(self.uid)
+        self.group = Group.create(self.limits)
         mine, theirs = socket.socketpair()
         walls = {"uid": self.uid, "readable": list(sandbox.default_readable()),
-                 "writable": [str(self.private)], "network": False}
+                 "writable": [str(self.private)], "network": False,
+                 "cgroup": self.group.join_files() if self.group else [],
+                 "caps": self.group.caps if self.group else [],
+                 "memory_bytes": self.limits.memory_bytes, "pids": self.limits.pids,
+                 "device": device.type,
+                 "private_bytes": self.limits.private_bytes,
+                 "shm_bytes": self.limits.shm_bytes}
         base = inherited_environment(os.environ)
         # The worker's uid has no passwd entry: USER and LOGNAME answer getpass.getuser().
         env = {**base, **sandbox.private_env(self.private), "HF_EVAL_CACHE": str(self.private),
@@ -137,8 +149,8 @@ class WorkerHandle:
                               "a fresh interpreter", RuntimeWarning, stacklevel=2)
         if self.process is None:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "hf_eval.worker", "--fd", str(theirs.fileno()),
-                 "--walls", json.dumps(walls)],
+                [sys.executable, "-m", "hf_eval.isolation.process", "--fd",
+                 str(theirs.fileno()), "--walls", json.dumps(walls)],
                 pass_fds=[theirs.fileno()], cwd=self.private, env=env,
                 stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
                 start_new_session=True)
@@ -153,45 +165,54 @@ class WorkerHandle:
             walls.append(ms)
         return min(walls)
 
-    def request(self, message: dict, timeout: float) -> tuple[dict, float]:
-        """Send one request; the reply and the wall milliseconds this process measured."""
+    def request(self, message: dict, timeout: float) -> tuple[protocol.Reply, float]:
+        """Send one request and take its reply, both within ``timeout`` seconds; the
+        checked reply and the wall milliseconds this process measured. A reply with an
+        ``error`` is the candidate's failure (the caller names the status)."""
         nonce = secrets.token_hex(16)
         t0 = time.perf_counter()
+        deadline = time.monotonic() + timeout
         try:
-            self.channel.send({**message, "nonce": nonce})
-        except (BrokenPipeError, OSError) as exc:
-            raise WorkerFailure("RUNTIME_ERROR",
-                                self._death(f"worker unreachable ({exc})")) from None
-        if not self.channel.poll(timeout):
+            self.channel.send({**message, "nonce": nonce}, deadline)
+            raw = self.channel.recv(deadline)
+        except ChannelTimeout:
             self.kill()
-            raise WorkerFailure("TIMEOUT", f"no answer within {timeout:.0f} s")
-        try:
-            reply = self.channel.recv()
+            raise WorkerFailure(Status.TIMEOUT, f"no answer within {timeout:.0f} s") from None
         except (ChannelClosed, OSError) as exc:
-            self.kill()
             text = str(exc)
-            if "refused class" in text or "malformed" in text or "unreadable" in text:
-                raise WorkerFailure("RUNTIME_ERROR", f"result channel tampering: {text}") \
-                    from None
-            raise WorkerFailure("RUNTIME_ERROR", self._death("worker process died")) from None
-        wall_ms = (time.perf_counter() - t0) * 1e3
-        if not isinstance(reply, dict) or reply.get("nonce") != nonce:
+            if any(word in text for word in ("refused class", "malformed", "unreadable")):
+                self.kill()
+                raise WorkerFailure(Status.RUNTIME_ERROR,
+                                    f"result channel tampering: {text}") from None
+            reason = self._death("worker process died")  # how it ended, before the kill
             self.kill()
-            raise WorkerFailure("RUNTIME_ERROR", "result channel tampering: a reply without "
-                                "the request's nonce")
+            raise WorkerFailure(Status.RUNTIME_ERROR, reason) from None
+        wall_ms = (time.perf_counter() - t0) * 1e3
+        try:
+            reply = protocol.parse(raw, nonce)
+        except protocol.ProtocolError as exc:
+            self.kill()
+            raise WorkerFailure(Status.RUNTIME_ERROR,
+                                f"result channel tampering: {exc}") from None
         if self.channel.poll(0):
             self.kill()
-            raise WorkerFailure("RUNTIME_ERROR", "result channel tampering: unrequested "
+            raise WorkerFailure(Status.RUNTIME_ERROR, "result channel tampering: unrequested "
                                 "messages on the result pipe")
         return reply, wall_ms
 
     def _death(self, what: str) -> str:
         try:
-            code = self.process.wait(5)
+            code = self.process.wait(2)
         except subprocess.TimeoutExpired:
             code = None
+        if self.group is not None and self.group.out_of_memory():
+            return (f"{what}: out of memory (the worker's limit is "
+                    f"{self.limits.memory_bytes / 2**30:.1f} GiB)")
         if code is not None and code < 0:
-            return f"{what}: killed by {signal.Signals(-code).name}"
+            name = signal.Signals(-code).name
+            hint = (" (a write to an input faults too: inputs are mapped read-only)"
+                    if name in ("SIGSEGV", "SIGBUS") else "")
+            return f"{what}: killed by {name}{hint}"
         return f"{what} (exit code {code}){self.log_tail()}"
 
     def log_tail(self, limit: int = 400) -> str:
@@ -208,26 +229,39 @@ class WorkerHandle:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def freeze(self) -> bool:
+        """Stop every process of this worker (while another is timed); False where it has
+        no group to freeze."""
+        return self.group is not None and self.group.freeze()
+
+    def thaw(self) -> None:
+        if self.group is not None:
+            self.group.thaw()
+
     def kill(self) -> None:
         if self.alive():
             self.process.kill()
+        if self.group is not None:
+            self.group.kill()
         try:
             self.process.wait(10)
         except subprocess.TimeoutExpired:
             pass
 
     def close(self) -> None:
-        """End the worker, every process of its uid, and its private directory."""
+        """End the worker, every process of its groups and uid, and its directory."""
         if self.alive():
             try:
-                self.channel.send({"op": "exit", "nonce": ""})
+                self.channel.send({"op": "exit", "nonce": ""}, time.monotonic() + 1.0)
                 self.process.wait(10)
-            except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
+            except (ChannelClosed, OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
         self.channel.close()
         if self.uid is not None:
             sandbox.reap(self.uid)  # its /dev/shm was a private tmpfs: nothing left there
+        if self.group is not None:
+            self.group.remove()
         sandbox.remove_private_dir(self.private)
         self.lease.release()
         self.log.close()
@@ -253,8 +287,9 @@ def gpu_lock(device: torch.device):
 class Isolation:
     """At most one live worker per solution; a worker is replaced after any fatal failure.
 
-    Workers stay up while the audit moves between workloads of one definition and are
-    shut down by :meth:`shutdown` when the audit moves on to another definition. A new
+    A solution's worker stays up while the audit moves between workloads of one
+    definition, and is ended as soon as another solution needs one: at most one
+    candidate's worker lives at a time, so none runs while another is timed. A new
     solution always gets a worker that never served anything before (forked by the
     spawner: a fraction of a second). Every worker holds a uid of its own
     (:class:`UidLease`), so reaping one never touches another.
@@ -262,7 +297,7 @@ class Isolation:
 
     def __init__(self, device: torch.device) -> None:
         self.device = device
-        self.workers: dict[str, tuple[WorkerHandle, dict]] = {}
+        self.workers: dict[str, tuple[WorkerHandle, protocol.Reply]] = {}
         self._stand_in: WorkerHandle | None = None
 
     def stand_in(self) -> WorkerHandle:
@@ -272,24 +307,33 @@ class Isolation:
             if self._stand_in is not None:
                 self._stand_in.close()
             self._stand_in = WorkerHandle(None, self.device)
-            self._stand_in.request({"op": "load", "stand_in": True,
-                                    "device": str(self.device)}, LOAD_TIMEOUT_S)
+            reply, _ = self._stand_in.request({"op": "load", "stand_in": True,
+                                               "device": str(self.device)}, LOAD_TIMEOUT_S)
+            if reply.error is not None:
+                raise sandbox.SandboxError(f"the stand-in worker failed: {reply.error}")
         return self._stand_in
 
-    def worker(self, solution: Solution, timeout: float) -> tuple[WorkerHandle, dict]:
+    def worker(self, solution: Solution, timeout: float
+               ) -> tuple[WorkerHandle, protocol.Reply]:
+        """The solution's live worker, or a new one (every other candidate's worker is
+        ended first); the load reply says whether the candidate loaded."""
         key = solution_hash(solution)
+        for other in [k for k in self.workers if k != key]:
+            self.discard(other)
         found = self.workers.get(key)
-        if found is None or not found[0].alive():
+        if found is None or not found[0].alive() or found[1].error is not None:
             if found is not None:
                 self.discard(key)
-            while len(self.workers) >= MAX_WORKERS:  # end the longest-kept worker
-                self.discard(next(iter(self.workers)))
             handle = WorkerHandle(solution, self.device)
             # Importing the solution (which may JIT-compile kernels) gets at least
             # LOAD_TIMEOUT_S, whatever the per-call timeout.
-            reply, _ = handle.request({"op": "load", "solution": solution.model_dump_json(),
-                                       "device": str(self.device)},
-                                      max(timeout, LOAD_TIMEOUT_S))
+            try:
+                reply, _ = handle.request({"op": "load", "solution": solution.model_dump_json(),
+                                           "device": str(self.device)},
+                                          max(timeout, LOAD_TIMEOUT_S))
+            except BaseException:
+                handle.close()
+                raise
             self.workers[key] = (handle, reply)
         return self.workers[key]
 

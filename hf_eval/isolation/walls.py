@@ -190,6 +190,11 @@ class Walls:
     readable: tuple[str, ...]  # directory trees (or files) the candidate may read and execute
     writable: tuple[str, ...]  # directory trees it may also write (its private dir)
     network: bool = False  # False: a fresh network namespace (no interfaces but lo) when root
+    #: (root) Size of the tmpfs mounted on each writable tree and on /dev/shm, in bytes:
+    #: what the worker writes lives in memory charged to its group, never on the host's
+    #: disk, and vanishes with its mount namespace. None: no tmpfs on the writable trees.
+    private_bytes: int | None = None
+    shm_bytes: int = 1 << 30
 
 
 # --------------------------------------------------------------------------- libc helpers
@@ -215,6 +220,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_NOEXEC = 8
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
@@ -465,8 +471,23 @@ def confine(walls: Walls) -> list[str]:
             applied.append("netns")
         try:
             _mount(None, "/", None, MS_REC | MS_PRIVATE)
+            if os.getpid() == 1:  # the first process of its own PID namespace
+                try:  # a /proc that shows this namespace's processes only
+                    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+                    applied.append("procfs")
+                except OSError:
+                    pass  # the host's /proc stays (a container may forbid a new one)
             if os.path.isdir("/dev/shm"):
-                _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+                _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+                       f"mode=1777,size={walls.shm_bytes}")
+            if walls.private_bytes is not None:
+                owner = "" if walls.uid is None else f",uid={walls.uid},gid={walls.uid}"
+                for tree in writable:
+                    _mount("tmpfs", tree, "tmpfs", MS_NOSUID | MS_NODEV,
+                           f"mode=0700,size={walls.private_bytes}{owner}")
+                if os.getcwd() in writable:  # the cwd is the tmpfs now, not what it covers
+                    os.chdir(os.getcwd())
+                applied.append("tmpfs-private")
             if walls.uid is not None:
                 _make_reachable(readable + writable, walls.uid)
         except OSError as exc:

@@ -1,0 +1,82 @@
+"""The trust boundary: where candidate code runs, and everything that crosses back.
+
+**The principle.** The worker is untrusted, and its only product is output bytes. It
+runs the candidate in a process of its own, and whatever it says is a claim the audit
+may refuse. Every status in a record is the audit's: PASSED only from its own
+comparison of the output bytes with its own truth, DATA_ERROR only from its own data
+checks; anything the worker reports is, at most, a candidate failure.
+
+**The interface.** :class:`~hf_eval.isolation.workers.Isolation` gives a lane one
+:class:`~hf_eval.isolation.workers.WorkerHandle` per solution (at most one candidate's
+worker alive at a time), whose :meth:`~hf_eval.isolation.workers.WorkerHandle.request`
+returns a checked :class:`~hf_eval.isolation.protocol.Reply` or raises
+:class:`~hf_eval.isolation.workers.WorkerFailure` with the audit's status.
+
+**Every channel from worker to audit, its defence, and the test that holds it**
+(``adversarial/X`` is ``tests/adversarial/X``, audited in ``tests/test_adversarial.py``
+and followed there by the honest solution on the same case):
+
+==================  ==========================================  ===========================
+channel             defence                                     tests
+==================  ==========================================  ===========================
+messages            a reply is plain data (no class, no         adversarial/forge_result,
+                    descriptor, at most 16 MiB), carries the    declare_status (x3),
+                    request's nonce, and is checked field by    declare_passed,
+                    field (:mod:`.protocol`); it names no       flood_channel,
+                    status. Anything else is tampering          reply_with_descriptor;
+                    (RUNTIME_ERROR) and ends the worker.        tests/test_channel.py
+deadlines           one deadline for a whole request: sending,  adversarial/hang,
+                    the header, partial frames and the body     stall_mid_message;
+                    (:mod:`.channel`). Missed: TIMEOUT.         test_channel.py
+memory              the audit lends sealed memfds only          adversarial/alias_input,
+                    (:mod:`.memory`): inputs, arenas and        mutate_then_undo,
+                    staged outputs read-only to the worker      write_input_proc_mem,
+                    (no write, no writable map, no resize);     truncate_lent_buffers,
+                    output slots writable but never resizable.  remap_input_writable,
+                    The audit keeps private copies for its      outputs_short_row;
+                    truths, byte checks and fresh sets, draws   test_channel.py
+                    every judged set's truth before the call,
+                    and judges a private copy of each slot.
+fds                 the worker is given its socket, its log     adversarial/
+                    and the memfds above; it gives none back    reply_with_descriptor
+                    (a reply with a descriptor is refused).
+files               Landlock: read the interpreter and the      adversarial/read_file (x3),
+                    harness, write only a private tmpfs (size-  leave_file,
+                    capped, in its own mount namespace, gone    fill_private_dir
+                    with it); the dataset and caches unseen.
+signals             Landlock scope, another uid, PID            adversarial/
+                    namespace: the worker can signal only its   signal_everything,
+                    own processes.                              read_parent_memory
+processes           PID namespace whose first process is the    adversarial/leave_process,
+                    candidate's: when it ends, the kernel ends  leader_exit_child,
+                    every process in it (:mod:`.process`);      fork_chain, fork_bomb
+                    cgroup (``pids.max``) caps forks; the
+                    group is frozen and emptied, the uid
+                    reaped, on every end.
+IPC                 IPC namespace per worker (SysV, POSIX       adversarial/sysv_shm,
+                    queues); a private tmpfs ``/dev/shm``;      sysv_shm_again;
+                    no network (netns, Landlock TCP).           adversarial/network
+memory use          cgroup ``memory.limit_in_bytes``: an OOM    adversarial/exhaust_memory
+                    kills the worker only, reported as "out
+                    of memory".
+CPU and GPU time    at most one candidate's worker alive per    adversarial/spin_hog;
+                    lane (the last one is ended before the      tests/test_isolation.py
+                    next starts); its group is frozen while
+                    the stand-in is timed; every trial ends
+                    with a device-wide synchronise inside the
+                    clocked request (:mod:`hf_eval.trials`).
+the harness in      every harness module global and class is    adversarial/patch_timer,
+the worker          snapshotted before candidate code runs and  patch_torch,
+                    compared after every request (a check that  rebind_harness_global
+                    only turns a patch into an error sooner:
+                    nothing the worker says is trusted).
+terminal            candidate text is printed with control      tests/test_report.py
+                    characters escaped (``report.safe_text``).
+==================  ==========================================  ===========================
+
+Modules: :mod:`.workers` (the audit's side), :mod:`.spawner` (forks workers from a
+process that imported torch once), :mod:`.process` (the worker's two processes),
+:mod:`.walls` (Landlock, namespaces, uid), :mod:`.limits` (cgroups), :mod:`.channel`,
+:mod:`.memory`, :mod:`.protocol`, :mod:`.server` (what the worker serves),
+:mod:`.reveal` (masked arenas). ``docs/verdicts.md`` says why each step is there.
+"""

@@ -1,0 +1,246 @@
+"""The private channel between the audit and one worker: a Unix socket pair.
+
+A message is a length-prefixed pickle. The two directions are not alike:
+
+* **Audit to worker.** Plain data in which every CPU tensor travels as a sealed memfd
+  (:mod:`hf_eval.isolation.memory`, ``SCM_RIGHTS``) and its view geometry, so a
+  multi-GB input is mapped by the worker, not copied. CUDA tensors never cross (the
+  worker uploads its inputs itself).
+* **Worker to audit.** Plain data only: dicts, lists, tuples, strings, bytes, numbers,
+  booleans and None. The audit's unpickler refuses every other class (a forged reply
+  cannot run code in the audit's process) and every descriptor (the worker lends the
+  audit no memory it could truncate or rewrite). Replies are bounded
+  (:data:`MAX_REPLY`), and :mod:`hf_eval.isolation.protocol` then checks their shape.
+
+Every receive has one deadline for the whole message, partial frames included: a
+worker that sends a header and stalls is a :class:`ChannelTimeout` at that deadline,
+and so is a send the worker does not read.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import select
+import socket
+import struct
+import time
+from dataclasses import dataclass
+
+import torch
+
+from hf_eval.isolation import memory
+
+#: Upper bound on one request's pickle (descriptors travel beside it, not inside).
+MAX_MESSAGE = 256 << 20
+#: Upper bound on one reply's pickle: replies hold numbers and short texts, no tensors.
+MAX_REPLY = 16 << 20
+MAX_FDS = 1 << 16
+FDS_PER_MESSAGE = 250
+_HEADER = struct.Struct("<QI")  # pickle length, descriptor count
+
+
+@dataclass(frozen=True)
+class _TensorRef:
+    """A CPU tensor as (descriptor index, buffer size, who may write, view geometry)."""
+
+    fd_index: int
+    nbytes: int
+    writable: bool
+    dtype: str
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    offset: int
+
+
+class ChannelClosed(Exception):
+    """The other end closed the socket, or sent something that is not a message."""
+
+
+class ChannelTimeout(ChannelClosed):
+    """The whole message did not arrive (or could not be sent) before its deadline."""
+
+
+class _Pickler(pickle.Pickler):
+    """The audit's pickler: CPU tensors go as sealed memfds (a copy when not in one)."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.fds: list[int] = []
+        self.keep: list[torch.Tensor] = []
+        self._index: dict[int, int] = {}  # buffer descriptor -> index in fds
+
+    def reducer_override(self, obj):  # noqa: D401 - pickle hook
+        if type(obj) is not torch.Tensor:
+            return NotImplemented
+        tensor = obj.detach()
+        if tensor.device.type != "cpu":
+            raise ValueError("only CPU tensors travel on the channel")
+        buffer = memory.buffer_of(tensor)
+        if buffer is None:
+            tensor = memory.export(tensor)
+            buffer = memory.buffer_of(tensor)
+        self.keep.append(tensor)
+        if buffer.fd not in self._index:
+            self._index[buffer.fd] = len(self.fds)
+            self.fds.append(buffer.fd)
+        ref = _TensorRef(self._index[buffer.fd], buffer.nbytes, buffer.worker_writable,
+                         str(tensor.dtype).removeprefix("torch."), tuple(tensor.shape),
+                         tuple(tensor.stride()), tensor.storage_offset())
+        return _TensorRef, tuple(ref.__dict__.values())
+
+
+class _PlainPickler(pickle.Pickler):
+    """The worker's pickler: a reply is plain data; a tensor in it is a harness bug."""
+
+    def reducer_override(self, obj):  # noqa: D401 - pickle hook
+        if isinstance(obj, torch.Tensor):
+            raise TypeError("a worker reply carries no tensor")
+        return NotImplemented
+
+
+class _Unpickler(pickle.Unpickler):
+    """``restricted`` (the audit's): builtins containers and scalars, nothing else."""
+
+    ALLOWED = {("builtins", name) for name in
+               ("dict", "list", "tuple", "set", "frozenset", "str", "bytes", "int", "float",
+                "bool", "complex", "NoneType")}
+
+    def __init__(self, file: io.BytesIO, restricted: bool) -> None:
+        super().__init__(file)
+        self.restricted = restricted
+
+    def find_class(self, module: str, name: str):
+        if self.restricted and (module, name) not in self.ALLOWED:
+            raise pickle.UnpicklingError(f"refused class {module}.{name} in a worker reply")
+        if (module, name) == (__name__, "_TensorRef"):
+            return _TensorRef
+        return super().find_class(module, name)
+
+
+def _rebuild(obj: object, fds: list[int], storages: dict[int, torch.Tensor]) -> object:
+    """(Worker side) tensors back from references; one mapping per buffer."""
+    if isinstance(obj, _TensorRef):
+        if obj.fd_index not in storages:
+            storages[obj.fd_index] = memory.map_received(fds[obj.fd_index], obj.nbytes,
+                                                         obj.writable)
+            fds[obj.fd_index] = -1  # closed by map_received
+        dtype = getattr(torch, obj.dtype)
+        return torch.empty(0, dtype=dtype).set_(storages[obj.fd_index].untyped_storage(),
+                                                obj.offset, obj.shape, obj.stride)
+    if isinstance(obj, dict):
+        return {k: _rebuild(v, fds, storages) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_rebuild(v, fds, storages) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(_rebuild(v, fds, storages) for v in obj)
+    return obj
+
+
+def _remaining(deadline: float | None) -> float | None:
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise ChannelTimeout("the message did not complete before its deadline")
+    return left
+
+
+class Channel:
+    """Length-prefixed pickles over one end of a socket pair.
+
+    ``restricted`` is the audit's end: it sends tensors as sealed memfds and accepts
+    plain data without descriptors; the worker's end is the reverse."""
+
+    def __init__(self, sock: socket.socket, restricted: bool) -> None:
+        self.sock = sock
+        self.restricted = restricted
+
+    # ------------------------------------------------------------------ sending
+    def send(self, obj: object, deadline: float | None = None) -> None:
+        buffer = io.BytesIO()
+        if self.restricted:
+            pickler = _Pickler(buffer)
+            pickler.dump(obj)
+            fds = pickler.fds
+        else:
+            _PlainPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+            fds = []
+        data = buffer.getvalue()
+        header = _HEADER.pack(len(data), len(fds))
+        # The kernel takes at most SCM_MAX_FD (253) descriptors per message: send them in
+        # batches, the header with the first, one marker byte with each further batch.
+        batches = [fds[i:i + FDS_PER_MESSAGE] for i in range(0, len(fds), FDS_PER_MESSAGE)]
+        try:
+            self.sock.settimeout(_remaining(deadline))
+            socket.send_fds(self.sock, [header], batches[0] if batches else [])
+            for batch in batches[1:]:
+                socket.send_fds(self.sock, [b"+"], batch)
+            self.sock.sendall(data)
+        except TimeoutError:
+            raise ChannelTimeout("the other end did not read the message in time") from None
+        finally:
+            self.sock.settimeout(None)
+
+    # ------------------------------------------------------------------ receiving
+    def poll(self, timeout: float | None) -> bool:
+        readable, _, _ = select.select([self.sock], [], [], timeout)
+        return bool(readable)
+
+    def _wait(self, deadline: float | None) -> None:
+        if not self.poll(_remaining(deadline)):
+            raise ChannelTimeout("the message did not complete before its deadline")
+
+    def _recv_fds(self, size: int, deadline: float | None, fds: list[int]) -> bytes:
+        """Up to ``size`` bytes (at least one), with any descriptors that come along."""
+        self._wait(deadline)
+        data, more, _, _ = socket.recv_fds(self.sock, size, FDS_PER_MESSAGE)
+        fds += more
+        if not data:
+            raise ChannelClosed("the channel closed")
+        return data
+
+    def recv(self, deadline: float | None = None) -> object:
+        """One message, whole, before ``deadline`` (``time.monotonic()``; None: no limit)."""
+        fds: list[int] = []
+        try:
+            header = b""
+            while len(header) < _HEADER.size:
+                header += self._recv_fds(_HEADER.size - len(header), deadline, fds)
+            length, count = _HEADER.unpack(header)
+            limit = MAX_REPLY if self.restricted else MAX_MESSAGE
+            if self.restricted and (count or fds):
+                raise ChannelClosed(f"malformed message: a reply carries {max(count, len(fds))}"
+                                    " descriptor(s); replies carry none")
+            if length > limit or count > MAX_FDS:
+                raise ChannelClosed(f"malformed message header ({length} bytes, "
+                                    f"{count} descriptors announced)")
+            while len(fds) < count:
+                if self._recv_fds(1, deadline, fds) != b"+":
+                    raise ChannelClosed("malformed descriptor batch")
+            if count != len(fds):
+                raise ChannelClosed(f"malformed message header ({count} descriptors "
+                                    f"announced, {len(fds)} sent)")
+            data = bytearray()
+            while len(data) < length:
+                self._wait(deadline)
+                chunk = self.sock.recv(min(length - len(data), 1 << 20))
+                if not chunk:
+                    raise ChannelClosed("the channel closed mid-message")
+                data += chunk
+            try:
+                obj = _Unpickler(io.BytesIO(bytes(data)), self.restricted).load()
+            except Exception as exc:  # noqa: BLE001 - whatever the bytes are, not a message
+                raise ChannelClosed(f"unreadable message ({type(exc).__name__}: "
+                                    f"{str(exc)[:200]})") from None
+            if self.restricted:
+                return obj
+            return _rebuild(obj, fds, {})
+        finally:
+            for fd in fds:
+                if fd >= 0:
+                    os.close(fd)
+
+    def close(self) -> None:
+        self.sock.close()

@@ -1,0 +1,249 @@
+"""One worker's control group: its memory and process caps, its freezing, its end.
+
+Each worker gets a cgroup of its own, made by the audit under the audit's own group
+before the worker starts; the worker's outer process joins it before it forks the
+candidate's process, so every process and thread the candidate ever makes is a member,
+however it forks, whatever session or uid it takes. Both hierarchies are served:
+
+* **cgroup v1** (``memory``, ``pids`` and ``freezer`` mounted under ``/sys/fs/cgroup``):
+  ``memory.limit_in_bytes``, ``pids.max``, ``freezer.state``.
+* **cgroup v2** (the unified hierarchy): ``cgroup.freeze`` and ``cgroup.kill`` always;
+  ``memory.max`` and ``pids.max`` where the audit's own group delegates those
+  controllers to its children (a container's group that holds processes itself cannot).
+
+What a group gives:
+
+* **Memory cap** (``memory-cap``): an out-of-memory kill inside the group ends the worker
+  only; the audit reads the group's OOM counter and says so. The worker's private
+  directory and ``/dev/shm`` are tmpfs mounts in its own mount namespace, sized, and
+  charged to this group.
+* **Process cap** (``pids-cap``): processes and threads together (a fork bomb fails in
+  the candidate, not in the audit).
+* **Freezing**: the audit freezes a candidate's group while it times the stand-in, so no
+  thread of the candidate can slow the stand-in (and so inflate the cost subtracted from
+  the candidate's own time); and it ends a worker by killing every member at once.
+
+Where a cap is missing, :mod:`hf_eval.isolation.process` falls back on per-process
+limits: ``RLIMIT_NPROC`` of the worker's own uid for processes, ``RLIMIT_AS`` on a CPU
+worker for memory, and always ``oom_score_adj`` 1000 (the kernel's OOM killer picks the
+worker first). Where no group can be made (not root), the report's ``isolation`` field
+lacks ``cgroup``; the PID namespace still ends everything with the worker.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+CONTROLLERS = ("memory", "pids", "freezer")
+
+
+def _env_bytes(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if not value:
+        return default
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    text = value.strip().lower().removesuffix("b").removesuffix("i")
+    scale = units.get(text[-1:], 1)
+    try:
+        return int(float(text.rstrip("kmg")) * scale)
+    except ValueError:
+        raise ValueError(f"{name}={value!r}: not a size (e.g. 8G, 512M)") from None
+
+
+def _physical_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The caps of one worker (environment variables override the defaults)."""
+
+    #: Host memory of the worker's group, tmpfs pages included
+    #: (``HF_EVAL_WORKER_MEMORY``; default half the machine's memory, at least 4 GiB).
+    memory_bytes: int
+    #: Processes and threads (``HF_EVAL_WORKER_PIDS``; default 4096).
+    pids: int
+    #: The private directory's tmpfs (``HF_EVAL_WORKER_DISK``; default 4 GiB).
+    private_bytes: int
+    #: ``/dev/shm``'s tmpfs (``HF_EVAL_WORKER_SHM``; default 1 GiB).
+    shm_bytes: int
+
+    @classmethod
+    def from_environment(cls) -> Limits:
+        return cls(memory_bytes=_env_bytes("HF_EVAL_WORKER_MEMORY",
+                                           max(4 << 30, _physical_memory() // 2)),
+                   pids=int(os.environ.get("HF_EVAL_WORKER_PIDS", "4096")),
+                   private_bytes=_env_bytes("HF_EVAL_WORKER_DISK", 4 << 30),
+                   shm_bytes=_env_bytes("HF_EVAL_WORKER_SHM", 1 << 30))
+
+
+def _unified() -> bool:
+    return (ROOT / "cgroup.controllers").is_file()
+
+
+def _own_group(controller: str) -> Path | None:
+    """This process's group in ``controller``'s hierarchy ("" for the unified one)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        number, names, path = line.split(":", 2)
+        if controller == "" and number == "0" and names == "":
+            return ROOT / path.lstrip("/")
+        if controller and controller in names.split(","):
+            base = ROOT / controller
+            return base / path.lstrip("/") if base.is_dir() else None
+    return None
+
+
+def _parents() -> dict[str, Path] | None:
+    """Where worker groups go: per v1 controller, or ``{"": group}`` for cgroup v2."""
+    if os.geteuid() != 0:
+        return None
+    if _unified():
+        own = _own_group("")
+        if own is None or not (own / "cgroup.freeze").exists() or not os.access(own, os.W_OK):
+            return None
+        return {"": own}
+    found = {c: _own_group(c) for c in CONTROLLERS}
+    if any(p is None or not os.access(p, os.W_OK) for p in found.values()):
+        return None
+    return found
+
+
+def available() -> bool:
+    """Whether worker groups can be made here (root, and cgroup v1 or v2)."""
+    return _parents() is not None
+
+
+class Group:
+    """A worker's group (v2) or groups (v1, one per controller); :meth:`create` returns
+    None where none can be made."""
+
+    def __init__(self, paths: dict[str, Path], limits: Limits) -> None:
+        self.paths = paths
+        self.limits = limits
+        self.unified = "" in paths
+        #: The caps the group enforces ("memory-cap", "pids-cap").
+        self.caps: list[str] = []
+
+    @property
+    def _any(self) -> Path:
+        return next(iter(self.paths.values()))
+
+    @classmethod
+    def create(cls, limits: Limits) -> Group | None:
+        parents = _parents()
+        if parents is None:
+            return None
+        name = f"hf-eval-worker-{os.getpid()}-{secrets.token_hex(4)}"
+        group = cls({}, limits)
+        try:
+            for controller, parent in parents.items():
+                path = parent / name
+                path.mkdir()
+                group.paths[controller] = path
+            caps = {"memory-cap": ("memory.max" if group.unified else
+                                   "memory.limit_in_bytes", limits.memory_bytes),
+                    "pids-cap": ("pids.max", limits.pids)}
+            for cap, (filename, value) in caps.items():
+                where = group.paths["" if group.unified else cap.split("-")[0]] / filename
+                if where.exists():
+                    where.write_text(str(value))
+                    group.caps.append(cap)
+            if group.unified and (group._any / "memory.swap.max").exists():
+                (group._any / "memory.swap.max").write_text("0")
+        except OSError:
+            group.remove()
+            return None
+        return group
+
+    def join_files(self) -> list[str]:
+        """The ``cgroup.procs`` files a process writes its pid into to join."""
+        return [str(p / "cgroup.procs") for p in self.paths.values()]
+
+    def members(self) -> list[int]:
+        try:
+            text = (self.paths["" if self.unified else "pids"] / "cgroup.procs").read_text()
+        except OSError:
+            return []
+        return [int(p) for p in text.split()]
+
+    def _set_frozen(self, frozen: bool, timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        try:
+            if self.unified:
+                (self._any / "cgroup.freeze").write_text("1" if frozen else "0")
+                want = f"frozen {1 if frozen else 0}"
+                while want not in (self._any / "cgroup.events").read_text().splitlines():
+                    if time.monotonic() > deadline:
+                        return False
+                    time.sleep(0.0005)
+                return True
+            path = self.paths["freezer"] / "freezer.state"
+            state = "FROZEN" if frozen else "THAWED"
+            path.write_text(state)
+            while path.read_text().strip() != state:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.0005)
+        except OSError:
+            return False
+        return True
+
+    def freeze(self) -> bool:
+        """Stop every member (they keep their state); True once all are frozen."""
+        return self._set_frozen(True)
+
+    def thaw(self) -> bool:
+        return self._set_frozen(False)
+
+    def kill(self, timeout: float = 5.0) -> bool:
+        """SIGKILL every member, none able to fork meanwhile; True once the group is
+        empty."""
+        killed = False
+        if self.unified and (self._any / "cgroup.kill").exists():
+            try:
+                (self._any / "cgroup.kill").write_text("1")
+                killed = True
+            except OSError:
+                pass
+        if not killed:
+            self.freeze()
+            for pid in self.members():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.thaw()
+        deadline = time.monotonic() + timeout
+        while self.members():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
+        return True
+
+    def out_of_memory(self) -> bool:
+        """Whether the kernel killed a member for the group's memory limit."""
+        name = "memory.events" if self.unified else "memory.oom_control"
+        try:
+            text = (self.paths["" if self.unified else "memory"] / name).read_text()
+        except OSError:
+            return False
+        fields = dict(line.split() for line in text.splitlines() if len(line.split()) == 2)
+        return int(fields.get("oom_kill", "0")) > 0
+
+    def remove(self) -> None:
+        """Remove the (empty) groups."""
+        for path in self.paths.values():
+            try:
+                path.rmdir()
+            except OSError:
+                pass

@@ -1,0 +1,180 @@
+"""What a worker's reply may say, checked field by field before the audit reads it.
+
+A reply is the worker's account of one request, nothing more: that it was served (with
+what the request asks for: the walls applied, the outputs that did not fit their slot,
+an event time, a CUPTI summary), or the candidate's error text. It never carries a
+status. :func:`parse` turns the plain data the channel delivered into a :class:`Reply`,
+or raises :class:`ProtocolError` for anything else (an unknown key, a wrong type, a
+foreign nonce, a number that is not finite): the audit calls that tampering.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+#: Candidate text kept in a record (an error, a traceback): longer text is cut.
+MAX_TEXT = 4000
+#: Dimensions an output's described shape may have.
+MAX_DIMS = 16
+#: The phases of a trial request a worker may time.
+PHASES = frozenset({"inputs", "calls", "outputs"})
+
+
+class ProtocolError(Exception):
+    """A reply the protocol does not allow (the audit reports tampering)."""
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """An output that did not fit its slot, as the worker described it."""
+
+    #: Its dtype, a torch dtype name ("bfloat16").
+    dtype: torch.dtype
+    #: Its shape.
+    shape: tuple[int, ...]
+
+    def meta(self) -> torch.Tensor:
+        """A tensor of this dtype and shape without storage, for the acceptance rules."""
+        return torch.empty(self.shape, dtype=self.dtype, device="meta")
+
+
+@dataclass(frozen=True)
+class Cupti:
+    """CUPTI's view of one profiled trial (a cross-check, never the verdict)."""
+
+    #: Kernels launched in the trial.
+    kernels: int = 0
+    #: Their durations, summed (ms).
+    kernel_ms: float = 0.0
+    #: From the first kernel's start to the last one's end, over every stream (ms).
+    span_ms: float = 0.0
+    #: Why the profile failed, when it did ("" otherwise).
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One reply, as the audit may use it."""
+
+    #: The candidate's error in its own words (None: the request was served).
+    error: str | None = None
+    #: The candidate's last frames, when it raised.
+    traceback: str = ""
+    #: (load) The walls the worker applied, by name.
+    walls: tuple[str, ...] = ()
+    #: (load) Whether the solution has a ``prepare``.
+    prepare: bool = False
+    #: (slots) How many output slots were page-locked.
+    pinned: int = 0
+    #: (trial) Per call, per output: None when in its slot, else what it was instead.
+    outputs: tuple[tuple[Mismatch | None, ...], ...] = ()
+    #: (trial) The worker's event time of the trial's calls (ms).
+    event_ms: float = 0.0
+    #: (trial) Where the request's time went, as the worker saw it (ms per phase).
+    phases_ms: dict[str, float] = field(default_factory=dict)
+    #: (profiled trial) CUPTI's summary.
+    cupti: Cupti | None = None
+    #: (changed) (set id, input index) of device copies that differ from what was staged.
+    changed: tuple[tuple[str, int], ...] = ()
+
+
+_KEYS = {"ok", "nonce", "error", "traceback", "walls", "prepare", "pinned", "outputs",
+         "event_ms", "phases_ms", "cupti", "changed"}
+
+
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ProtocolError(f"{what} is {type(value).__name__}, not text")
+    return value[:MAX_TEXT]
+
+
+def _number(value: object, what: str) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+        raise ProtocolError(f"{what} is not a finite number >= 0: {value!r}"[:200])
+    return float(value)
+
+
+def _count(value: object, what: str) -> int:
+    if type(value) is not int or value < 0:
+        raise ProtocolError(f"{what} is not a count: {value!r}"[:200])
+    return value
+
+
+def _mismatch(value: object) -> Mismatch | None:
+    if value is None:
+        return None
+    if not (isinstance(value, dict) and set(value) == {"dtype", "shape"}):
+        raise ProtocolError("an output entry is neither None nor {dtype, shape}")
+    name, shape = value["dtype"], value["shape"]
+    dtype = getattr(torch, name, None) if isinstance(name, str) and name.isidentifier() else None
+    if not isinstance(dtype, torch.dtype):
+        raise ProtocolError(f"an output entry names no dtype: {name!r}"[:200])
+    if not (isinstance(shape, list) and len(shape) <= MAX_DIMS
+            and all(type(n) is int and 0 <= n < 1 << 40 for n in shape)):
+        raise ProtocolError("an output entry's shape is not a list of sizes")
+    return Mismatch(dtype, tuple(shape))
+
+
+def _outputs(value: object) -> tuple[tuple[Mismatch | None, ...], ...]:
+    if not isinstance(value, list) or not all(isinstance(call, list) for call in value):
+        raise ProtocolError("outputs is not a list of calls")
+    return tuple(tuple(_mismatch(entry) for entry in call) for call in value)
+
+
+def _cupti(value: object) -> Cupti:
+    if not isinstance(value, dict) or not set(value) <= {"kernels", "kernel_ms", "span_ms",
+                                                         "error"}:
+        raise ProtocolError("cupti is not a CUPTI summary")
+    if "error" in value:
+        return Cupti(error=_text(value["error"], "cupti.error"))
+    return Cupti(_count(value.get("kernels", 0), "cupti.kernels"),
+                 _number(value.get("kernel_ms", 0.0), "cupti.kernel_ms"),
+                 _number(value.get("span_ms", 0.0), "cupti.span_ms"))
+
+
+def parse(raw: object, nonce: str) -> Reply:
+    """The reply to the request sent with ``nonce``, checked; ProtocolError otherwise."""
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"a reply is {type(raw).__name__}, not a mapping")
+    if raw.get("nonce") != nonce:
+        raise ProtocolError("a reply without the request's nonce")
+    unknown = set(raw) - _KEYS
+    if unknown:
+        raise ProtocolError(f"a reply with unknown field(s) {sorted(map(str, unknown))[:5]}")
+    ok = raw.get("ok")
+    if type(ok) is not bool:
+        raise ProtocolError("a reply without a boolean 'ok'")
+    if not ok:
+        if "error" not in raw:
+            raise ProtocolError("a failed reply without an error text")
+        return Reply(error=_text(raw["error"], "error") or "the worker reported an error",
+                     traceback=_text(raw.get("traceback", ""), "traceback"))
+    if "error" in raw:
+        raise ProtocolError("a served reply with an error text")
+    walls = raw.get("walls", [])
+    if not isinstance(walls, list):
+        raise ProtocolError("walls is not a list")
+    phases = raw.get("phases_ms", {})
+    if not isinstance(phases, dict) or not set(phases) <= PHASES:
+        raise ProtocolError("phases_ms is not a mapping of the request's phases")
+    changed = raw.get("changed", [])
+    if not (isinstance(changed, list) and all(
+            isinstance(c, list) and len(c) == 2 and isinstance(c[0], str)
+            and type(c[1]) is int for c in changed)):
+        raise ProtocolError("changed is not a list of (set id, index)")
+    prepare = raw.get("prepare", False)
+    if type(prepare) is not bool:
+        raise ProtocolError("prepare is not a boolean")
+    return Reply(
+        walls=tuple(_text(w, "a wall")[:100] for w in walls),
+        prepare=prepare,
+        pinned=_count(raw.get("pinned", 0), "pinned"),
+        outputs=_outputs(raw.get("outputs", [])),
+        event_ms=_number(raw.get("event_ms", 0.0), "event_ms"),
+        phases_ms={k: _number(v, f"phases_ms.{k}") for k, v in phases.items()},
+        cupti=_cupti(raw["cupti"]) if "cupti" in raw else None,
+        changed=tuple((c[0], c[1]) for c in changed),
+    )

@@ -1,0 +1,197 @@
+"""The boundary's parts on their own: what a reply may say, one live candidate worker per
+lane, and a worker's end taking everything it started with it."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from hf_eval.isolation import memory, protocol
+from hf_eval.isolation.limits import available
+from hf_eval.isolation.workers import Isolation, WorkerFailure
+from hf_eval.records import Status
+from hf_eval.sources import solution_from_directory
+
+HERE = Path(__file__).parent / "adversarial"
+DEFINITION = "toy_linear_n8_k16"
+needs_groups = pytest.mark.skipif(not available(), reason="needs root and cgroup v1")
+
+
+# ----------------------------------------------------------------------------- protocol
+def test_a_served_reply_is_read_field_by_field():
+    reply = protocol.parse({"ok": True, "nonce": "n", "event_ms": 1.5,
+                            "outputs": [[None, {"dtype": "float32", "shape": [2, 3]}]],
+                            "walls": ["pidns"], "changed": [["s1", 0]]}, "n")
+    assert reply.error is None and reply.event_ms == 1.5 and reply.walls == ("pidns",)
+    assert reply.outputs[0][0] is None
+    assert reply.outputs[0][1] == protocol.Mismatch(torch.float32, (2, 3))
+    assert reply.changed == (("s1", 0),)
+
+
+def test_a_failed_reply_is_only_an_error_text():
+    reply = protocol.parse({"ok": False, "nonce": "n", "error": "PASSED"}, "n")
+    assert reply.error == "PASSED"  # the candidate's words; the caller makes it a failure
+
+
+@pytest.mark.parametrize("raw, rule", [
+    ({"ok": True, "nonce": "n", "status": "PASSED"}, r"unknown field\(s\) \['status'\]"),
+    ({"ok": True, "nonce": "other"}, "without the request's nonce"),
+    ({"ok": "yes", "nonce": "n"}, "without a boolean 'ok'"),
+    ({"ok": False, "nonce": "n"}, "without an error text"),
+    ({"ok": True, "nonce": "n", "error": "x"}, "a served reply with an error text"),
+    ({"ok": True, "nonce": "n", "event_ms": math.nan}, "event_ms is not a finite number"),
+    ({"ok": True, "nonce": "n", "event_ms": -1.0}, "event_ms is not a finite number"),
+    ({"ok": True, "nonce": "n", "outputs": [[{"dtype": "os.system", "shape": [1]}]]},
+     "names no dtype"),
+    ({"ok": True, "nonce": "n", "outputs": [[{"dtype": "float32", "shape": [-1]}]]},
+     "shape is not a list of sizes"),
+    ({"ok": True, "nonce": "n", "outputs": [[{"dtype": "float32", "shape": [1] * 17}]]},
+     "shape is not a list of sizes"),
+    (["ok"], "not a mapping"),
+])
+def test_anything_else_is_refused(raw, rule):
+    with pytest.raises(protocol.ProtocolError, match=rule):
+        protocol.parse(raw, "n")
+
+
+def test_candidate_text_is_bounded():
+    reply = protocol.parse({"ok": False, "nonce": "n", "error": "x" * 10**6}, "n")
+    assert len(reply.error) == protocol.MAX_TEXT
+
+
+# ----------------------------------------------------------------------------- workers
+def _solution(name: str, tmp: Path):
+    package = tmp / name
+    shutil.copytree(HERE / name, package)
+    return solution_from_directory(package / "main.py", DEFINITION)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:\t")[1][0]
+    except (OSError, IndexError):
+        return "gone"
+
+
+@needs_groups
+def test_a_lane_keeps_one_candidate_worker_alive(tmp_path):
+    isolation = Isolation(torch.device("cpu"))
+    try:
+        first, loaded = isolation.worker(_solution("honest", tmp_path), 10.0)
+        assert loaded.error is None
+        group = first.group
+        second, _ = isolation.worker(_solution("slow_honest", tmp_path), 10.0)
+        assert not first.alive()
+        assert all(not path.exists() for path in group.paths.values())  # emptied, removed
+        assert second.alive()
+        assert list(isolation.workers) == [second.solution_key]
+    finally:
+        isolation.close()
+
+
+@needs_groups
+def test_ending_a_worker_ends_everything_it_started(tmp_path):
+    isolation = Isolation(torch.device("cpu"))
+    try:
+        handle, _ = isolation.worker(_solution("leave_process", tmp_path), 10.0)
+        group = handle.group
+        x, w = torch.randn(1, 16).bfloat16(), torch.randn(8, 16).bfloat16()
+        handle.request({"op": "register", "sets": {"s": [x, w, 0.5]}}, 10.0)
+        slots = [[memory.empty((1, 8), torch.bfloat16, worker_writable=True),
+                  memory.empty((1,), torch.int64, worker_writable=True)]]
+        handle.request({"op": "slots", "slots": slots}, 10.0)
+        reply, _ = handle.request({"op": "trial", "method": "eager", "ids": ["s"],
+                                   "n_outputs": 2}, 10.0)
+        assert reply.error is None
+        assert len(group.members()) >= 3  # outer, inner, and the detached `sleep`
+        members = group.members()
+        isolation.discard(handle.solution_key)
+        assert all(not Path(f"/proc/{pid}").exists() or _state(pid) == "Z" for pid in members)
+        assert all(not path.exists() for path in group.paths.values())
+    finally:
+        isolation.close()
+
+
+@needs_groups
+def test_a_frozen_worker_runs_nothing_until_thawed(tmp_path):
+    isolation = Isolation(torch.device("cpu"))
+    try:
+        handle, _ = isolation.worker(_solution("honest", tmp_path), 10.0)
+        assert handle.freeze()
+        states = {Path(f"/proc/{pid}/status").read_text().split("State:\t")[1][0]
+                  for pid in handle.group.members()}
+        assert states <= {"D", "S"}, states  # frozen tasks sleep in the freezer
+        handle.thaw()
+        reply, _ = handle.request({"op": "null"}, 10.0)
+        assert reply.error is None
+    finally:
+        isolation.close()
+
+
+@needs_groups
+def test_a_stalled_worker_is_a_timeout_within_the_deadline(tmp_path):
+    isolation = Isolation(torch.device("cpu"))
+    try:
+        handle, _ = isolation.worker(_solution("honest", tmp_path), 10.0)
+        handle.freeze()  # it cannot answer at all now
+        started = time.monotonic()
+        with pytest.raises(WorkerFailure) as caught:
+            handle.request({"op": "null"}, 1.0)
+        assert caught.value.status is Status.TIMEOUT
+        assert time.monotonic() - started < 10
+        assert not handle.alive()
+    finally:
+        isolation.close()
+
+
+def test_the_worker_limits_read_the_environment(monkeypatch):
+    from hf_eval.isolation.limits import Limits
+
+    monkeypatch.setenv("HF_EVAL_WORKER_MEMORY", "2G")
+    monkeypatch.setenv("HF_EVAL_WORKER_DISK", "512M")
+    monkeypatch.setenv("HF_EVAL_WORKER_PIDS", "99")
+    limits = Limits.from_environment()
+    assert (limits.memory_bytes, limits.private_bytes, limits.pids) == (2 << 30, 512 << 20, 99)
+    monkeypatch.setenv("HF_EVAL_WORKER_MEMORY", "lots")
+    with pytest.raises(ValueError, match="HF_EVAL_WORKER_MEMORY='lots': not a size"):
+        Limits.from_environment()
+
+
+def test_no_group_is_made_without_root():
+    if os.geteuid() == 0:
+        pytest.skip("runs as root here")
+    assert not available()
+
+
+def test_without_a_group_per_process_limits_hold(tmp_path, monkeypatch):
+    """Where no group can cap memory or processes (cgroup v2 without delegated
+    controllers), a CPU worker's address space and its uid's processes are limited."""
+    from hf_eval.audit import Audit, AuditConfig
+    from hf_eval.dataset import open_dataset
+    from hf_eval.isolation import limits
+    from tests.conftest import build_toy_root
+
+    monkeypatch.setattr(limits.Group, "create", classmethod(lambda cls, limits: None))
+    monkeypatch.setenv("HF_EVAL_WORKER_MEMORY", "1G")
+    monkeypatch.setenv("HF_EVAL_WORKER_PIDS", "256")
+    root = build_toy_root(tmp_path, call_timeout_s=10.0)
+    names = ["exhaust_memory", "fork_bomb", "honest"]
+    records = Audit(open_dataset(root), AuditConfig(
+        report=tmp_path / "r.jsonl", solutions="none", suite="first",
+        extra_solutions=[_solution(n, tmp_path) for n in names])).run()
+    got = {r.solution.removeprefix("candidate-"): r for r in records}
+    assert got["exhaust_memory"].status is Status.RUNTIME_ERROR
+    assert "can't allocate memory" in got["exhaust_memory"].reason
+    assert got["honest"].status is Status.PASSED
+    walls = got["honest"].model_dump()["isolation"]
+    assert "oom-first" in walls and "rlimit-as" in walls and "cgroup" not in walls
+    if os.geteuid() == 0:
+        assert got["fork_bomb"].status is Status.RUNTIME_ERROR
+        assert "Resource temporarily unavailable" in got["fork_bomb"].reason
+        assert "rlimit-nproc" in walls
