@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import stat
 import sys
 import types
 from collections.abc import Callable
@@ -92,6 +93,10 @@ def write_package(solution: Solution, where: Path | None = None) -> Path:
     return package
 
 
+#: The largest source file a local candidate may hold.
+MAX_SOURCE_BYTES = 16 << 20
+
+
 @dataclass
 class Entry:
     """A loaded solution: ``run(*inputs)`` and, when the module has one, ``prepare``."""
@@ -145,8 +150,17 @@ def solution_from_directory(entry: Path, definition: str) -> Solution:
         resolved = path.resolve()
         if package not in resolved.parents:
             raise DataError(path, "candidate source escapes its package directory (a link?)")
-        sources.append({"path": path.relative_to(entry.parent).as_posix(),
-                        "content": path.read_text()})
+        info = resolved.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read for ever
+            raise DataError(path, "candidate source is not a regular file")
+        if info.st_size > MAX_SOURCE_BYTES:
+            raise DataError(path, f"candidate source is over {MAX_SOURCE_BYTES >> 20} MiB")
+        try:
+            content = resolved.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(path, f"candidate source is not UTF-8 text (byte {exc.start})") \
+                from None
+        sources.append({"path": path.relative_to(entry.parent).as_posix(), "content": content})
     data = {"name": f"candidate-{package.name}", "definition": definition, "author": "local",
             "description": f"local candidate from {entry}",
             "spec": {"language": "python", "target_hardware": ["local"],

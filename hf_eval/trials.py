@@ -428,7 +428,10 @@ class Session:
             # worker is frozen meanwhile, so none of its threads can slow the stand-in.
             stand_in = {**message, "method": "graph" if method == "graph" else "eager",
                         "profile": False}
-            self.handle.freeze()
+            if self.handle.freeze() is False:  # a thread held in the kernel, say
+                self.handle.thaw()
+                raise _failure(Status.RUNTIME_ERROR, "the worker's processes did not stop "
+                               "when frozen (while the stand-in was timed)", fatal=True)
             try:
                 runs = [self._clocked(self.stand_in, stand_in, judged, self._seal_plan(),
                                       timeout, "stand-in")

@@ -112,6 +112,20 @@ EXPECTED = {
     "flood_channel": ("RUNTIME_ERROR", r"^result channel tampering: malformed message header"),
     "reply_with_descriptor": ("RUNTIME_ERROR", r"replies carry none"),
     "stall_mid_message": ("TIMEOUT", r"^no answer within 10 s$"),
+    "forge_huge_event_time": ("RUNTIME_ERROR", r"^result channel tampering: event_ms is not"),
+    # (a million walls do not fit in a reply: refused by its size, or by the walls rule)
+    "forge_walls": ("RUNTIME_ERROR", r"^result channel tampering: (malformed message header|"
+                                     r"walls is not a short list)"),
+    "pickle_bomb_reply": ("RUNTIME_ERROR", r"^result channel tampering: unreadable message"),
+    "replace_integrity_check": ("COMPILE_ERROR", r"^harness integrity: .*hf_eval\.isolation"
+                                r"\.server\._integrity_problems"),
+    # kernel objects no namespace isolates, disk and memory no group charges: refused
+    "keyring_carry": ("RUNTIME_ERROR", DENIED),
+    "socket_buffers": ("RUNTIME_ERROR", DENIED),
+    "fill_log": ("RUNTIME_ERROR", DENIED),
+    # threads held in the kernel while the stand-in is timed: the freeze waits for them
+    # (or the candidate fails); either way its time does not drop
+    "freeze_evade": ("PASSED", r"^$"),
     "prepare_computes_answer": ("INCORRECT_NUMERICAL", r"^prepared timing trial 1: y: "),
     "crash": ("RUNTIME_ERROR", r"SIGSEGV"),
     "hang": ("TIMEOUT", r"no answer within 10 s"),
@@ -119,7 +133,8 @@ EXPECTED = {
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
 NO_SPEEDUP = ["slow_honest", "phase_by_stack", "phase_by_environment", "cache_by_fingerprint",
-              "cache_by_content_hash", "forge_event_time", "precompute_staged", "spin_hog"]
+              "cache_by_content_hash", "forge_event_time", "precompute_staged", "spin_hog",
+              "freeze_evade"]
 #: The caps the workers of this module get (small, so exhausting them is quick).
 LIMITS = {"HF_EVAL_WORKER_MEMORY": "1G", "HF_EVAL_WORKER_DISK": "64M",
           "HF_EVAL_WORKER_PIDS": "256"}
@@ -391,3 +406,18 @@ def test_cuda_times_carry_the_audits_bound_and_cupti(cuda_records):
     for method in ("eager", "graph"):
         assert timing[method]["median_ms"] >= timing[method]["bound_median_ms"]
         assert timing[method]["cupti"]["kernels_per_call"] >= 1, timing[method]
+
+
+@pytest.mark.parametrize("make, rule", [
+    (lambda p: os.mkfifo(p), "not a regular file"),
+    (lambda p: p.write_bytes(b"x = '\xff\xfe'\n"), "not UTF-8 text"),
+])
+def test_a_candidate_source_that_cannot_be_read_is_refused(tmp_path, make, rule):
+    """A FIFO beside main.py would block the audit's read for ever; bytes that are not
+    UTF-8 would end it with a traceback: both are one error naming the file."""
+    package = tmp_path / "pkg"
+    shutil.copytree(HERE / "honest", package)
+    make(package / "helper.py")
+    with pytest.raises(DataError, match=rule) as caught:
+        solution_from_directory(package / "main.py", DEFINITION)
+    assert "helper.py" in str(caught.value)

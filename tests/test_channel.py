@@ -98,16 +98,29 @@ class Payload:
         return (print, ("code ran",))
 
 
-def test_a_reply_with_a_foreign_class_is_refused():
-    audit, worker = _pair()
-    raw = socket.socket(fileno=os.dup(worker.sock.fileno()))
+@pytest.mark.parametrize("payload", [
+    {"ok": True, "x": Payload()},  # a class's constructor
+    [frozenset(b"\0" * 8)] * 3,  # builtins that pickle calls (an allocation bomb, scaled)
+])
+def test_a_pickled_reply_is_unreadable(payload, capsys):
+    """Replies are JSON: no pickle opcode of any kind is executed by the audit."""
     import io
     import pickle
+
+    audit, worker = _pair()
     data = io.BytesIO()
-    pickle.dump({"ok": True, "x": Payload()}, data)
-    raw.sendall(struct.pack("<QI", len(data.getvalue()), 0) + data.getvalue())
-    with pytest.raises(ChannelClosed, match="refused class builtins.print"):
+    pickle.dump(payload, data, protocol=pickle.HIGHEST_PROTOCOL)
+    worker.sock.sendall(struct.pack("<QI", len(data.getvalue()), 0) + data.getvalue())
+    with pytest.raises(ChannelClosed, match="unreadable message"):
         audit.recv(time.monotonic() + 5)
+    assert "code ran" not in capsys.readouterr().out
+
+
+def test_a_reply_is_json():
+    audit, worker = _pair()
+    worker.send({"ok": True, "event_ms": 1.25, "walls": ["pidns"]})
+    assert audit.recv(time.monotonic() + 5) == {"ok": True, "event_ms": 1.25,
+                                                "walls": ["pidns"]}
 
 
 def test_a_reply_carrying_a_descriptor_is_refused():

@@ -78,3 +78,13 @@ def test_an_output_changed_after_the_seal_is_caught(numel):
         session._outputs([0], seal)
     assert caught.value.result["status"] == "RUNTIME_ERROR"
     assert "changed after the worker replied" in caught.value.result["reason"]
+
+
+def test_a_cpu_mask_is_keyed_by_every_bit_of_its_seed():
+    """Torch's CPU generator keeps 32 bits of a seed; the CPU mask must not (a candidate
+    could search 2**32 seeds from a few known bytes of an arena)."""
+    low = 0x1234_5678
+    a = mask_into(torch.empty(64, dtype=torch.uint8), low)
+    for high_bit in (32, 63, 100, 127):
+        b = mask_into(torch.empty(64, dtype=torch.uint8), low | (1 << high_bit))
+        assert not torch.equal(a, b), high_bit

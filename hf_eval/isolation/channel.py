@@ -6,11 +6,11 @@ A message is a length-prefixed pickle. The two directions are not alike:
   (:mod:`hf_eval.isolation.memory`, ``SCM_RIGHTS``) and its view geometry, so a
   multi-GB input is mapped by the worker, not copied. CUDA tensors never cross (the
   worker uploads its inputs itself).
-* **Worker to audit.** Plain data only: dicts, lists, tuples, strings, bytes, numbers,
-  booleans and None. The audit's unpickler refuses every other class (a forged reply
-  cannot run code in the audit's process) and every descriptor (the worker lends the
-  audit no memory it could truncate or rewrite). Replies are bounded
-  (:data:`MAX_REPLY`), and :mod:`hf_eval.isolation.protocol` then checks their shape.
+* **Worker to audit.** JSON: objects, arrays, strings, numbers, booleans and null, so
+  reading a reply runs no code and builds nothing but those (no pickle: its opcodes can
+  call constructors). A reply carries no descriptor (the worker lends the audit no
+  memory it could truncate or rewrite), is bounded (:data:`MAX_REPLY`), and
+  :mod:`hf_eval.isolation.protocol` then checks its shape.
 
 Every receive has one deadline for the whole message, partial frames included: a
 worker that sends a header and stalls is a :class:`ChannelTimeout` at that deadline,
@@ -20,6 +20,7 @@ and so is a send the worker does not read.
 from __future__ import annotations
 
 import io
+import json
 import os
 import pickle
 import select
@@ -91,29 +92,17 @@ class _Pickler(pickle.Pickler):
         return _TensorRef, tuple(ref.__dict__.values())
 
 
-class _PlainPickler(pickle.Pickler):
-    """The worker's pickler: a reply is plain data; a tensor in it is a harness bug."""
-
-    def reducer_override(self, obj):  # noqa: D401 - pickle hook
-        if isinstance(obj, torch.Tensor):
-            raise TypeError("a worker reply carries no tensor")
-        return NotImplemented
+def _plain(obj: object) -> object:
+    """A reply as JSON can hold it; a tensor (or any other object) in it is a harness bug."""
+    if isinstance(obj, torch.Tensor):
+        raise TypeError("a worker reply carries no tensor")
+    raise TypeError(f"a worker reply carries no {type(obj).__name__}")
 
 
 class _Unpickler(pickle.Unpickler):
-    """``restricted`` (the audit's): builtins containers and scalars, nothing else."""
-
-    ALLOWED = {("builtins", name) for name in
-               ("dict", "list", "tuple", "set", "frozenset", "str", "bytes", "int", "float",
-                "bool", "complex", "NoneType")}
-
-    def __init__(self, file: io.BytesIO, restricted: bool) -> None:
-        super().__init__(file)
-        self.restricted = restricted
+    """The worker's unpickler of requests (the audit is trusted): tensors as memfds."""
 
     def find_class(self, module: str, name: str):
-        if self.restricted and (module, name) not in self.ALLOWED:
-            raise pickle.UnpicklingError(f"refused class {module}.{name} in a worker reply")
         if (module, name) == (__name__, "_TensorRef"):
             return _TensorRef
         return super().find_class(module, name)
@@ -159,15 +148,13 @@ class Channel:
 
     # ------------------------------------------------------------------ sending
     def send(self, obj: object, deadline: float | None = None) -> None:
-        buffer = io.BytesIO()
         if self.restricted:
+            buffer = io.BytesIO()
             pickler = _Pickler(buffer)
             pickler.dump(obj)
-            fds = pickler.fds
-        else:
-            _PlainPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-            fds = []
-        data = buffer.getvalue()
+            fds, data = pickler.fds, buffer.getvalue()
+        else:  # a reply: JSON, so that reading it runs no code and builds no object
+            fds, data = [], json.dumps(obj, default=_plain).encode()
         header = _HEADER.pack(len(data), len(fds))
         # The kernel takes at most SCM_MAX_FD (253) descriptors per message: send them in
         # batches, the header with the first, one marker byte with each further batch.
@@ -230,12 +217,12 @@ class Channel:
                     raise ChannelClosed("the channel closed mid-message")
                 data += chunk
             try:
-                obj = _Unpickler(io.BytesIO(bytes(data)), self.restricted).load()
+                if self.restricted:
+                    return json.loads(bytes(data))
+                obj = _Unpickler(io.BytesIO(bytes(data))).load()
             except Exception as exc:  # noqa: BLE001 - whatever the bytes are, not a message
                 raise ChannelClosed(f"unreadable message ({type(exc).__name__}: "
                                     f"{str(exc)[:200]})") from None
-            if self.restricted:
-                return obj
             return _rebuild(obj, fds, {})
         finally:
             for fd in fds:

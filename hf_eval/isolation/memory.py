@@ -101,6 +101,15 @@ def buffer_of(tensor: torch.Tensor) -> SharedMap | None:
     return _LIVE.get(tensor.untyped_storage().data_ptr())
 
 
+def log_file(nbytes: int) -> int:
+    """A descriptor for a worker's stdout and stderr: a memfd of ``nbytes`` zeros that
+    cannot grow or shrink (writes past its end fail; nothing reaches a disk)."""
+    fd = os.memfd_create("hf-eval-log", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, nbytes)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SIZE_SEALS)
+    return fd
+
+
 # --------------------------------------------------------------------------- worker side
 def map_received(fd: int, nbytes: int, writable: bool) -> torch.Tensor:
     """(Worker side) a uint8 tensor over a received memfd: read-write for an output slot,

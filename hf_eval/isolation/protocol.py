@@ -10,7 +10,7 @@ foreign nonce, a number that is not finite): the audit calls that tampering.
 
 from __future__ import annotations
 
-import math
+import re
 from dataclasses import dataclass, field
 
 import torch
@@ -19,6 +19,14 @@ import torch
 MAX_TEXT = 4000
 #: Dimensions an output's described shape may have.
 MAX_DIMS = 16
+#: The longest time a worker may report, in ms (a day: no request may take longer).
+MAX_MS = 86_400_000.0
+#: Calls one request may account for, outputs one call may have (bounds, not rules).
+MAX_CALLS = 1 << 16
+MAX_OUTPUTS = 64
+#: How a wall is named ("uid:61000", "landlock-abi7"), and how many a worker may name.
+WALL = re.compile(r"[a-z0-9][a-z0-9:_-]{0,39}")
+MAX_WALLS = 48
 #: The phases of a trial request a worker may time.
 PHASES = frozenset({"inputs", "calls", "outputs"})
 
@@ -92,8 +100,9 @@ def _text(value: object, what: str) -> str:
 
 
 def _number(value: object, what: str) -> float:
-    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
-        raise ProtocolError(f"{what} is not a finite number >= 0: {value!r}"[:200])
+    if type(value) not in (int, float) or not 0 <= value <= MAX_MS:
+        raise ProtocolError(f"{what} is not a number of ms in [0, {MAX_MS:g}]: "
+                            f"{value!r}"[:200])
     return float(value)
 
 
@@ -119,7 +128,8 @@ def _mismatch(value: object) -> Mismatch | None:
 
 
 def _outputs(value: object) -> tuple[tuple[Mismatch | None, ...], ...]:
-    if not isinstance(value, list) or not all(isinstance(call, list) for call in value):
+    if not (isinstance(value, list) and len(value) <= MAX_CALLS and all(
+            isinstance(call, list) and len(call) <= MAX_OUTPUTS for call in value)):
         raise ProtocolError("outputs is not a list of calls")
     return tuple(tuple(_mismatch(entry) for entry in call) for call in value)
 
@@ -155,13 +165,14 @@ def parse(raw: object, nonce: str) -> Reply:
     if "error" in raw:
         raise ProtocolError("a served reply with an error text")
     walls = raw.get("walls", [])
-    if not isinstance(walls, list):
-        raise ProtocolError("walls is not a list")
+    if not (isinstance(walls, list) and len(walls) <= MAX_WALLS
+            and all(isinstance(w, str) and WALL.fullmatch(w) for w in walls)):
+        raise ProtocolError("walls is not a short list of wall names")
     phases = raw.get("phases_ms", {})
     if not isinstance(phases, dict) or not set(phases) <= PHASES:
         raise ProtocolError("phases_ms is not a mapping of the request's phases")
     changed = raw.get("changed", [])
-    if not (isinstance(changed, list) and all(
+    if not (isinstance(changed, list) and len(changed) <= MAX_CALLS * MAX_OUTPUTS and all(
             isinstance(c, list) and len(c) == 2 and isinstance(c[0], str)
             and type(c[1]) is int for c in changed)):
         raise ProtocolError("changed is not a list of (set id, index)")
@@ -169,7 +180,7 @@ def parse(raw: object, nonce: str) -> Reply:
     if type(prepare) is not bool:
         raise ProtocolError("prepare is not a boolean")
     return Reply(
-        walls=tuple(_text(w, "a wall")[:100] for w in walls),
+        walls=tuple(walls),
         prepare=prepare,
         pinned=_count(raw.get("pinned", 0), "pinned"),
         outputs=_outputs(raw.get("outputs", [])),

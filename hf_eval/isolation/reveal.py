@@ -21,6 +21,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from hf_eval.isolation import memory
@@ -29,10 +30,28 @@ from hf_eval.isolation import memory
 ALIGN = 256
 
 
+#: Bits of a mask's seed: the CPU stream is keyed with all of them, a GPU's with 64.
+SEED_BITS = 128
+#: CPU mask bytes drawn per step (bounds the temporary buffer).
+_CPU_CHUNK = 1 << 24
+
+
 def mask_into(buffer: torch.Tensor, seed: int) -> torch.Tensor:
-    """Fill ``buffer`` (uint8, a multiple of 8 bytes) with the random bytes of ``seed``."""
-    generator = torch.Generator(buffer.device).manual_seed(seed)
-    buffer.view(torch.int64).random_(-(2 ** 63), 2 ** 63 - 1, generator=generator)
+    """Fill ``buffer`` (uint8, a multiple of 8 bytes) with the random bytes of ``seed``.
+
+    On a GPU: torch's Philox generator keyed with 64 bits of the seed. On the CPU:
+    numpy's Philox4x64-10 keyed with all 128 bits (torch's CPU generator is a Mersenne
+    Twister seeded with 32 bits, which a candidate could search from a few known bytes
+    of the masked arena)."""
+    if buffer.device.type != "cpu":
+        generator = torch.Generator(buffer.device).manual_seed(seed % (1 << 64))
+        buffer.view(torch.int64).random_(-(2 ** 63), 2 ** 63 - 1, generator=generator)
+        return buffer
+    words = buffer.view(torch.int64).numpy().view(np.uint64)
+    bits = np.random.Philox(key=seed % (1 << SEED_BITS))
+    for start in range(0, words.size, _CPU_CHUNK // 8):
+        chunk = words[start:start + _CPU_CHUNK // 8]
+        chunk[:] = bits.random_raw(chunk.size)
     return buffer
 
 
@@ -99,7 +118,7 @@ class Arena:
         for places, inputs in zip(self.places, sets):
             for i, place in places.items():
                 self._view(staging, place).copy_(inputs[i])
-        self.seed = secrets.randbits(63)
+        self.seed = secrets.randbits(SEED_BITS)
         mask = mask_into(torch.empty_like(staging), self.seed)
         staging.view(torch.int64).bitwise_xor_(mask.view(torch.int64))
         if staging is not self.buffer:

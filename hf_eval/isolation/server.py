@@ -65,25 +65,27 @@ def _harness_namespaces() -> list[tuple[str, dict]]:
     return spaces
 
 
-def _snapshot() -> dict[str, tuple[dict, dict[str, int]]]:
-    return {where: (space, {k: id(v) for k, v in list(space.items())})
-            for where, space in _harness_namespaces()}
+#: What a namespace held: (where, the namespace, its (name, object) pairs), immutable.
+Snapshot = tuple[tuple[str, dict, tuple[tuple[str, object], ...]], ...]
+_ORIGINALS = tuple((owner, name, owner.__dict__.get(name, getattr(owner, name)))
+                   for owner, name in GUARDED)
 
 
-_ORIGINALS = [(owner, name, owner.__dict__.get(name, getattr(owner, name)))
-              for owner, name in GUARDED]
-#: Taken once the worker has imported what it serves with, before any candidate code.
-_HARNESS: dict[str, tuple[dict, dict[str, int]]] = {}
+def _snapshot() -> Snapshot:
+    """Every harness namespace as it is now (the objects are held, so none is reused)."""
+    return tuple((where, space, tuple(space.items())) for where, space in _harness_namespaces())
 
 
-def _integrity_problems() -> list[str]:
-    """Names of harness functions and globals that candidate code replaced or removed."""
+def _integrity_problems(baseline: Snapshot) -> list[str]:
+    """Names of harness functions and globals that candidate code replaced or removed
+    since ``baseline`` (taken before any candidate code ran)."""
     changed = [f"{getattr(owner, '__name__', owner)}.{name}"
                for owner, name, original in _ORIGINALS
                if owner.__dict__.get(name, getattr(owner, name, None)) is not original]
-    for where, (space, ids) in _HARNESS.items():
-        for key, ident in ids.items():
-            if key not in space or id(space[key]) != ident:
+    missing = object()
+    for where, space, items in baseline:
+        for key, value in items:
+            if space.get(key, missing) is not value:
                 changed.append(f"{where}.{key}")
     return changed
 
@@ -487,7 +489,6 @@ class Worker:
             device = torch.device("cuda", device.index or 0)
             torch.cuda.set_device(device)
         self.device = device
-        _HARNESS.update(_snapshot())  # before any candidate code runs
         if request.get("stand_in"):
             _quiet_collector()
             return {"walls": self.walls, "prepare": False}
@@ -503,6 +504,10 @@ class Worker:
     def serve(self) -> None:
         """Answer requests until the channel closes: ``{"ok": True, ...}`` with what the
         request produced, or ``{"ok": False, "error": ..., "traceback": ...}``."""
+        # Bound now, before any candidate code runs: the check and what it compares with
+        # are this frame's locals (a candidate that replaces the module's check is caught
+        # by the check it did not replace).
+        check, baseline = _integrity_problems, _snapshot()
         handlers = {"load": self.load, "register": self.register, "reload": self.reload,
                     "slots": self.set_slots, "refresh": self.refresh, "forget": self.forget,
                     "prepare": self.prepare, "capture": self.capture, "trial": self.trial,
@@ -522,7 +527,7 @@ class Worker:
             except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
                 reply = {"ok": False, "error": _one_line(exc),
                          "traceback": traceback.format_exc(limit=-5)}
-            tampered = _integrity_problems()
+            tampered = check(baseline)
             if tampered:
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
                                                + ", ".join(tampered[:20])}

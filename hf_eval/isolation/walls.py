@@ -437,6 +437,59 @@ def _thread_count() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
+# --------------------------------------------------------------------------- seccomp
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
+#: Per architecture (audit arch, first number of a foreign ABI on it or None, syscalls):
+#: the kernel keyrings (``add_key``, ``request_key``, ``keyctl``), whose user keyring
+#: outlives every process of a uid and so would carry data from one worker to the next
+#: of the same uid; ``userfaultfd``, which lets a thread hold the kernel inside a copy
+#: (and so stall a freeze) for as long as it likes; ``socket`` and ``socketpair``: a
+#: worker has no network and needs no new socket, and the data queued in socket buffers
+#: is memory no cgroup charges to it.
+_DENIED = {"x86_64": (0xC000003E, 0x40000000, (248, 249, 250, 323, 41, 53)),
+           "aarch64": (0xC00000B7, None, (217, 218, 219, 282, 198, 199))}
+
+
+def _apply_seccomp() -> list[str]:
+    """A seccomp filter on this thread (inherited by every thread and process it starts):
+    :data:`_DENIED` syscalls fail with EPERM, and so does any syscall of another ABI (a
+    32-bit one) than the machine's. Nothing where the machine is neither x86_64 nor
+    aarch64 (the wall is then absent from the list)."""
+    known = _DENIED.get(platform.machine())
+    if known is None:
+        return []
+    arch, foreign, numbers = known
+    deny = SECCOMP_RET_ERRNO | 1  # EPERM
+    code = [(_BPF_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
+            (_BPF_JEQ_K, 1, 0, arch),
+            (_BPF_RET_K, 0, 0, deny),
+            (_BPF_LD_W_ABS, 0, 0, 0)]  # seccomp_data.nr
+    if foreign is not None:
+        code += [(_BPF_JGE_K, 0, 1, foreign), (_BPF_RET_K, 0, 0, deny)]
+    for i, number in enumerate(numbers):
+        left = len(numbers) - i - 1  # comparisons after this one, then ALLOW, then DENY
+        code.append((_BPF_JEQ_K, left + 1, 0, number))
+    code += [(_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW), (_BPF_RET_K, 0, 0, deny)]
+    program = (_SockFilter * len(code))(*[_SockFilter(*c) for c in code])
+    fprog = _SockFprog(len(code), ctypes.cast(program, ctypes.POINTER(_SockFilter)))
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
+        raise _os_error("seccomp filter")
+    return ["seccomp"]
+
+
 # --------------------------------------------------------------------------- confine
 def confine(walls: Walls) -> list[str]:
     """Apply the walls to the calling process (irreversible); return the names of the walls
@@ -502,6 +555,10 @@ def confine(walls: Walls) -> list[str]:
         raise SandboxError(f"rlimit/no_new_privs: {exc}") from exc
     applied += _apply_landlock(readable, writable, restrict_tcp=not walls.network,
                                proc_tree_writable=root and walls.uid is not None)
+    try:
+        applied += _apply_seccomp()
+    except OSError as exc:
+        raise SandboxError(f"seccomp: {exc}") from exc
     if root:
         try:
             _drop_bounding_caps()

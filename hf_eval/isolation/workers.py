@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.isolation import protocol, spawner
+from hf_eval.isolation import memory, protocol, spawner
 from hf_eval.isolation import walls as sandbox
 from hf_eval.isolation.channel import Channel, ChannelClosed, ChannelTimeout
 from hf_eval.isolation.limits import Group, Limits
@@ -46,6 +46,8 @@ MAX_WORKERS = 1
 #: Worker uids 61000..61899 (sandbox.WORKER_UID_BASE + slot); 61900.. are the tests'.
 UID_SLOTS = 900
 START_TIMEOUT_S = 60.0
+#: What a worker may write to stdout and stderr together (the rest is refused).
+LOG_BYTES = 1 << 20
 #: Empty requests timed before the candidate loads; the minimum is the request overhead.
 CALIBRATION_REQUESTS = 20
 #: Environment variables a worker inherits (everything else is dropped).
@@ -138,12 +140,13 @@ class WorkerHandle:
         env = {**base, **sandbox.private_env(self.private), "HF_EVAL_CACHE": str(self.private),
                "PYTHONDONTWRITEBYTECODE": "1", "USER": "hf-eval-worker",
                "LOGNAME": "hf-eval-worker"}
-        self.log = tempfile.TemporaryFile()
+        # stdout and stderr: a memfd of fixed size (no write can grow it: never the disk)
+        self.log = memory.log_file(LOG_BYTES)
         self.process = None
         if START_METHOD == "fork":
             try:
                 self.process = spawner.spawner(base, "/").spawn(
-                    theirs, self.log.fileno(), walls, env, str(self.private))
+                    theirs, self.log, walls, env, str(self.private))
             except (OSError, EOFError, RuntimeError) as exc:  # reported: start:exec
                 warnings.warn(f"worker spawner unavailable ({exc}); this worker starts as "
                               "a fresh interpreter", RuntimeWarning, stacklevel=2)
@@ -218,21 +221,19 @@ class WorkerHandle:
     def log_tail(self, limit: int = 400) -> str:
         """The end of what the worker wrote to stdout and stderr (for load failures)."""
         try:
-            self.log.seek(0, os.SEEK_END)
-            size = self.log.tell()
-            self.log.seek(max(0, size - limit))
-            text = self.log.read().decode(errors="replace").strip()
-        except (OSError, ValueError):
+            text = os.pread(self.log, LOG_BYTES, 0).rstrip(b"\0").decode(errors="replace")
+        except OSError:
             return ""
+        text = text.strip()
         return f"; worker log: ...{text[-limit:]}" if text else ""
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def freeze(self) -> bool:
-        """Stop every process of this worker (while another is timed); False where it has
-        no group to freeze."""
-        return self.group is not None and self.group.freeze()
+    def freeze(self) -> bool | None:
+        """Stop every process of this worker (while the stand-in is timed): True once all
+        are frozen, False if some did not stop in time, None where there is no group."""
+        return None if self.group is None else self.group.freeze()
 
     def thaw(self) -> None:
         if self.group is not None:
@@ -264,7 +265,7 @@ class WorkerHandle:
             self.group.remove()
         sandbox.remove_private_dir(self.private)
         self.lease.release()
-        self.log.close()
+        os.close(self.log)
 
 
 @contextmanager
