@@ -29,6 +29,7 @@ from hf_eval.cache import ReferenceCache, cache_key
 from hf_eval.dataset import Dataset
 from hf_eval.errors import DataError
 from hf_eval.input_sets import InputSnapshot, scale_probe
+from hf_eval.isolation import memory
 from hf_eval.isolation import walls as sandbox
 from hf_eval.isolation.protocol import Reply
 from hf_eval.isolation.walls import SandboxError
@@ -138,7 +139,7 @@ class Case:
     definition: Definition
     task: TaskConfig
     row: Located
-    inputs: list[object]  # the audit's own CPU memory (the worker maps sealed copies)
+    inputs: list[object]  # sealed memfds only the audit writes (workers map them read-only)
     reference: tuple[torch.Tensor, ...]  # on the audit's device
     snapshot: InputSnapshot | None = None  # of ``inputs`` (CPU audits)
     probe: list[object] | None = None
@@ -191,7 +192,7 @@ class Lane:
         return outputs, "computed", seconds
 
     def prepare_case(self, definition: Definition, task: TaskConfig, row: Located) -> Case:
-        inputs = self.audit.dataset.materialise_inputs(definition, row, "cpu")
+        inputs = self._sealed(self.audit.dataset.materialise_inputs(definition, row, "cpu"))
         snapshot = InputSnapshot(list(definition.inputs), inputs)
         reference, source, seconds = self.reference(definition, row, inputs, "main", snapshot)
         case = Case(definition, task, row, inputs, reference, snapshot=snapshot,
@@ -201,6 +202,12 @@ class Lane:
             if case.probe is not None:
                 case.probe_reference = self.reference(definition, row, case.probe, "probe")[0]
         return case
+
+    @staticmethod
+    def _sealed(inputs: list[object]) -> list[object]:
+        """The inputs in sealed memfds: the audit's own, which workers map read-only (one
+        copy per case, lent to every worker of it)."""
+        return [memory.export(v) if isinstance(v, torch.Tensor) else v for v in inputs]
 
     # ------------------------------------------------------------------ judging
     def judge(self, solution: Solution, case: Case,
@@ -440,7 +447,8 @@ class Audit:
             changed = case.snapshot.changed(case.inputs) if case.snapshot else []
             if changed:
                 record["inputs_reloaded"] = changed
-                case.inputs = self.dataset.materialise_inputs(definition, row, "cpu")
+                case.inputs = lane._sealed(self.dataset.materialise_inputs(definition, row,
+                                                                           "cpu"))
                 case.snapshot = InputSnapshot(list(definition.inputs), case.inputs)
             yield record
 

@@ -177,8 +177,8 @@ class Session:
 
     def __post_init__(self) -> None:
         self._candidate = _WorkerState(self.handle)
-        # The worker maps sealed copies; the audit's own tensors never leave it.
-        self.main.wire = [memory.export(v) if isinstance(v, torch.Tensor) else v
+        # The worker maps sealed buffers it can only read (the case's own, or copies).
+        self.main.wire = [memory.lendable(v) if isinstance(v, torch.Tensor) else v
                           for v in self.main.inputs]
 
     @property

@@ -28,6 +28,7 @@ from hf_eval.audit import Audit, AuditConfig, Case, Lane, select_workloads
 from hf_eval.bench import roofline
 from hf_eval.bench.shapes import SHAPES_DIR, BenchShape, generate, load_shapes
 from hf_eval.dataset import Dataset, open_dataset
+from hf_eval.isolation import memory
 from hf_eval.records import Status
 from hf_eval.report import environment
 from hf_eval.schema import Definition, Solution, Timing
@@ -165,7 +166,7 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
                 named = dict(zip(definition.inputs, generated))
                 c = roofline.cost(definition, shape.axes, named, entries)
                 derived = roofline.derived_counts(definition, entries.get(name, {}), named)
-                inputs = [v.cpu() if isinstance(v, torch.Tensor) else v
+                inputs = [memory.export(v.cpu()) if isinstance(v, torch.Tensor) else v
                           for v in generated]
                 generated = named = None
                 case = Case(definition, task, None, inputs, truth(inputs),

@@ -94,6 +94,13 @@ def export(tensor: torch.Tensor) -> torch.Tensor:
     return copy
 
 
+def lendable(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` itself when it already lives in a buffer the worker can only read, else
+    a sealed copy (:func:`export`)."""
+    buffer = buffer_of(tensor)
+    return tensor if buffer is not None and not buffer.worker_writable else export(tensor)
+
+
 def buffer_of(tensor: torch.Tensor) -> SharedMap | None:
     """The sealed buffer a CPU tensor is a view of, or None when it is not in one."""
     if tensor.device.type != "cpu":
