@@ -387,6 +387,7 @@ class Audit:
                 stopped.append(aborted)
             finally:
                 lane.close()
+                self.notes.extend(lane.isolation.notes)
 
         threads = [threading.Thread(target=lane_main, args=(d,)) for d in self.devices]
         for t in threads:

@@ -155,7 +155,7 @@ class Session:
     main: InputSet
     #: ``inputs -> reference``, computed by the audit, never by the worker.
     reference: Callable[[list[object]], tuple[torch.Tensor, ...]]
-    #: Seeds every fresh input set; a digest of it goes into the report.
+    #: The audit's secret; the session draws its fresh sets from it and a nonce of its own.
     secret: bytes
     timeout: float
     strict: object | None = None
@@ -177,6 +177,9 @@ class Session:
 
     def __post_init__(self) -> None:
         self._candidate = _WorkerState(self.handle)
+        # This session's own stream of fresh content: one candidate's worker cannot learn
+        # (and hand on, through any channel the host keeps) answers valid for another's.
+        self.secret = hashlib.sha256(self.secret + secrets.token_bytes(32)).digest()
         # The worker maps sealed buffers it can only read (the case's own, or copies).
         self.main.wire = [memory.lendable(v) if isinstance(v, torch.Tensor) else v
                           for v in self.main.inputs]

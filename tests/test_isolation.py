@@ -197,3 +197,54 @@ def test_without_a_group_per_process_limits_hold(tmp_path, monkeypatch):
         assert got["fork_bomb"].status is Status.RUNTIME_ERROR
         assert "Resource temporarily unavailable" in got["fork_bomb"].reason
         assert "rlimit-nproc" in walls
+
+
+def test_each_session_draws_its_own_fresh_content():
+    """Two candidates audited on one case never get the same content: what one worker
+    learns (and leaves in any channel the host keeps) is worth nothing to the next."""
+    from hf_eval.trials import InputSet, Session
+
+    class Toy:
+        op_type = "toy"
+
+    inputs = [torch.randn(4, 16), torch.randn(8, 16), 0.5]
+    drawn = []
+    for _ in range(2):
+        session = Session(handle=None, stand_in_worker=None, definition=Toy(), task=None,
+                          device=torch.device("cpu"), main=InputSet("m", inputs, ()),
+                          reference=None, secret=b"the audit's secret", timeout=1.0)
+        drawn.append(session.fresh())
+    assert drawn[0].id != drawn[1].id
+    assert not torch.equal(drawn[0].inputs[0], drawn[1].inputs[0])
+
+
+@needs_groups
+def test_a_worker_slow_to_die_never_stops_the_audit(tmp_path, monkeypatch):
+    """A killed worker whose processes are still dying (a teardown of gigabytes of page
+    tables) is left to finish with its uid and group held; the next candidate is
+    audited, and the report's notes say so."""
+    from hf_eval.audit import Audit, AuditConfig
+    from hf_eval.dataset import open_dataset
+    from hf_eval.isolation import limits
+    from tests.conftest import build_toy_root
+
+    real_kill = limits.Group.kill
+    slow = []
+
+    def kill(self, timeout=5.0):
+        ended = real_kill(self, timeout)
+        if timeout > 1.0 and not slow:  # the first worker's end: "still dying"
+            slow.append(self)
+            return False
+        return ended
+
+    monkeypatch.setattr(limits.Group, "kill", kill)
+    root = build_toy_root(tmp_path, call_timeout_s=10.0)
+    first, second = _solution("honest", tmp_path), _solution("slow_honest", tmp_path)
+    audit = Audit(open_dataset(root), AuditConfig(
+        report=tmp_path / "r.jsonl", solutions="none", suite="first", validation_only=True,
+        extra_solutions=[first, second]))
+    records = audit.run()
+    assert [r.status for r in records] == [Status.PASSED, Status.PASSED]
+    assert any("still dying" in note for note in audit.notes), audit.notes
+    assert slow and all(not p.exists() for p in slow[0].paths.values())  # ended at last

@@ -46,6 +46,9 @@ MAX_WORKERS = 1
 #: Worker uids 61000..61899 (sandbox.WORKER_UID_BASE + slot); 61900.. are the tests'.
 UID_SLOTS = 900
 START_TIMEOUT_S = 60.0
+#: How long the audit waits for an ended worker's processes to vanish before it starts the
+#: next one (killed, they may still be dying: a teardown of gigabytes of page tables).
+END_TIMEOUT_S = 120.0
 #: What a worker may write to stdout and stderr together (the rest is refused).
 LOG_BYTES = 1 << 20
 #: Empty requests timed before the candidate loads; the minimum is the request overhead.
@@ -159,6 +162,7 @@ class WorkerHandle:
                 start_new_session=True)
         theirs.close()
         self.channel = Channel(mine, restricted=True)
+        self.closed = False
         self.overhead_ms = self._calibrate()
 
     def _calibrate(self) -> float:
@@ -240,32 +244,47 @@ class WorkerHandle:
             self.group.thaw()
 
     def kill(self) -> None:
+        """SIGKILL the worker and every member of its group (without waiting long)."""
         if self.alive():
             self.process.kill()
         if self.group is not None:
-            self.group.kill()
+            self.group.kill(timeout=1.0)
         try:
-            self.process.wait(10)
+            self.process.wait(2)
         except subprocess.TimeoutExpired:
             pass
 
-    def close(self) -> None:
-        """End the worker, every process of its groups and uid, and its directory."""
+    def close(self, timeout: float = END_TIMEOUT_S) -> bool:
+        """End the worker, every process of its group and uid, and its directory; True
+        once all of it is gone. A process killed but still dying after ``timeout``
+        seconds (the kernel tearing down a huge address space, say) is left to finish:
+        the worker's uid and group stay held, so no later worker shares them, and the
+        caller is told (False). Never raises: a candidate never stops the audit."""
         if self.alive():
             try:
                 self.channel.send({"op": "exit", "nonce": ""}, time.monotonic() + 1.0)
-                self.process.wait(10)
+                self.process.wait(2)
             except (ChannelClosed, OSError, subprocess.TimeoutExpired):
                 pass
-        self.kill()
-        self.channel.close()
-        if self.uid is not None:
-            sandbox.reap(self.uid)  # its /dev/shm was a private tmpfs: nothing left there
+        if not self.closed:
+            self.kill()
+            self.channel.close()
+            os.close(self.log)
+            self.closed = True
+        deadline = time.monotonic() + timeout
+        ended = self.group is None or self.group.kill(timeout=timeout)
+        if ended and self.uid is not None:
+            try:  # its /dev/shm was a private tmpfs: nothing left there
+                sandbox.reap(self.uid, timeout=max(1.0, deadline - time.monotonic()))
+            except sandbox.SandboxError:
+                ended = False
+        if not ended:
+            return False
         if self.group is not None:
             self.group.remove()
         sandbox.remove_private_dir(self.private)
         self.lease.release()
-        os.close(self.log)
+        return True
 
 
 @contextmanager
@@ -300,13 +319,24 @@ class Isolation:
         self.device = device
         self.workers: dict[str, tuple[WorkerHandle, protocol.Reply]] = {}
         self._stand_in: WorkerHandle | None = None
+        #: Workers killed but still dying when they were ended (their uid and group held).
+        self.dying: list[WorkerHandle] = []
+        #: What a reader of the report should know (a worker slow to die).
+        self.notes: list[str] = []
+
+    def _end(self, handle: WorkerHandle, what: str) -> None:
+        started = time.monotonic()
+        if not handle.close():
+            self.dying.append(handle)
+            self.notes.append(f"the worker of {what} was still dying "
+                              f"{time.monotonic() - started:.0f} s after it was killed")
 
     def stand_in(self) -> WorkerHandle:
         """This lane's harness-only worker (same walls, never a candidate), whose cost
         for the same requests is what the audit subtracts from a candidate's."""
         if self._stand_in is None or not self._stand_in.alive():
             if self._stand_in is not None:
-                self._stand_in.close()
+                self._end(self._stand_in, "the stand-in")
             self._stand_in = WorkerHandle(None, self.device)
             reply, _ = self._stand_in.request({"op": "load", "stand_in": True,
                                                "device": str(self.device)}, LOAD_TIMEOUT_S)
@@ -333,7 +363,7 @@ class Isolation:
                                            "device": str(self.device)},
                                           max(timeout, LOAD_TIMEOUT_S))
             except BaseException:
-                handle.close()
+                self._end(handle, solution.name)
                 raise
             self.workers[key] = (handle, reply)
         return self.workers[key]
@@ -342,16 +372,16 @@ class Isolation:
         """Drop a solution's worker (after a timeout, crash or fatal error)."""
         found = self.workers.pop(solution_key, None)
         if found is not None:
-            found[0].close()
+            self._end(found[0], f"solution {solution_key[:12]}")
 
     def shutdown(self) -> None:
         """End every candidate worker (the stand-in stays for the next one)."""
-        for handle, _ in self.workers.values():
-            handle.close()
-        self.workers.clear()
+        for key in list(self.workers):
+            self.discard(key)
 
     def close(self) -> None:
         self.shutdown()
         if self._stand_in is not None:
-            self._stand_in.close()
+            self._end(self._stand_in, "the stand-in")
             self._stand_in = None
+        self.dying = [h for h in self.dying if not h.close()]  # a last wait for each
