@@ -81,8 +81,37 @@ def _state(pid: int) -> str:
         return "gone"
 
 
+UNIFIED = Path("/sys/fs/cgroup/unified")  # cgroup v2 beside v1 (a hybrid host)
+
+
+@pytest.fixture(params=["v1", "v2"])
+def hierarchy(request, monkeypatch):
+    """Worker groups in the host's own hierarchy, or in a cgroup v2 one: the hybrid
+    host's unified mount stands in for a v2-only host (no controllers delegated, so
+    freezing and killing only, and the per-process limits for the caps)."""
+    if request.param == "v1":
+        yield "v1"
+        return
+    if os.geteuid() != 0 or not (UNIFIED / "cgroup.procs").exists():
+        pytest.skip("no cgroup v2 hierarchy to stand in")
+    from hf_eval.isolation import limits
+
+    parent = UNIFIED / f"hf-eval-test-{os.getpid()}"
+    parent.mkdir(exist_ok=True)
+    monkeypatch.setattr(limits, "ROOT", UNIFIED)
+    monkeypatch.setattr(limits, "_unified", lambda: True)
+    monkeypatch.setattr(limits, "_own_group", lambda controller: parent)
+    try:
+        yield "v2"
+    finally:
+        for child in parent.iterdir():
+            if child.is_dir():
+                child.rmdir()
+        parent.rmdir()
+
+
 @needs_groups
-def test_a_lane_keeps_one_candidate_worker_alive(tmp_path):
+def test_a_lane_keeps_one_candidate_worker_alive(tmp_path, hierarchy):
     isolation = Isolation(torch.device("cpu"))
     try:
         first, loaded = isolation.worker(_solution("honest", tmp_path), 10.0)
@@ -98,7 +127,7 @@ def test_a_lane_keeps_one_candidate_worker_alive(tmp_path):
 
 
 @needs_groups
-def test_ending_a_worker_ends_everything_it_started(tmp_path):
+def test_ending_a_worker_ends_everything_it_started(tmp_path, hierarchy):
     isolation = Isolation(torch.device("cpu"))
     try:
         handle, _ = isolation.worker(_solution("leave_process", tmp_path), 10.0)
@@ -121,10 +150,12 @@ def test_ending_a_worker_ends_everything_it_started(tmp_path):
 
 
 @needs_groups
-def test_a_frozen_worker_runs_nothing_until_thawed(tmp_path):
+def test_a_frozen_worker_runs_nothing_until_thawed(tmp_path, hierarchy):
     isolation = Isolation(torch.device("cpu"))
     try:
-        handle, _ = isolation.worker(_solution("honest", tmp_path), 10.0)
+        handle, loaded = isolation.worker(_solution("honest", tmp_path), 10.0)
+        assert ("memory-cap" in loaded.walls) == (hierarchy == "v1"), loaded.walls
+        assert handle.group.unified == (hierarchy == "v2")
         assert handle.freeze()
         states = {Path(f"/proc/{pid}/status").read_text().split("State:\t")[1][0]
                   for pid in handle.group.members()}
@@ -137,7 +168,7 @@ def test_a_frozen_worker_runs_nothing_until_thawed(tmp_path):
 
 
 @needs_groups
-def test_a_stalled_worker_is_a_timeout_within_the_deadline(tmp_path):
+def test_a_stalled_worker_is_a_timeout_within_the_deadline(tmp_path, hierarchy):
     isolation = Isolation(torch.device("cpu"))
     try:
         handle, _ = isolation.worker(_solution("honest", tmp_path), 10.0)

@@ -127,10 +127,11 @@ class Group:
     """A worker's group (v2) or groups (v1, one per controller); :meth:`create` returns
     None where none can be made."""
 
-    def __init__(self, paths: dict[str, Path], limits: Limits) -> None:
+    def __init__(self, paths: dict[str, Path], limits: Limits, unified: bool) -> None:
         self.paths = paths
         self.limits = limits
-        self.unified = "" in paths
+        #: cgroup v2 (one group), else v1 (one group per controller).
+        self.unified = unified
         #: The caps the group enforces ("memory-cap", "pids-cap").
         self.caps: list[str] = []
 
@@ -144,7 +145,7 @@ class Group:
         if parents is None:
             return None
         name = f"hf-eval-worker-{os.getpid()}-{secrets.token_hex(4)}"
-        group = cls({}, limits)
+        group = cls({}, limits, unified="" in parents)
         try:
             for controller, parent in parents.items():
                 path = parent / name
