@@ -123,6 +123,26 @@ def available() -> bool:
     return _parents() is not None
 
 
+#: Whether this process has swept the groups that dead audits left (once).
+_SWEPT: list[int] = []
+
+
+def sweep(parents: dict[str, Path]) -> int:
+    """Remove the worker groups that audits no longer running left behind (killed before
+    they could remove them), their members killed first; how many were removed."""
+    removed = 0
+    for controller, parent in parents.items():
+        for path in parent.glob("hf-eval-worker-*-*"):
+            owner = path.name.split("-")[3]
+            if not owner.isdigit() or Path(f"/proc/{owner}").exists():
+                continue
+            stale = Group({controller: path}, Limits(0, 0, 0, 0), unified=controller == "")
+            if stale.kill(timeout=2.0):
+                stale.remove()
+                removed += not path.exists()
+    return removed
+
+
 class Group:
     """A worker's group (v2) or groups (v1, one per controller); :meth:`create` returns
     None where none can be made."""
@@ -144,6 +164,8 @@ class Group:
         parents = _parents()
         if parents is None:
             return None
+        if not _SWEPT:
+            _SWEPT.append(sweep(parents))
         name = f"hf-eval-worker-{os.getpid()}-{secrets.token_hex(4)}"
         group = cls({}, limits, unified="" in parents)
         try:
@@ -172,8 +194,8 @@ class Group:
 
     def members(self) -> list[int]:
         try:
-            text = (self.paths["" if self.unified else "pids"] / "cgroup.procs").read_text()
-        except OSError:
+            text = (self._any / "cgroup.procs").read_text()
+        except (OSError, StopIteration):
             return []
         return [int(p) for p in text.split()]
 
@@ -188,6 +210,8 @@ class Group:
                         return False
                     time.sleep(0.0005)
                 return True
+            if "freezer" not in self.paths:
+                return False
             path = self.paths["freezer"] / "freezer.state"
             state = "FROZEN" if frozen else "THAWED"
             path.write_text(state)

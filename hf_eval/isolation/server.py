@@ -65,27 +65,41 @@ def _harness_namespaces() -> list[tuple[str, dict]]:
     return spaces
 
 
-#: What a namespace held: (where, the namespace, its (name, object) pairs), immutable.
-Snapshot = tuple[tuple[str, dict, tuple[tuple[str, object], ...]], ...]
-_ORIGINALS = tuple((owner, name, owner.__dict__.get(name, getattr(owner, name)))
-                   for owner, name in GUARDED)
+#: What a namespace held: (where, the namespace, its (name, object, the object's code)
+#: triples), immutable.
+Snapshot = tuple[tuple[str, dict, tuple[tuple[str, object, object], ...]], ...]
+
+
+def _code(value: object) -> object:
+    """A function's code object (swapped in place, it changes what the function does
+    without changing the function), else None."""
+    return getattr(value, "__code__", None)
+
+
+_ORIGINALS = tuple((owner, name, original, _code(original))
+                   for owner, name in GUARDED
+                   for original in [owner.__dict__.get(name, getattr(owner, name))])
 
 
 def _snapshot() -> Snapshot:
     """Every harness namespace as it is now (the objects are held, so none is reused)."""
-    return tuple((where, space, tuple(space.items())) for where, space in _harness_namespaces())
+    return tuple((where, space, tuple((k, v, _code(v)) for k, v in list(space.items())))
+                 for where, space in _harness_namespaces())
 
 
 def _integrity_problems(baseline: Snapshot) -> list[str]:
-    """Names of harness functions and globals that candidate code replaced or removed
-    since ``baseline`` (taken before any candidate code ran)."""
-    changed = [f"{getattr(owner, '__name__', owner)}.{name}"
-               for owner, name, original in _ORIGINALS
-               if owner.__dict__.get(name, getattr(owner, name, None)) is not original]
+    """Names of harness functions and globals that candidate code replaced, removed or
+    gave other code since ``baseline`` (taken before any candidate code ran)."""
+    changed = []
+    for owner, name, original, code in _ORIGINALS:
+        now = owner.__dict__.get(name, getattr(owner, name, None))
+        if now is not original or _code(now) is not code:
+            changed.append(f"{getattr(owner, '__name__', owner)}.{name}")
     missing = object()
     for where, space, items in baseline:
-        for key, value in items:
-            if space.get(key, missing) is not value:
+        for key, value, code in items:
+            now = space.get(key, missing)
+            if now is not value or _code(now) is not code:
                 changed.append(f"{where}.{key}")
     return changed
 
@@ -508,6 +522,7 @@ class Worker:
         # are this frame's locals (a candidate that replaces the module's check is caught
         # by the check it did not replace).
         check, baseline = _integrity_problems, _snapshot()
+        check_code = check.__code__
         handlers = {"load": self.load, "register": self.register, "reload": self.reload,
                     "slots": self.set_slots, "refresh": self.refresh, "forget": self.forget,
                     "prepare": self.prepare, "capture": self.capture, "trial": self.trial,
@@ -527,7 +542,8 @@ class Worker:
             except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
                 reply = {"ok": False, "error": _one_line(exc),
                          "traceback": traceback.format_exc(limit=-5)}
-            tampered = check(baseline)
+            tampered = (check(baseline) if check.__code__ is check_code
+                        else ["hf_eval.isolation.server._integrity_problems.__code__"])
             if tampered:
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
                                                + ", ".join(tampered[:20])}

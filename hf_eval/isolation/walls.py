@@ -221,6 +221,7 @@ CLONE_NEWNET = 0x40000000
 MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
+MS_RDONLY = 1
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
@@ -452,26 +453,33 @@ SECCOMP_MODE_FILTER = 2
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
 _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
-#: Per architecture (audit arch, first number of a foreign ABI on it or None, syscalls):
-#: the kernel keyrings (``add_key``, ``request_key``, ``keyctl``), whose user keyring
-#: outlives every process of a uid and so would carry data from one worker to the next
-#: of the same uid; ``userfaultfd``, which lets a thread hold the kernel inside a copy
-#: (and so stall a freeze) for as long as it likes; ``socket`` and ``socketpair``: a
-#: worker has no network and needs no new socket, and the data queued in socket buffers
-#: is memory no cgroup charges to it.
-_DENIED = {"x86_64": (0xC000003E, 0x40000000, (248, 249, 250, 323, 41, 53)),
-           "aarch64": (0xC00000B7, None, (217, 218, 219, 282, 198, 199))}
+#: Per architecture: (audit arch, first number of a foreign ABI on it or None,
+#: ``socket``, the syscalls refused). Refused: the kernel keyrings (``add_key``,
+#: ``request_key``, ``keyctl``), whose user keyring outlives every process of a uid and so
+#: would carry data from one worker to the next of the same uid; ``userfaultfd``, which
+#: lets a thread hold the kernel inside a copy (and so stall a freeze) for as long as it
+#: likes; ``inotify`` and ``fanotify``, which would watch the audit's temporary files;
+#: and every way to queue data in socket buffers, memory no cgroup may charge to the
+#: worker: ``socketpair``, ``connect``, and datagram sockets (``socket`` itself, ``bind``
+#: and ``listen`` stay: CUDA's initialisation makes a listening socket of its own).
+_DENIED = {
+    "x86_64": (0xC000003E, 0x40000000, 41,
+               (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42)),
+    "aarch64": (0xC00000B7, None, 198, (217, 218, 219, 282, 26, 27, 262, 263, 199, 203)),
+}
+_SOCK_DGRAM = 2
+_BPF_ALU_AND_K = 0x54
 
 
 def _apply_seccomp() -> list[str]:
     """A seccomp filter on this thread (inherited by every thread and process it starts):
-    :data:`_DENIED` syscalls fail with EPERM, and so does any syscall of another ABI (a
-    32-bit one) than the machine's. Nothing where the machine is neither x86_64 nor
-    aarch64 (the wall is then absent from the list)."""
+    :data:`_DENIED` syscalls fail with EPERM, and so do a datagram ``socket`` and any
+    syscall of another ABI (a 32-bit one) than the machine's. Nothing where the machine
+    is neither x86_64 nor aarch64 (the wall is then absent from the list)."""
     known = _DENIED.get(platform.machine())
     if known is None:
         return []
-    arch, foreign, numbers = known
+    arch, foreign, socket_nr, numbers = known
     deny = SECCOMP_RET_ERRNO | 1  # EPERM
     code = [(_BPF_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
             (_BPF_JEQ_K, 1, 0, arch),
@@ -479,10 +487,21 @@ def _apply_seccomp() -> list[str]:
             (_BPF_LD_W_ABS, 0, 0, 0)]  # seccomp_data.nr
     if foreign is not None:
         code += [(_BPF_JGE_K, 0, 1, foreign), (_BPF_RET_K, 0, 0, deny)]
+    # then: one JEQ for socket, one per refused number, ALLOW, the socket check, DENY
+    first = len(code)
+    allow = first + 1 + len(numbers)
+    socket_check, denied = allow + 1, allow + 5
+    code.append((_BPF_JEQ_K, socket_check - (first + 1), 0, socket_nr))
     for i, number in enumerate(numbers):
-        left = len(numbers) - i - 1  # comparisons after this one, then ALLOW, then DENY
-        code.append((_BPF_JEQ_K, left + 1, 0, number))
-    code += [(_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW), (_BPF_RET_K, 0, 0, deny)]
+        at = first + 1 + i
+        code.append((_BPF_JEQ_K, denied - (at + 1), 0, number))
+    code += [(_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),
+             (_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the type
+             (_BPF_ALU_AND_K, 0, 0, 0xF),
+             (_BPF_JEQ_K, 1, 0, _SOCK_DGRAM),
+             (_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),
+             (_BPF_RET_K, 0, 0, deny)]
+    assert len(code) == denied + 1
     program = (_SockFilter * len(code))(*[_SockFilter(*c) for c in code])
     fprog = _SockFprog(len(code), ctypes.cast(program, ctypes.POINTER(_SockFilter)))
     if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
@@ -533,6 +552,10 @@ def confine(walls: Walls) -> list[str]:
             if os.path.isdir("/dev/shm"):
                 _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
                        f"mode=1777,size={walls.shm_bytes}")
+            if os.path.isdir("/sys/fs/cgroup"):  # other workers' groups: out of sight
+                _mount("tmpfs", "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC
+                       | MS_RDONLY, "mode=0555,size=4k")
+                applied.append("cgroupfs-hidden")
             if walls.private_bytes is not None:
                 owner = "" if walls.uid is None else f",uid={walls.uid},gid={walls.uid}"
                 for tree in writable:
