@@ -163,9 +163,3 @@ class InputSnapshot:
         return [name for i, (name, saved, value) in enumerate(zip(self.names, self.saved,
                                                                   inputs))
                 if i in self.watched and not _same(saved, value)]
-
-    def retake(self, inputs: list[object], indices: list[int]) -> None:
-        """Snapshot again only the inputs at ``indices`` (the ones the harness rewrote)."""
-        for i in indices:
-            if i in self.watched:
-                self.saved[i] = _take(inputs[i])

@@ -42,7 +42,7 @@ import torch
 
 from hf_eval.acceptance import compare_outputs
 from hf_eval.families.registry import find
-from hf_eval.input_sets import InPlace, InputSnapshot, fresh_content
+from hf_eval.input_sets import InPlace, fresh_content
 from hf_eval.isolation import memory
 from hf_eval.isolation.protocol import Cupti, Reply
 from hf_eval.isolation.reveal import Arena
@@ -84,7 +84,6 @@ class InputSet:
     #: The reference outputs, or a function computing them when the set is judged (a
     #: fresh set whose call is not among those judged never needs its truth).
     truth: tuple[torch.Tensor, ...] | Callable[[], tuple[torch.Tensor, ...]]
-    snapshot: InputSnapshot | None = None
     #: What the worker maps instead of ``inputs`` (the workload's set: sealed copies the
     #: audit rewrites for the second input set); None: sealed copies made on sending.
     wire: list[object] | None = None
@@ -456,7 +455,7 @@ class Session:
 
     def second_input_set(self) -> dict:
         """Fresh content written into the workload's *own* buffers and called once (a
-        cache keyed on pointers fails here); the buffers and their snapshot are restored
+        cache keyed on pointers fails here); the buffers are restored
         afterwards, whatever happened. The record's ``second_input_set``."""
         main = self.main
         variant = self.fresh()

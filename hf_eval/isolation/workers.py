@@ -51,8 +51,6 @@ START_TIMEOUT_S = 60.0
 END_TIMEOUT_S = 120.0
 #: What a worker may write to stdout and stderr together (the rest is refused).
 LOG_BYTES = 1 << 20
-#: Empty requests timed before the candidate loads; the minimum is the request overhead.
-CALIBRATION_REQUESTS = 20
 #: Environment variables a worker inherits (everything else is dropped).
 INHERITED = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_HOME",
              "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
@@ -163,14 +161,7 @@ class WorkerHandle:
         theirs.close()
         self.channel = Channel(mine, restricted=True)
         self.closed = False
-        self.overhead_ms = self._calibrate()
-
-    def _calibrate(self) -> float:
-        walls = []
-        for _ in range(CALIBRATION_REQUESTS):
-            _, ms = self.request({"op": "null"}, START_TIMEOUT_S)
-            walls.append(ms)
-        return min(walls)
+        self.request({"op": "null"}, START_TIMEOUT_S)  # up and behind its walls
 
     def request(self, message: dict, timeout: float) -> tuple[protocol.Reply, float]:
         """Send one request and take its reply, both within ``timeout`` seconds; the
