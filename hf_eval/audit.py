@@ -261,6 +261,7 @@ class Lane:
                       "reason": f"the audit could not judge this candidate's output: "
                                 f"{type(exc).__name__}: {str(exc)[:300]}"}
         if session is not None:
+            session.release_stand_in()
             result["content"] = {"fresh_sets": session.distinct_sets,
                                  "undecided_rows": session.undecided_rows,
                                  "secret_sha256": self.audit.secret_digest}

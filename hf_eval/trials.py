@@ -249,6 +249,20 @@ class Session:
             worker.registered.difference_update(ids)
             worker.arenas.difference_update(arenas or [])
 
+    def release_stand_in(self) -> None:
+        """Drop everything the stand-in holds of this session: a candidate's failure can
+        cut a trial short before its sets are forgotten, and the stand-in serves the next
+        candidate too (a stand-in that cannot forget is ended, and the next one is new)."""
+        if self._stand_in is None:
+            return
+        try:
+            self._request({"op": "forget", "ids": sorted(self._stand_in.registered),
+                           "graph": True}, worker=self._stand_in)
+        except (Failure, WorkerFailure):
+            self._stand_in.handle.kill()
+        self._stand_in.registered.clear()
+        self._stand_in.arenas.clear()
+
     @property
     def main_here(self) -> list[object]:
         """The workload's inputs on the audit's device (where fresh sets are drawn)."""

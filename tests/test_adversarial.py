@@ -129,7 +129,11 @@ EXPECTED = {
     "watch_tmp": ("RUNTIME_ERROR", DENIED),
     "peek_cgroups": ("PASSED", r"^$"),  # an empty /sys/fs/cgroup: nothing to see
     "prepare_computes_answer": ("INCORRECT_NUMERICAL", r"^prepared timing trial 1: y: "),
+    "io_uring_side_door": ("RUNTIME_ERROR", DENIED),
+    "huge_error_text": ("RUNTIME_ERROR", r"^RuntimeError: "),
+    "error_str_raises": ("RUNTIME_ERROR", r"^Unprintable$"),
     "crash": ("RUNTIME_ERROR", r"SIGSEGV"),
+    "crash_mid_timing": ("RUNTIME_ERROR", r"^worker process died: killed by SIGSEGV"),
     "hang": ("TIMEOUT", r"no answer within 10 s"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
@@ -263,6 +267,10 @@ def test_candidate_verdict(records, name):
     record = records[name]
     assert record["status"] == status, record.get("reason")
     assert re.search(pattern, record.get("reason", "")), record.get("reason")
+
+
+def test_candidate_text_is_bounded(records):
+    assert len(records["huge_error_text"]["reason"]) <= 4000
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -541,7 +541,7 @@ class Worker:
                 reply = {"ok": False, "error": f"out of memory: {_one_line(exc)}"}
             except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
                 reply = {"ok": False, "error": _one_line(exc),
-                         "traceback": traceback.format_exc(limit=-5)}
+                         "traceback": _format_traceback()}
             tampered = (check(baseline) if check.__code__ is check_code
                         else ["hf_eval.isolation.server._integrity_problems.__code__"])
             if tampered:
@@ -575,6 +575,23 @@ def _kernel_summary(profiler) -> dict:
             "span_ms": (max(ends) - min(starts)) / 1e3}
 
 
+#: Characters of candidate text a reply carries (the audit keeps no more).
+MAX_TEXT = 4000
+
+
 def _one_line(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    """The exception's first line, cut to MAX_TEXT (an exception whose ``str`` raises is
+    named by its type)."""
+    try:
+        text = f"{type(exc).__name__}: {exc}".strip()
+    except Exception:  # noqa: BLE001 - the candidate's own object
+        return type(exc).__name__[:MAX_TEXT]
+    return (text.splitlines()[0] if text else type(exc).__name__)[:MAX_TEXT]
+
+
+def _format_traceback() -> str:
+    """The candidate's last frames, cut to MAX_TEXT."""
+    try:
+        return traceback.format_exc(limit=-5)[-MAX_TEXT:]
+    except Exception:  # noqa: BLE001 - a frame whose text cannot be made
+        return ""

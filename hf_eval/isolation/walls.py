@@ -459,13 +459,16 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: would carry data from one worker to the next of the same uid; ``userfaultfd``, which
 #: lets a thread hold the kernel inside a copy (and so stall a freeze) for as long as it
 #: likes; ``inotify`` and ``fanotify``, which would watch the audit's temporary files;
-#: and every way to queue data in socket buffers, memory no cgroup may charge to the
+#: every way to queue data in socket buffers, memory no cgroup may charge to the
 #: worker: ``socketpair``, ``connect``, and datagram sockets (``socket`` itself, ``bind``
-#: and ``listen`` stay: CUDA's initialisation makes a listening socket of its own).
+#: and ``listen`` stay: CUDA's initialisation makes a listening socket of its own); and
+#: io_uring (``io_uring_setup``, ``_enter``, ``_register``), whose operations never pass
+#: through this filter.
 _DENIED = {
     "x86_64": (0xC000003E, 0x40000000, 41,
-               (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42)),
-    "aarch64": (0xC00000B7, None, 198, (217, 218, 219, 282, 26, 27, 262, 263, 199, 203)),
+               (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42, 425, 426, 427)),
+    "aarch64": (0xC00000B7, None, 198,
+                (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427)),
 }
 _SOCK_DGRAM = 2
 _BPF_ALU_AND_K = 0x54
