@@ -395,8 +395,10 @@ def test_side_stream_work_is_counted(cuda_records):
     """The same ~1 ms of device work on a side stream is not faster than on the current."""
     honest = cuda_records["honest_cuda_sleep"]["timing"]
     cheat = cuda_records["side_stream_wait"]["timing"]
+    # against the honest kernel's own device time (its counted time carries host noise)
     for method in ("eager",):
-        assert cheat[method]["median_ms"] >= 0.8 * honest[method]["median_ms"], (cheat, honest)
+        assert cheat[method]["median_ms"] >= 0.8 * honest[method]["event_median_ms"], \
+            (cheat, honest)
     assert cheat["eager"]["median_ms"] >= 0.5  # 2e6 sleep cycles at ~2 GHz
 
 
