@@ -28,6 +28,7 @@ import select
 import signal
 import socket
 import sys
+import tempfile
 
 from hf_eval.isolation.walls import SandboxError, Walls, confine
 
@@ -118,6 +119,9 @@ def contain(walls: dict, keep: int) -> list[str]:
 def serve(fd: int, walls: dict, started: str) -> None:
     """Contain and confine this process, then serve the audit's channel on ``fd`` until it
     closes. ``started``: "exec" or "fork", reported with the walls."""
+    # A worker forked from the spawner inherits what the spawner cached from its own
+    # environment: the temporary directory must be the worker's private one (TMPDIR).
+    tempfile.tempdir = None
     applied = contain(walls, fd)
     applied += confine(Walls(uid=walls["uid"], readable=tuple(walls["readable"]),
                              writable=tuple(walls["writable"]), network=walls["network"],
