@@ -299,8 +299,9 @@ class Session:
         failed = [v for v in verdicts if not v.passed]
         undecided = 0
         if failed:  # open rows holding an allowed answer are settled (computed on failure)
-            tensors, undecided = settle_undecided(self.definition, tensors, reference,
-                                                  truth.inputs)
+            device = reference[0].device if reference else self.device
+            inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in truth.inputs]
+            tensors, undecided = settle_undecided(self.definition, tensors, reference, inputs)
             if undecided:
                 verdicts = compare_outputs(names, tensors, reference, self.task.tolerance_for)
                 failed = [v for v in verdicts if not v.passed]
