@@ -192,7 +192,8 @@ class Lane:
         return outputs, "computed", seconds
 
     def prepare_case(self, definition: Definition, task: TaskConfig, row: Located) -> Case:
-        inputs = self._sealed(self.audit.dataset.materialise_inputs(definition, row, "cpu"))
+        inputs = self._sealed(self.audit.dataset.materialise_inputs(definition, row, "cpu",
+                                                                    shared=True))
         snapshot = InputSnapshot(list(definition.inputs), inputs)
         reference, source, seconds = self.reference(definition, row, inputs, "main", snapshot)
         case = Case(definition, task, row, inputs, reference, snapshot=snapshot,
@@ -205,9 +206,10 @@ class Lane:
 
     @staticmethod
     def _sealed(inputs: list[object]) -> list[object]:
-        """The inputs in sealed memfds: the audit's own, which workers map read-only (one
-        copy per case, lent to every worker of it)."""
-        return [memory.export(v) if isinstance(v, torch.Tensor) else v for v in inputs]
+        """The inputs in sealed memfds: the audit's own, which workers map read-only (read
+        there from the file; a tensor drawn in memory is copied once), lent to every
+        worker of the case."""
+        return [memory.lendable(v) if isinstance(v, torch.Tensor) else v for v in inputs]
 
     # ------------------------------------------------------------------ judging
     def judge(self, solution: Solution, case: Case,
@@ -449,8 +451,8 @@ class Audit:
             changed = case.snapshot.changed(case.inputs) if case.snapshot else []
             if changed:
                 record["inputs_reloaded"] = changed
-                case.inputs = lane._sealed(self.dataset.materialise_inputs(definition, row,
-                                                                           "cpu"))
+                case.inputs = lane._sealed(self.dataset.materialise_inputs(
+                    definition, row, "cpu", shared=True))
                 case.snapshot = InputSnapshot(list(definition.inputs), case.inputs)
             yield record
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from hf_eval.isolation import memory
+
 #: safetensors dtype names.
 ST_DTYPES: dict[torch.dtype, str] = {
     torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
@@ -74,7 +76,8 @@ def sha256(key: str, tensor: torch.Tensor) -> str:
 
 def read(path: str | Path, key: str, shared: bool = False,
          mapped: bool = False) -> torch.Tensor:
-    """Read tensor ``key`` into CPU memory (shared memory when ``shared``).
+    """Read tensor ``key`` into CPU memory (with ``shared``, into a sealed memfd that workers
+    can map but not write: :mod:`hf_eval.isolation.memory`).
 
     ``mapped`` maps the file copy-on-write instead of reading it: pages are read on first
     touch and stay reclaimable, so a reader that looks only at the shape (or a slice) of a
@@ -114,9 +117,8 @@ def read(path: str | Path, key: str, shared: bool = False,
             view = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
             raw = torch.frombuffer(view, dtype=torch.uint8, count=end - start, offset=offset)
             return raw.view(dtype).reshape(shape)
-        if shared:
-            raw = torch.empty(0, dtype=torch.uint8).set_(
-                torch.UntypedStorage._new_shared(end - start))
+        if shared:  # a sealed memfd: what the audit lends workers, read-only to them
+            raw = memory.allocate(end - start)
         else:
             raw = torch.empty(end - start, dtype=torch.uint8)
         fh.seek(8 + length + start)
