@@ -2,7 +2,7 @@
 status, timing cheats must gain no speed-up, and the honest solution audited right after
 each of them, on the same case, still passes. Candidates live in
 tests/adversarial/<name>/main.py and run against the toy definition in contained
-workers (tests/adversarial/README.md lists them by class)."""
+workers (docs/verdicts.md lists them by class)."""
 
 from __future__ import annotations
 

@@ -470,19 +470,24 @@ _DENIED = {
     "aarch64": (0xC00000B7, None, 198,
                 (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427)),
 }
+#: The socket calls among them (``socketpair``, ``connect``): allowed with the network.
+_SOCKET_CALLS = {"x86_64": (53, 42), "aarch64": (199, 203)}
 _SOCK_DGRAM = 2
 _BPF_ALU_AND_K = 0x54
 
 
-def _apply_seccomp() -> list[str]:
+def _apply_seccomp(network: bool = False) -> list[str]:
     """A seccomp filter on this thread (inherited by every thread and process it starts):
     :data:`_DENIED` syscalls fail with EPERM, and so do a datagram ``socket`` and any
-    syscall of another ABI (a 32-bit one) than the machine's. Nothing where the machine
-    is neither x86_64 nor aarch64 (the wall is then absent from the list)."""
+    syscall of another ABI (a 32-bit one) than the machine's; with ``network`` the socket
+    calls stay allowed. Nothing where the machine is neither x86_64 nor aarch64 (the wall
+    is then absent from the list)."""
     known = _DENIED.get(platform.machine())
     if known is None:
         return []
     arch, foreign, socket_nr, numbers = known
+    if network:
+        numbers = tuple(n for n in numbers if n not in _SOCKET_CALLS[platform.machine()])
     deny = SECCOMP_RET_ERRNO | 1  # EPERM
     code = [(_BPF_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
             (_BPF_JEQ_K, 1, 0, arch),
@@ -494,7 +499,8 @@ def _apply_seccomp() -> list[str]:
     first = len(code)
     allow = first + 1 + len(numbers)
     socket_check, denied = allow + 1, allow + 5
-    code.append((_BPF_JEQ_K, socket_check - (first + 1), 0, socket_nr))
+    code.append((_BPF_JEQ_K, (allow if network else socket_check) - (first + 1), 0,
+                 socket_nr))
     for i, number in enumerate(numbers):
         at = first + 1 + i
         code.append((_BPF_JEQ_K, denied - (at + 1), 0, number))
@@ -582,7 +588,7 @@ def confine(walls: Walls) -> list[str]:
     applied += _apply_landlock(readable, writable, restrict_tcp=not walls.network,
                                proc_tree_writable=root and walls.uid is not None)
     try:
-        applied += _apply_seccomp()
+        applied += _apply_seccomp(network=walls.network)
     except OSError as exc:
         raise SandboxError(f"seccomp: {exc}") from exc
     if root:
