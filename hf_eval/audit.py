@@ -1,8 +1,8 @@
 """The audit: for each definition, workload and solution, a verdict and timings.
 
-Per case (harness.md): materialise inputs (verified) into the audit's own memory; compute
-the reference in this process (or read it from the cache, which the worker cannot read);
-then one :class:`~hf_eval.trials.Session` per solution calls, checks and times the
+Per case (harness.md): materialise inputs (verified) into sealed memfds only the audit can
+write; compute the reference in this process (or read it from the cache, which the worker
+cannot read); then one :class:`~hf_eval.trials.Session` per solution calls, checks and times the
 candidate in its contained worker (:mod:`hf_eval.isolation`), so a crash, hang or cheat
 costs that case only; write one JSON line per case as it completes.
 
