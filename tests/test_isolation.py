@@ -113,78 +113,70 @@ def hierarchy(request, monkeypatch):
         parent.rmdir()
 
 
-@needs_groups
-def test_a_lane_keeps_one_candidate_worker_alive(tmp_path, hierarchy):
-    isolation = Isolation(torch.device("cpu"))
-    try:
-        first, loaded = isolation.worker(_solution("honest", tmp_path), 10.0)
-        assert loaded.error is None
-        group = first.group
-        second, _ = isolation.worker(_solution("slow_honest", tmp_path), 10.0)
-        assert not first.alive()
-        assert all(not path.exists() for path in group.paths.values())  # emptied, removed
-        assert second.alive()
-        assert list(isolation.workers) == [second.solution_key]
-    finally:
-        isolation.close()
+@pytest.fixture
+def isolation():
+    """A CPU lane's isolation, closed after the test whatever happened."""
+    lane = Isolation(torch.device("cpu"))
+    yield lane
+    lane.close()
 
 
 @needs_groups
-def test_ending_a_worker_ends_everything_it_started(tmp_path, hierarchy):
-    isolation = Isolation(torch.device("cpu"))
-    try:
-        handle, _ = isolation.worker(_solution("leave_process", tmp_path), 10.0)
-        group = handle.group
-        x, w = torch.randn(1, 16).bfloat16(), torch.randn(8, 16).bfloat16()
-        handle.request({"op": "register", "sets": {"s": [x, w, 0.5]}}, 10.0)
-        slots = [[memory.empty((1, 8), torch.bfloat16, worker_writable=True),
-                  memory.empty((1,), torch.int64, worker_writable=True)]]
-        handle.request({"op": "slots", "slots": slots}, 10.0)
-        reply, _ = handle.request({"op": "trial", "method": "eager", "ids": ["s"],
-                                   "n_outputs": 2}, 10.0)
-        assert reply.error is None
-        assert len(group.members()) >= 3  # outer, inner, and the detached `sleep`
-        members = group.members()
-        isolation.discard(handle.solution_key)
-        assert all(not Path(f"/proc/{pid}").exists() or _state(pid) == "Z" for pid in members)
-        assert all(not path.exists() for path in group.paths.values())
-    finally:
-        isolation.close()
+def test_a_lane_keeps_one_candidate_worker_alive(tmp_path, hierarchy, isolation):
+    first, loaded = isolation.worker(_solution("honest", tmp_path), 10.0)
+    assert loaded.error is None
+    group = first.group
+    second, _ = isolation.worker(_solution("slow_honest", tmp_path), 10.0)
+    assert not first.alive()
+    assert all(not path.exists() for path in group.paths.values())  # emptied, removed
+    assert second.alive()
+    assert list(isolation.workers) == [second.solution_key]
 
 
 @needs_groups
-def test_a_frozen_worker_runs_nothing_until_thawed(tmp_path, hierarchy):
-    isolation = Isolation(torch.device("cpu"))
-    try:
-        handle, loaded = isolation.worker(_solution("honest", tmp_path), 10.0)
-        if hierarchy == "v2":  # no controller delegated: per-process limits instead
-            assert handle.group.unified and "memory-cap" not in loaded.walls, loaded.walls
-            assert "rlimit-as" in loaded.walls and "rlimit-nproc" in loaded.walls
-        assert handle.freeze()
-        states = {Path(f"/proc/{pid}/status").read_text().split("State:\t")[1][0]
-                  for pid in handle.group.members()}
-        assert states <= {"D", "S"}, states  # frozen tasks sleep in the freezer
-        handle.thaw()
-        reply, _ = handle.request({"op": "null"}, 10.0)
-        assert reply.error is None
-    finally:
-        isolation.close()
+def test_ending_a_worker_ends_everything_it_started(tmp_path, hierarchy, isolation):
+    handle, _ = isolation.worker(_solution("leave_process", tmp_path), 10.0)
+    group = handle.group
+    x, w = torch.randn(1, 16).bfloat16(), torch.randn(8, 16).bfloat16()
+    handle.request({"op": "register", "sets": {"s": [x, w, 0.5]}}, 10.0)
+    slots = [[memory.empty((1, 8), torch.bfloat16, worker_writable=True),
+              memory.empty((1,), torch.int64, worker_writable=True)]]
+    handle.request({"op": "slots", "slots": slots}, 10.0)
+    reply, _ = handle.request({"op": "trial", "method": "eager", "ids": ["s"],
+                               "n_outputs": 2}, 10.0)
+    assert reply.error is None
+    assert len(group.members()) >= 3  # outer, inner, and the detached `sleep`
+    members = group.members()
+    isolation.discard(handle.solution_key)
+    assert all(not Path(f"/proc/{pid}").exists() or _state(pid) == "Z" for pid in members)
+    assert all(not path.exists() for path in group.paths.values())
 
 
 @needs_groups
-def test_a_stalled_worker_is_a_timeout_within_the_deadline(tmp_path, hierarchy):
-    isolation = Isolation(torch.device("cpu"))
-    try:
-        handle, _ = isolation.worker(_solution("honest", tmp_path), 10.0)
-        handle.freeze()  # it cannot answer at all now
-        started = time.monotonic()
-        with pytest.raises(WorkerFailure) as caught:
-            handle.request({"op": "null"}, 1.0)
-        assert caught.value.status is Status.TIMEOUT
-        assert time.monotonic() - started < 10
-        assert not handle.alive()
-    finally:
-        isolation.close()
+def test_a_frozen_worker_runs_nothing_until_thawed(tmp_path, hierarchy, isolation):
+    handle, loaded = isolation.worker(_solution("honest", tmp_path), 10.0)
+    if hierarchy == "v2":  # no controller delegated: per-process limits instead
+        assert handle.group.unified and "memory-cap" not in loaded.walls, loaded.walls
+        assert "rlimit-as" in loaded.walls and "rlimit-nproc" in loaded.walls
+    assert handle.freeze()
+    states = {Path(f"/proc/{pid}/status").read_text().split("State:\t")[1][0]
+              for pid in handle.group.members()}
+    assert states <= {"D", "S"}, states  # frozen tasks sleep in the freezer
+    handle.thaw()
+    reply, _ = handle.request({"op": "null"}, 10.0)
+    assert reply.error is None
+
+
+@needs_groups
+def test_a_stalled_worker_is_a_timeout_within_the_deadline(tmp_path, hierarchy, isolation):
+    handle, _ = isolation.worker(_solution("honest", tmp_path), 10.0)
+    handle.freeze()  # it cannot answer at all now
+    started = time.monotonic()
+    with pytest.raises(WorkerFailure) as caught:
+        handle.request({"op": "null"}, 1.0)
+    assert caught.value.status is Status.TIMEOUT
+    assert time.monotonic() - started < 10
+    assert not handle.alive()
 
 
 def test_the_worker_limits_read_the_environment(monkeypatch):
