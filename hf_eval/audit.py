@@ -70,7 +70,6 @@ class AuditConfig:
     validation_only: bool = False
     reference_cache: bool = True
     resume: bool = False
-    cold_l2: bool = False
     strict_diagnostic: bool = False
     scale_probe: bool = False
 
@@ -221,6 +220,7 @@ class Lane:
         reference on this lane's device)."""
         timeout = case.task.call_timeout_s
         key = solution_hash(solution)
+        t_load = time.perf_counter()
         try:
             handle, loaded = self.isolation.worker(solution, timeout)
         except WorkerFailure as failure:
@@ -239,7 +239,8 @@ class Lane:
                               self.device, main,
                               reference or (lambda inputs: self.compute_reference(
                                   case.definition, inputs)),
-                              self.audit.secret, timeout, strict, self.audit.config.cold_l2)
+                              self.audit.secret, timeout, strict)
+            session.setup_ms["load"] = round((time.perf_counter() - t_load) * 1e3, 3)
             result = self._judge(session, case, loaded)
             session.forget([main.id], graph=True)
         except ReferenceFailed as exc:  # the data's fault: the candidate is not judged
@@ -274,20 +275,25 @@ class Lane:
         """The steps of one verdict: the first call, timing (unless validation only), the
         second input set, the scale probe (when asked); a failure raises out of them."""
         config = self.audit.config
+        t0 = time.perf_counter()
         result = session.call([session.main], "first call")
+        session.setup_ms["first_call"] = round((time.perf_counter() - t0) * 1e3, 3)
         if not config.validation_only:
-            cuda = self.device.type == "cuda"
-            spec = case.task.timing if cuda else CPU_TIMING
-            methods = ["eager"] + (["prepared"] if loaded.prepare else [])
             timings: dict = {}
+            methods = ["eager"] + (["prepared"] if loaded.prepare else [])
             with gpu_lock(self.device):
-                for method in methods:
-                    timings[method] = session.time(method, spec, cuda)
-                if cuda:
-                    timings["graph"] = session.time_graph(methods[-1], spec)
+                if self.device.type == "cuda":
+                    timings = session.time_graph(methods[-1], case.task.timing)
+                    if "error" in timings:  # eager calls instead, in both L2 states
+                        result["graph_capture_error"] = timings.pop("error")
+                        timings[methods[-1]] = session.time(methods[-1], case.task.timing)
+                        timings["cold"] = session.time(methods[-1], case.task.timing,
+                                                       cold=True)
+                else:
+                    for method in methods:
+                        timings[method] = session.time(method, CPU_TIMING)
             result["timing"] = timings
-            if "error" in timings.get("graph", {}):
-                result["graph_capture_error"] = timings["graph"]["error"]
+            result["setup_ms"] = dict(session.setup_ms)
         result["second_input_set"] = session.second_input_set()
         if case.probe is not None:
             result["scale_probe"] = session.scale_probe(case.probe, case.probe_reference)
@@ -455,6 +461,20 @@ class Audit:
                     definition, row, "cpu", shared=True))
                 case.snapshot = InputSnapshot(list(definition.inputs), case.inputs)
             yield record
+
+    def renew_secret(self) -> None:
+        """Draw a new secret (and with it a new fresh suite) for the next audit this object
+        runs: a caller that keeps one :class:`Audit` between audits (:mod:`hf_eval.serve`)
+        gives each its own, so no audit's fresh content repeats another's."""
+        self.secret = secrets.token_bytes(32)
+        self.secret_digest = hashlib.sha256(self.secret).hexdigest()
+        self.fresh = FreshSource(self.secret)
+
+    def judge_unit(self, lane: Lane, unit, env: dict, writer: ReportWriter,
+                   report: Callable[[dict], None]) -> None:
+        """Judge one unit on a lane the caller keeps and write its records, each validated
+        as :meth:`run` writes them (:meth:`audit_unit`, then :meth:`_emit`)."""
+        self._audit_unit(lane, unit, env, set(), writer, report)
 
     def _emit(self, writer: ReportWriter, record: dict,
               report: Callable[[dict], None]) -> None:

@@ -2,9 +2,10 @@
 
 This file parses arguments, finds the dataset root (:func:`discover_root`), calls the
 module that does each command's work, renders its results as lines and the audit's
-progress bar, and turns outcomes into the exit codes documented in ``EPILOG``. Each
-command imports its modules inside its ``cmd_*`` function, on purpose: ``hf-eval
---help`` (and a typo's usage error) must not import torch, which takes seconds.
+progress (a bar on a terminal, else a line per case), and turns outcomes into the exit
+codes documented in ``EPILOG``. Each command imports its modules inside its ``cmd_*``
+function, on purpose: ``hf-eval --help`` (and a typo's usage error) must not import
+torch, which takes seconds.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from hf_eval.errors import DataError
@@ -138,11 +141,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
                          extra_solutions=extra, suite=args.suite, uuids=args.uuid or [],
                          devices=devices, validation_only=args.validation_only,
                          reference_cache=not args.no_reference_cache, resume=args.resume,
-                         cold_l2=args.cold_l2, strict_diagnostic=args.strict_diagnostic,
+                         strict_diagnostic=args.strict_diagnostic,
                          scale_probe=args.scale_probe)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     #: The Ray path's own errors (lazily imported): the cluster could not finish the audit.
     cluster_errors: tuple[type[Exception], ...] = ()
     if args.ray is not None:
@@ -170,11 +170,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return 2
     for note in audit.notes:
         print(f"note: {safe_text(note)}", file=sys.stderr)
-    with Progress("audit", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
-        bar = progress.add_task("audit", total=total)
+    progress, on_record = _progress(total)
+    with progress:
         try:
-            records = audit.run(on_record=lambda _: progress.advance(bar))
+            records = audit.run(on_record=on_record)
         except cluster_errors as exc:
             print(f"error: {safe_text(exc)}", file=sys.stderr)
             return 2
@@ -191,6 +190,62 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"note: {safe_text(audit.summary())}", file=sys.stderr)
     print_summary([r.model_dump(mode="json") for r in records], report=report)
     return exit_code(records)
+
+
+def progress_line(done: int, total: int, record: dict) -> str:
+    """One case as it completes, for output that is not a terminal: ``[3/21] <definition>
+    workload <first 8 of the UUID> solution <name>: <status> [<ms> ms (<method>)]``."""
+    from hf_eval.records import reported_time
+    from hf_eval.report import safe_text
+
+    timed = reported_time(record)
+    shown = f" {timed[1]:.4g} ms ({timed[0]})" if timed else ""
+    return safe_text(f"[{done}/{total}] {record.get('definition')} workload "
+                     f"{str(record.get('workload'))[:8]} solution {record.get('solution')}: "
+                     f"{record.get('status')}{shown}")
+
+
+def _progress(total: int) -> tuple[AbstractContextManager, Callable[[dict], None]]:
+    """How the audit shows each completed case on stderr: a progress bar on a terminal,
+    else one :func:`progress_line` per case (a log, CI, an agent's pipe)."""
+    if sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        bar = Progress("audit", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       console=Console(stderr=True), transient=True)
+        task = bar.add_task("audit", total=total)
+        return bar, lambda _: bar.advance(task)
+    done = 0
+
+    def line(record: dict) -> None:
+        nonlocal done
+        done += 1
+        print(progress_line(done, total, record), file=sys.stderr, flush=True)
+
+    return nullcontext(), line
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from hf_eval.isolation.walls import SandboxError
+    from hf_eval.report import safe_text
+    from hf_eval.serve import serve
+
+    _require_dataset(args.root)
+    report = args.report or Path("reports") / f"serve-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+
+    def ready(url: str) -> None:
+        print(f"serving on {url} (report: {safe_text(report)})", flush=True)
+
+    def note(text: str) -> None:
+        print(f"note: {safe_text(text)}", file=sys.stderr, flush=True)
+
+    try:
+        return serve(args.root, report, host=args.host, port=args.port, device=args.device,
+                     on_ready=ready, on_note=note)
+    except SandboxError as exc:  # the walls could not be built: nothing can be judged
+        print(f"error: {safe_text(exc)}", file=sys.stderr)
+        return 2
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
@@ -321,12 +376,32 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     a.add_argument("--resume", action="store_true",
                    help="append to --report, skipping cases it already holds; a torn last "
                    "line (an interrupted write) is dropped and that case audited again")
-    a.add_argument("--cold-l2", action="store_true", help="flush the L2 cache between trials")
     a.add_argument("--strict-diagnostic", action="store_true",
                    help="also report each task's diagnostic_tolerance (never acceptance)")
     a.add_argument("--scale-probe", action="store_true",
                    help="call again with runtime *scale* scalars halved")
     a.set_defaults(func=cmd_audit)
+
+    v = sub.add_parser("serve", help="keep the audit warm for an agent: POST a candidate, "
+                       "get its records streamed (local HTTP)",
+                       description="A persistent audit over local HTTP for an agent's loop: "
+                       "the dataset, the workers' fork server and stand-in, and each "
+                       "definition's inputs and references stay warm between requests; every "
+                       "candidate still gets a fresh confined worker. GET /health; POST "
+                       "/audit with {\"definition\": NAME, \"main_py\": SOURCE} (or "
+                       "\"solution\": a Solution JSON object; optional \"suite\", \"uuids\", "
+                       "\"validation_only\", \"name\") answers one JSON line per case as "
+                       "it is judged, then a {\"done\": true, ...} line. Every record is "
+                       "also appended to --report. Stops on SIGINT or SIGTERM (exit 0).")
+    v.add_argument("--host", default="127.0.0.1", help="address to listen on (default: "
+                   "127.0.0.1, this machine only)")
+    v.add_argument("--port", type=int, default=8765,
+                   help="port (default: 8765; 0 picks a free one, printed when ready)")
+    v.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    v.add_argument("--report", type=Path,
+                   help="JSONL report every record is appended to (default: "
+                   "reports/serve-*.jsonl)")
+    v.set_defaults(func=cmd_serve)
 
     c = sub.add_parser("check", help="verify every definition, workload, tensor and receipt",
                        description="Verify every definition, workload, tensor and receipt. "

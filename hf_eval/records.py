@@ -61,8 +61,10 @@ class CaseRecord(BaseModel):
     device: str = Field("cpu", min_length=1)
     """Where the candidate ran: ``cpu`` or ``cuda:N``."""
     timing: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Per method (``eager``, ``prepared``, ``graph``): per-call milliseconds counted on
-    the audit's own clock (``median_ms``, ``min_ms``, ...), or the method's ``error``.
+    """Per method (``cold`` and ``graph`` on CUDA, ``eager`` and ``prepared`` on CPU or
+    where no graph could be captured): per-call milliseconds (``median_ms``, ``min_ms``,
+    ...), each trial counted at its device time, or at the audit's host time where the
+    guard flagged it. :func:`reported_time` picks the one figure every command reports.
     Empty for a validation-only audit and for a case that did not pass."""
     baseline: str | None = None
     """The task's baseline solution, the one speed-ups are paired against."""
@@ -175,6 +177,35 @@ def validate_record(data: Any) -> CaseRecord:
         error = exc.errors()[0]
         field = ".".join(str(part) for part in error["loc"]) or "record"
         raise RecordError(field, error["msg"]) from None
+
+
+#: The timed methods a record's one reported time comes from, first present first: the
+#: CUDA graph replayed with the L2 cache overwritten (inputs not L2-resident, as real
+#: decode inputs are not), the published method (the same graph, inputs as revealed),
+#: prepared launches, eager calls.
+REPORTED_ORDER = ("cold", "graph", "prepared", "eager")
+
+
+def method_ms(record: dict | CaseRecord, method: str) -> float | None:
+    """A record's median milliseconds per call by ``method``, when it is a positive
+    finite number (a zero time has no ratio and no logarithm: it counts as not timed)."""
+    timing = record.timing if isinstance(record, CaseRecord) else record.get("timing")
+    value = timing.get(method) if isinstance(timing, dict) else None
+    value = value.get("median_ms") if isinstance(value, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None
+
+
+def reported_time(record: dict | CaseRecord,
+                  methods: tuple[str, ...] = REPORTED_ORDER) -> tuple[str, float] | None:
+    """The one time every command reports for a record: (method, median ms per call) of
+    the first of ``methods`` it was timed by, or None."""
+    for method in methods:
+        ms = method_ms(record, method)
+        if ms is not None:
+            return method, ms
+    return None
 
 
 def exit_code(records: list[CaseRecord]) -> int:

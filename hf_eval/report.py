@@ -35,7 +35,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hf_eval.errors import DataError
-from hf_eval.records import RecordError, validate_record
+from hf_eval.records import RecordError, reported_time, validate_record
 
 if TYPE_CHECKING:
     import torch
@@ -285,7 +285,9 @@ def geomean(values: list[float]) -> float:
 
 
 #: Columns beside the name: (header, width). The name column takes what is left.
-_COLUMNS = (("passed", 7), ("eager ms", 9), ("failed", 15))
+_COLUMNS = (("passed", 7), ("ms", 9), ("failed", 15))
+#: What the table's time is (the same figure every command reports).
+TIME_CAPTION = "ms: per call, geomean; on CUDA the device time, inputs not in L2"
 #: What the frame adds to the column widths: 3 characters (padding and rule) per gap.
 _OVERHEAD = 3 * len(_COLUMNS)
 #: The name column never gets narrower than this, whatever the terminal.
@@ -313,17 +315,6 @@ def wrap_name(name: str, width: int, indent: str = "") -> list[str]:
     return lines
 
 
-def median_ms(record: dict, method: str) -> float | None:
-    """A record's median milliseconds per call by ``method``, when it is a positive number
-    (a zero time has no ratio and no logarithm: it counts as not timed)."""
-    timing = record.get("timing")
-    value = timing.get(method) if isinstance(timing, dict) else None
-    value = value.get("median_ms") if isinstance(value, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) and value > 0 else None
-
-
 def _short(status: str) -> str:
     """A status as the table shows it (its first distinguishing word, at most 9 letters
     for every status the runner has): ``INCORRECT_NUMERICAL`` -> ``NUMERICAL``,
@@ -333,7 +324,8 @@ def _short(status: str) -> str:
 
 
 def summary_table(records: list[dict], width: int = 80) -> Table:
-    """Per definition and solution: cases passed, geomean eager time, failed statuses.
+    """Per definition and solution: cases passed, the geomean of the reported times
+    (:func:`hf_eval.records.reported_time`), failed statuses.
 
     Fits ``width`` columns: each definition name is followed by its solution, indented,
     both wrapped at underscores (never cut); statuses are shortened (``NUMERICAL`` for
@@ -347,7 +339,7 @@ def summary_table(records: list[dict], width: int = 80) -> Table:
     name_width = max(_MIN_NAME, min(longest, width - _OVERHEAD - sum(w for _, w in _COLUMNS)))
     passed_total = sum(r["status"] == "PASSED" for r in records)
     table = Table(title=f"Audit summary: {passed_total}/{len(records)} cases passed",
-                  caption="eager ms: geometric mean of the per-workload medians",
+                  caption=TIME_CAPTION,
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("definition\n  solution", width=name_width, no_wrap=True, overflow="fold")
     for header, col_width in _COLUMNS:
@@ -355,7 +347,7 @@ def summary_table(records: list[dict], width: int = 80) -> Table:
                          justify="left" if header == "failed" else "right")
     for (definition, solution), recs in sorted(groups.items()):
         passed = sum(r["status"] == "PASSED" for r in recs)
-        medians = [ms for r in recs if (ms := median_ms(r, "eager")) is not None]
+        medians = [t[1] for r in recs if (t := reported_time(r)) is not None]
         failed: dict[str, int] = defaultdict(int)
         for r in recs:
             if r["status"] != "PASSED":

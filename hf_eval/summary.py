@@ -10,8 +10,9 @@ A case is one solution on one workload of one definition, on one device. The rul
 - **Speed-ups pair the same workloads.** A solution's speed-up against the task's
   baseline is the geometric mean (with range and the number of faster workloads) of
   baseline time / solution time over the workloads where both passed and were timed on
-  the same device, each ratio by the most faithful method both have (CUDA-graph replay,
-  then the prepared launch when the baseline is timed that way, then eager calls).
+  the same device, each ratio by the first method both have: CUDA-graph replay with a
+  cold L2, the published warm replay, the prepared launch when the baseline is timed that
+  way, eager calls (:data:`hf_eval.records.REPORTED_ORDER`).
 - **Failing solutions are not ranked.** A solution that failed any workload it was
   audited on (any status but PASSED and DATA_ERROR, or an invalid record) has no speed-up
   and no rank; the row says why (``unranked``).
@@ -30,13 +31,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from hf_eval.records import RecordError, Status, validate_record
+from hf_eval.records import RecordError, Status, method_ms, reported_time, validate_record
 from hf_eval.report import (
+    TIME_CAPTION,
     RecordProblem,
     ReportEntry,
     ReportLine,
     geomean,
-    median_ms,
     read_records,
     safe_text,
 )
@@ -82,9 +83,10 @@ class SolutionRow:
     statuses: dict[str, int]
     #: The task's baseline, as the records name it (None when none does).
     baseline: str | None
-    #: Geometric mean of the eager medians of this solution's passed cases: its own
-    #: workloads, so it compares with no other row; speed-ups do.
-    eager_ms_geomean: float | None
+    #: Geometric mean of the reported times (:func:`hf_eval.records.reported_time`) of
+    #: this solution's passed cases: its own workloads, so it compares with no other
+    #: row; speed-ups do.
+    ms_geomean: float | None
     #: The speed-up against the baseline, or None (``unranked`` says why).
     speedup_vs_baseline: SpeedUp | None = None
     #: 1 for the fastest of the definition's ranked solutions; None when unranked.
@@ -199,20 +201,21 @@ def _collect(records: Iterable[dict | ReportEntry]) -> _Cases:
 
 def _methods(timed: str) -> list[str]:
     """Timing methods that pair with a baseline timed as ``timed``, most faithful first."""
-    return ["graph", "prepared", "eager"] if timed == "launch" else ["graph", "eager"]
+    return ["cold", "graph", "prepared", "eager"] if timed == "launch" else \
+        ["cold", "graph", "eager"]
 
 
 def _method(candidate: dict, baseline: dict, timed: str) -> str | None:
     """The most faithful timing method both records have a positive median for."""
     for method in _methods(timed):
-        if median_ms(candidate, method) is not None and median_ms(baseline, method) is not None:
+        if method_ms(candidate, method) is not None and method_ms(baseline, method) is not None:
             return method
     return None
 
 
 def _timed(record: dict, timed: str) -> bool:
     """Whether ``record`` has a positive median by a method that pairs with the baseline."""
-    return any(median_ms(record, method) is not None for method in _methods(timed))
+    return any(method_ms(record, method) is not None for method in _methods(timed))
 
 
 def _plural(count: int, noun: str) -> str:
@@ -245,10 +248,10 @@ def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
         statuses: dict[str, int] = defaultdict(int)
         for r in valid.values():
             statuses[r["status"]] += 1
-        eager = [ms for r in passed if (ms := median_ms(r, "eager")) is not None]
+        times = [t[1] for r in passed if (t := reported_time(r)) is not None]
         row = SolutionRow(passed=len(passed), audited=len(valid), invalid=invalid,
                           statuses=dict(statuses), baseline=baseline,
-                          eager_ms_geomean=geomean(eager) if eager else None)
+                          ms_geomean=geomean(times) if times else None)
         rows[solution] = row
         row.unranked = _failures(valid, invalid)
         if row.unranked:
@@ -267,7 +270,7 @@ def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
                 rec, base = valid[key], base_recs[key]
                 method = _method(rec, base, timed) if rec["status"] == "PASSED" else None
                 if method:
-                    ratios.append(median_ms(base, method) / median_ms(rec, method))
+                    ratios.append(method_ms(base, method) / method_ms(rec, method))
             if not ratios:
                 row.unranked = (f"no workload where {baseline} and this both passed and "
                                 "were timed")
@@ -353,23 +356,25 @@ def performance_markdown(summary: dict) -> str:
              "paired per workload against the task's baseline (geometric mean, range, and how "
              "many workloads were faster). A solution that failed any workload it was "
              "audited on has no speed-up and no rank; a rank needs every workload the "
-             "baseline passed and was timed on.", ""]
+             f"baseline passed and was timed on. {TIME_CAPTION[0].upper()}{TIME_CAPTION[1:]}.",
+             ""]
     if not compared:
         lines += ["No speed-ups: in these reports no solution was timed on the same workloads "
                   "as its task's baseline. Audit the baseline too (`--solutions all`, or "
                   "`--solutions <yours>,<baseline>`) and summarize again.", ""]
-    header = "| definition | solution | passed | eager ms (geomean) |"
+    header = "| definition | solution | passed | ms per call (geomean) |"
     rule = "|---|---|---|---|"
     if compared:
         header += " speed-up vs baseline (geomean, range, faster/paired) | rank |"
         rule += "---|---|"
     lines += [header, rule]
     for definition, entry, solution, row in rows:
-        eager = f"{row['eager_ms_geomean']:.3f}" if row.get("eager_ms_geomean") else "—"
+        ms = row.get("ms_geomean")
+        ms = f"{ms:#.4g}" if ms else "—"
         passed = f"{row['passed']}/{entry['workloads']}"
         if row.get("invalid"):
             passed += f" ({_plural(row['invalid'], 'invalid record')})"
-        line = f"| {_cell(definition)} | {_cell(solution)} | {passed} | {eager} |"
+        line = f"| {_cell(definition)} | {_cell(solution)} | {passed} | {ms} |"
         if compared:
             line += f" {_speedup_cell(solution, row)} | {_rank_cell(row)} |"
         lines.append(line)

@@ -19,12 +19,18 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
 * **Outputs land in slots the audit registered**, and before the audit stops its clock
   it copies a secret random sample of the elements of each judged output: an output
   changed after the reply (work finished after the clock) disagrees with its sample.
-* **The audit's clock bounds the time.** Every trial ends with a device-wide synchronise
-  in the worker; the audit times the request itself, subtracts what the same request
-  costs a stand-in worker that never loads candidate code, and reports
-  ``max(event time, that bound)``. Work on side streams or in threads that finish before
-  the reply is counted; CUPTI's kernel time and its span over every stream are reported
-  beside.
+* **One time, the device's, guarded by the audit's clock.** A trial's time is the
+  device time of its calls: CUPTI's span over every device activity of the calls where
+  the worker can trace them, CUDA events otherwise (a CPU worker's clock on CPU). That
+  figure is the worker's claim, so the audit also times the whole request on its own
+  clock and subtracts what the same request costs a stand-in worker that never loads
+  candidate code. A trial whose host time exceeds :data:`GUARD_RATIO` x its device time
+  plus the host clock's noise is flagged and counted at its host time: work hidden from
+  the device timer (a thread, a forged claim) gains at most that tolerance.
+* **Two L2 states.** ``graph`` is the published method (a CUDA graph of ``iters`` calls
+  per replay, inputs as their reveal left them); ``cold`` replays the same graph after
+  overwriting the L2 cache, so no input is L2-resident, as real decode inputs are not.
+  Records rank by ``cold`` (:func:`hf_eval.records.reported_time`).
 """
 
 from __future__ import annotations
@@ -36,8 +42,9 @@ import statistics
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import numpy as np
 import torch
 
 from hf_eval.acceptance import compare_outputs
@@ -72,6 +79,16 @@ TIMING_TIMEOUT_FACTOR = 3
 #: cheapest run seen in the session for a request of that shape (method and call count):
 #: noise can then only make a candidate look slower, never faster.
 STAND_IN_RUNS = 5
+#: The guard: a timed trial whose host time exceeds GUARD_RATIO x its device time plus
+#: its slack is counted at its host time. The slack is GUARD_SPREAD x the spread of the
+#: stand-in's runs in that trial (the host clock's noise then), and at least
+#: GUARD_MIN_MS. docs/verdicts.md gives the H200 figures these were set from.
+GUARD_RATIO = 1.25
+GUARD_SPREAD = 3.0
+GUARD_MIN_MS = 0.25
+#: CUPTI's own cost per traced device activity (ms): on the H200 its span of a graph of
+#: 2 us kernels was 0.8 us per kernel longer than do_bench_cudagraph's time.
+CUPTI_OVERHEAD_MS = 0.002
 
 
 @dataclass
@@ -158,8 +175,6 @@ class Session:
     secret: bytes
     timeout: float
     strict: object | None = None
-    #: Overwrite the L2 cache before every timed trial (``audit --cold-l2``).
-    cold_l2: bool = False
     counter: int = 0
     distinct_sets: int = 0
     #: Output rows that differed from the truth where the definition leaves them open,
@@ -171,8 +186,13 @@ class Session:
     _candidate: _WorkerState | None = None
     _stand_in: _WorkerState | None = None
     _main_here: list[object] | None = None
-    #: The cheapest stand-in run seen per request shape (method, calls), in ms.
-    _floor: dict[tuple[str, int], float] = field(default_factory=dict)
+    #: Setup on the audit's clock, outside every call time (ms): "warmup" (compilation,
+    #: autotuning), "prepare", "capture"; the audit adds "load" and "first_call".
+    setup_ms: dict[str, float] = field(default_factory=dict)
+    #: Whether the candidate's worker can trace a trial with CUPTI (None: not asked yet).
+    cupti: bool | None = None
+    #: The cheapest stand-in run seen per request shape (method, calls, cold), in ms.
+    _floor: dict[tuple[str, int, bool], float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._candidate = _WorkerState(self.handle)
@@ -340,11 +360,14 @@ class Session:
                 raise _failure(verdict.status, f"{label}: {name}: {verdict.reason}")
 
     def _seal_plan(self) -> _Seal:
+        """Secret positions to seal in each judged output (drawn with replacement by a
+        generator seeded from the system's random source, per trial)."""
         positions = []
+        draw = np.random.default_rng(secrets.randbits(128))
         for r in self.main.reference:
             n = r.numel()
             positions.append(None if n <= SEAL_ELEMENTS else
-                             torch.tensor(_RANDOM.sample(range(n), SEAL_ELEMENTS)))
+                             torch.from_numpy(draw.integers(0, n, SEAL_ELEMENTS)))
         return _Seal(positions)
 
     @staticmethod
@@ -414,16 +437,20 @@ class Session:
                 gc.enable()
 
     def _trial(self, method: str, sets: list[InputSet], when: str, *, refresh: bool = False,
-               timed: bool = False, profile: bool = False) -> tuple[dict, float, float, Reply]:
-        """One clocked trial request, the judged outputs judged: (first verdict, event ms,
-        the audit's bound in ms, the reply). The bound is this request's time on the
-        audit's clock less the same request's time on the stand-in worker."""
+               timed: bool = False, cold: bool = False, profile: bool = False
+               ) -> tuple[dict, TrialTime | Cupti | None]:
+        """One clocked trial request, the judged outputs judged: (first verdict, and for
+        a timed trial its :class:`TrialTime`, for a profiled one CUPTI's summary). A timed
+        trial's device time is the worker's event time; its host time is this request's
+        time on the audit's clock less the cheapest time of the same request on the
+        stand-in worker. A profiled trial runs under CUPTI (whose tracing slows kernels
+        of a few microseconds by a fraction of one, so it is never timed). ``cold``: the
+        worker overwrites the L2 cache after revealing the content, so no input is
+        L2-resident at the calls."""
         arena = sets[0].arena
         for worker in [self._candidate] + ([self.stand_in] if timed else []):
             self._register(worker, sets)
             self._slots(worker, len(sets))
-            if timed and self.cold_l2:
-                self._request({"op": "flush"}, worker=worker)
         judged = list(range(len(sets)))
         if len(sets) > JUDGED_PER_TRIAL:  # drawn now, in the audit: the worker never sees it
             judged = sorted(_RANDOM.sample(judged, JUDGED_PER_TRIAL))
@@ -432,37 +459,46 @@ class Session:
         message = {"op": "trial", "method": method, "ids": [s.id for s in sets],
                    "refresh": [s.id for s in sets] if refresh else [],
                    "unmask": {"arena": arena.id, "seed": arena.seed} if arena else None,
-                   "n_outputs": len(self.definition.outputs), "profile": profile}
+                   "n_outputs": len(self.definition.outputs), "flush": cold}
         timeout = self.timeout * (TIMING_TIMEOUT_FACTOR if len(sets) > 1 or timed else 1)
+        armed = profile and self.device.type == "cuda" and self._arm()
         seal = self._seal_plan()
         reply, wall_ms = self._clocked(self._candidate, message, judged, seal, timeout, when)
+        cupti = self._request({"op": "disarm", "read": True})[0].cupti if armed else None
         verdict = self._judge_all(self._outputs(judged, seal), sets, when)
-        bound = 0.0
-        if timed:
-            # The same request on the stand-in (which holds the same sets, masked the same
-            # way, poisons and replays where a graph is replayed, and copies as many
-            # outputs and samples); its cheapest run is the request's cost. The candidate's
-            # worker is frozen meanwhile, so none of its threads can slow the stand-in.
-            stand_in = {**message, "method": "graph" if method == "graph" else "eager",
-                        "profile": False}
-            if self.handle.freeze() is False:  # a thread held in the kernel, say
-                self.handle.thaw()
-                raise _failure(Status.RUNTIME_ERROR, "the worker's processes did not stop "
-                               "when frozen (while the stand-in was timed)", fatal=True)
-            try:
-                runs = [self._clocked(self.stand_in, stand_in, judged, self._seal_plan(),
-                                      timeout, "stand-in")
-                        for _ in range(STAND_IN_RUNS)]
-            finally:
-                self.handle.thaw()
-            cheapest = min(runs, key=lambda run: run[1])
-            shape = (method, len(sets))
-            floor = self._floor[shape] = min(self._floor.get(shape, cheapest[1]), cheapest[1])
-            bound = max(0.0, wall_ms - floor)
-            self.phases = {"candidate": reply.phases_ms, "candidate_wall": wall_ms,
-                           "stand_in": cheapest[0].phases_ms,
-                           "stand_in_wall": cheapest[1], "stand_in_floor": floor}
-        return verdict, reply.event_ms, bound, reply
+        if not timed:
+            return verdict, cupti
+        # The same request on the stand-in (which holds the same sets, masked the same
+        # way, poisons and replays where a graph is replayed, and copies as many outputs
+        # and samples); its cheapest run is the request's cost. The candidate's worker is
+        # frozen meanwhile, so none of its threads can slow the stand-in.
+        stand_in = {**message, "method": "graph" if method == "graph" else "eager"}
+        if self.handle.freeze() is False:  # a thread held in the kernel, say
+            self.handle.thaw()
+            raise _failure(Status.RUNTIME_ERROR, "the worker's processes did not stop "
+                           "when frozen (while the stand-in was timed)", fatal=True)
+        try:
+            runs = [self._clocked(self.stand_in, stand_in, judged, self._seal_plan(),
+                                  timeout, "stand-in")[1]
+                    for _ in range(STAND_IN_RUNS)]
+        finally:
+            self.handle.thaw()
+        shape = (method, len(sets), cold)
+        floor = self._floor[shape] = min(self._floor.get(shape, min(runs)), min(runs))
+        clock = "cuda-events" if self.device.type == "cuda" else "cpu-clock"
+        self.phases = {"candidate": reply.phases_ms, "candidate_wall": wall_ms,
+                       "stand_in_floor": floor}
+        return verdict, TrialTime(
+            device_ms=reply.event_ms, host_ms=max(0.0, wall_ms - floor), clock=clock,
+            slack_ms=max(GUARD_MIN_MS, GUARD_SPREAD * (statistics.median(runs) - min(runs))))
+
+    def _arm(self) -> bool:
+        """Ask the candidate's worker to trace the next trial with CUPTI (outside the
+        clock); False where it cannot (the trial is then timed by its events)."""
+        if self.cupti is False:
+            return False
+        self.cupti = self._request({"op": "arm"})[0].armed
+        return self.cupti
 
     def call(self, sets: list[InputSet], when: str, refresh: bool = False) -> dict:
         """Eager calls on these sets in one trial, every output judged."""
@@ -509,64 +545,90 @@ class Session:
             else:
                 self._register(worker, sets)
 
-    def time(self, method: str, spec: TimingConfig, cuda: bool) -> dict:
-        """Warm-up, then ``trials`` timed trials on fresh sets (plus one profiled trial on
-        CUDA); the judged outputs judged. Per-call milliseconds."""
+    def time(self, method: str, spec: TimingConfig, cold: bool = False) -> dict:
+        """Warm-up (first use only), then ``trials`` timed trials of eager calls, each on
+        fresh sets; the judged outputs judged. Per-call milliseconds."""
         iters = self._iters(spec)
-        if method == "prepared":
-            self._request({"op": "prepare", "ids": [self.main.id]})
-        if spec.warmup:
-            self._trial(method, [self.main] * spec.warmup, f"{method} warm-up")
-        events, bounds, cupti = [], [], None
-        for trial in range(spec.trials + (1 if cuda else 0)):
+        self._warm_up(method, spec)
+        trials, cupti = [], None
+        cuda = self.device.type == "cuda"
+        for trial in range(spec.trials + cuda):  # and on CUDA one profiled trial
             profile = trial == spec.trials
             sets, arena = self._fresh_sets(iters)
             self._write(arena, sets)
             if method == "prepared":  # on the masked content: it must not hold the answer
                 self._request({"op": "prepare", "ids": [s.id for s in sets]},
                               self.timeout * TIMING_TIMEOUT_FACTOR)
-            _, event, bound, reply = self._trial(
-                method, sets, f"{method} timing trial {trial + 1}",
-                timed=not profile, profile=profile)
+            _, measured = self._trial(method, sets, f"{method} timing trial {trial + 1}",
+                                      timed=not profile, cold=cold, profile=profile)
             self.forget([s.id for s in sets], arenas=[arena.id])
             if profile:
-                cupti = reply.cupti
+                cupti = measured
             else:
-                events.append(event / iters)
-                bounds.append(bound / iters)
-        return _statistics(events, bounds, iters, cupti, self.phases)
+                trials.append(measured)
+        return _statistics(trials, iters, "eager calls", cold, cupti, self.phases)
 
-    def time_graph(self, method: str, spec: TimingConfig) -> dict:
-        """A graph of ``iters`` calls captured on masked content; each replay gets fresh
-        content (unmasked inside the clock) and poisoned outputs, and is judged."""
+    def time_graph(self, method: str, spec: TimingConfig) -> dict[str, dict]:
+        """The published method and its cold-L2 counterpart: a graph of ``iters`` calls
+        (prepared launches where there are) captured on masked content, replayed
+        ``trials`` times with the inputs as their reveal left them (``graph``) and as many
+        times with the L2 cache overwritten first (``cold``), alternately. Each replay gets
+        fresh content (unmasked inside the clock) and poisoned outputs, and is judged.
+        ``{"error": ...}`` when the capture fails."""
         iters = self._iters(spec)
+        self._warm_up(method, spec)
         buffers, arena = self._fresh_sets(iters)
         self._write(arena, buffers)
         ids = [b.id for b in buffers]
         if method == "prepared":
-            self._request({"op": "prepare", "ids": ids}, self.timeout * TIMING_TIMEOUT_FACTOR)
+            self._setup("prepare", {"op": "prepare", "ids": ids},
+                        self.timeout * TIMING_TIMEOUT_FACTOR)
         try:
-            self._request({"op": "capture", "method": method, "ids": ids},
-                          self.timeout * TIMING_TIMEOUT_FACTOR)
+            self._setup("capture", {"op": "capture", "method": method, "ids": ids},
+                        self.timeout * TIMING_TIMEOUT_FACTOR)
         except Failure as failure:
             self.forget(ids, graph=True, arenas=[arena.id])
             return {"error": failure.result.get("reason", "graph capture failed")}
-        events, bounds, cupti = [], [], None
-        for trial in range(spec.trials + 1):
-            profile = trial == spec.trials
+        measured: dict[bool, list[TrialTime]] = {False: [], True: []}
+        profiled: dict[bool, Cupti | None] = {False: None, True: None}
+        for trial in range(2 * spec.trials + 2):  # the last two profiled
+            cold, profile = trial % 2 == 1, trial >= 2 * spec.trials
             for b in buffers:
                 content = self.fresh()
                 b.inputs, b.truth = content.inputs, content.truth
             self._write(arena, buffers)
-            _, event, bound, reply = self._trial("graph", buffers, f"graph replay {trial + 1}",
-                                                 timed=not profile, profile=profile)
+            when = f"graph replay {trial // 2 + 1}{' (cold L2)' if cold else ''}"
+            _, result = self._trial("graph", buffers, when, timed=not profile, cold=cold,
+                                    profile=profile)
             if profile:
-                cupti = reply.cupti
+                profiled[cold] = result
             else:
-                events.append(event / iters)
-                bounds.append(bound / iters)
+                measured[cold].append(result)
         self.forget(ids, graph=True, arenas=[arena.id])
-        return _statistics(events, bounds, iters, cupti, self.phases)
+        return {"graph": _statistics(measured[False], iters, "graph replay", False,
+                                     profiled[False], self.phases),
+                "cold": _statistics(measured[True], iters, "graph replay", True,
+                                    profiled[True], self.phases)}
+
+    def _warm_up(self, method: str, spec: TimingConfig) -> None:
+        """The warm-up calls (compilation, autotuning), once per session, judged: setup
+        time on the audit's clock, never call time."""
+        if method == "prepared" and "prepare" not in self.setup_ms:
+            self._setup("prepare", {"op": "prepare", "ids": [self.main.id]})
+        if spec.warmup and "warmup" not in self.setup_ms:
+            t0 = time.perf_counter()
+            self._trial(method, [self.main] * spec.warmup, f"{method} warm-up")
+            self.setup_ms["warmup"] = round((time.perf_counter() - t0) * 1e3, 3)
+
+    def _setup(self, name: str, message: dict, timeout: float | None = None) -> None:
+        """A setup request (``prepare``, graph capture) on the audit's clock, bounded by
+        the task's timeout; its milliseconds add to ``setup_ms[name]``."""
+        t0 = time.perf_counter()
+        try:
+            self._request(message, timeout)
+        finally:
+            ms = (time.perf_counter() - t0) * 1e3
+            self.setup_ms[name] = round(self.setup_ms.get(name, 0.0) + ms, 3)
 
 
 def settle_undecided(definition: Definition, outputs: tuple[torch.Tensor, ...],
@@ -606,28 +668,73 @@ def settle_undecided(definition: Definition, outputs: tuple[torch.Tensor, ...],
     return tuple(settled), count
 
 
-def _statistics(events: list[float], bounds: list[float], iters: int,
-                cupti: Cupti | None, phases: dict | None = None) -> dict:
-    """Per-call times: each trial counts at the larger of the worker's event time and the
-    audit's own bound, so no trial is reported shorter than the audit saw it take."""
-    counted = [max(e, b) for e, b in zip(events, bounds)]
-    out = {"median_ms": statistics.median(counted), "min_ms": min(counted),
-           "max_ms": max(counted), "trials": len(counted), "iters": iters,
-           "event_median_ms": statistics.median(events),
-           "bound_median_ms": statistics.median(bounds),
-           # every trial, so a median moved by host noise in some trials can be read
-           "counted_trials_ms": [round(c, 5) for c in counted],
-           "event_trials_ms": [round(e, 5) for e in events]}
-    event = out["event_median_ms"]
-    out["bound_over_event"] = round(out["bound_median_ms"] / event, 3) if event > 0 else None
-    if phases:
-        out["phases_ms"] = phases
+@dataclass(frozen=True)
+class TrialTime:
+    """One timed trial, as the audit counts it (whole-trial milliseconds)."""
+
+    #: The device time of the trial's calls, as the worker measured it (a claim).
+    device_ms: float
+    #: The audit's own bound: this request on its clock less the stand-in's floor.
+    host_ms: float
+    #: How the device time was taken: "cuda-events" (the current stream, behind a sleep
+    #: kernel that hides the launch), "cpu-clock" (a CPU worker's clock), or "cupti-span"
+    #: (every stream's activity, where CUPTI saw more than the events).
+    clock: str
+    #: Host time the guard allows beyond GUARD_RATIO x the device time (the host
+    #: clock's noise in this trial, by the stand-in's own spread).
+    slack_ms: float
+
+    @property
+    def flagged(self) -> bool:
+        """The host saw more than the device time explains: work hidden from the device
+        timer (a thread, another process, a forged claim)."""
+        return self.host_ms > GUARD_RATIO * self.device_ms + self.slack_ms
+
+    @property
+    def counted_ms(self) -> float:
+        """What the trial counts for: its device time, or its host time when flagged."""
+        return self.host_ms if self.flagged else self.device_ms
+
+
+def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
+                cupti: Cupti | None = None, phases: dict | None = None) -> dict:
+    """Per-call times over trials: each counts at its device time, or at the audit's
+    host time when the guard flagged it. Where CUPTI's span over every stream (in the
+    profiled trial) exceeds the events' median by more than its own overhead explains,
+    device work ran outside the timed stream: every trial's device time is then at least
+    that span."""
+    out: dict = {}
     if cupti is not None and cupti.error:
         out["cupti"] = {"error": cupti.error}
     elif cupti is not None:
-        out["cupti"] = {"kernels_per_call": cupti.kernels / iters,
-                        "kernel_ms": cupti.kernel_ms / iters,
-                        "span_ms": cupti.span_ms / iters}
+        span = cupti.span_ms / iters
+        activities = cupti.kernels / iters
+        events = statistics.median(t.device_ms for t in trials) / iters
+        off_stream = span > GUARD_RATIO * events + CUPTI_OVERHEAD_MS * activities
+        out["cupti"] = {"span_ms": span, "kernel_ms": cupti.kernel_ms / iters,
+                        "activities_per_call": activities, "off_stream": off_stream}
+        if off_stream:
+            trials = [replace(t, device_ms=max(t.device_ms, cupti.span_ms),
+                              clock="cupti-span") for t in trials]
+    counted = [t.counted_ms / iters for t in trials]
+    device = [t.device_ms / iters for t in trials]
+    host = [t.host_ms / iters for t in trials]
+    out = {"median_ms": statistics.median(counted), "min_ms": min(counted),
+           "max_ms": max(counted), "trials": len(trials), "iters": iters,
+           "calls": calls, "l2": "flushed" if cold else "as revealed",
+           "clock": trials[0].clock,
+           "device_median_ms": statistics.median(device),
+           "host_median_ms": statistics.median(host),
+           "flagged": sum(t.flagged for t in trials),
+           "guard": {"ratio": GUARD_RATIO,
+                     "slack_ms": round(statistics.median(t.slack_ms for t in trials) / iters,
+                                       6)},
+           # every trial, so a median moved by host noise in some trials can be read
+           "counted_trials_ms": [round(c, 6) for c in counted],
+           "device_trials_ms": [round(d, 6) for d in device],
+           "host_trials_ms": [round(h, 6) for h in host], **out}
+    if phases:
+        out["phases_ms"] = phases
     return out
 
 

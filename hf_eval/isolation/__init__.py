@@ -65,6 +65,13 @@ CPU and GPU time    at most one candidate's worker alive per    adversarial/spin
                     the stand-in is timed; every trial ends
                     with a device-wide synchronise inside the
                     clocked request (:mod:`hf_eval.trials`).
+time claims         the worker's device time (CUDA events; a    adversarial/forge_event_time,
+                    CPU clock) and CUPTI summary are claims:    forge_huge_event_time,
+                    bounded in the protocol, checked by the     side_stream_wait;
+                    audit's own clock of the whole request      tests/test_timing_guard.py
+                    less a stand-in's cost; a trial the host
+                    clock does not confirm counts at host time
+                    (:class:`hf_eval.trials.TrialTime`).
 the harness in      every harness module global and class is    adversarial/patch_timer,
 the worker          snapshotted before candidate code runs and  patch_torch,
                     compared after every request (a check that  rebind_harness_global

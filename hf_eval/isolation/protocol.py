@@ -51,13 +51,14 @@ class Mismatch:
 
 @dataclass(frozen=True)
 class Cupti:
-    """CUPTI's view of one profiled trial (a cross-check, never the verdict)."""
+    """CUPTI's view of one armed trial, as the worker tells it (guarded by the audit's
+    clock, never trusted alone)."""
 
-    #: Kernels launched in the trial.
+    #: Device activities (kernels, copies, sets) of the trial's calls.
     kernels: int = 0
     #: Their durations, summed (ms).
     kernel_ms: float = 0.0
-    #: From the first kernel's start to the last one's end, over every stream (ms).
+    #: From the first activity's start to the last one's end, over every stream (ms).
     span_ms: float = 0.0
     #: Why the profile failed, when it did ("" otherwise).
     error: str = ""
@@ -83,14 +84,16 @@ class Reply:
     event_ms: float = 0.0
     #: (trial) Where the request's time went, as the worker saw it (ms per phase).
     phases_ms: dict[str, float] = field(default_factory=dict)
-    #: (profiled trial) CUPTI's summary.
+    #: (arm) Whether CUPTI traces the next trial.
+    armed: bool = False
+    #: (disarm) CUPTI's summary of the armed trial.
     cupti: Cupti | None = None
     #: (changed) (set id, input index) of device copies that differ from what was staged.
     changed: tuple[tuple[str, int], ...] = ()
 
 
 _KEYS = {"ok", "nonce", "error", "traceback", "walls", "prepare", "pinned", "outputs",
-         "event_ms", "phases_ms", "cupti", "changed"}
+         "event_ms", "phases_ms", "armed", "cupti", "changed"}
 
 
 def _text(value: object, what: str) -> str:
@@ -176,12 +179,13 @@ def parse(raw: object, nonce: str) -> Reply:
             isinstance(c, list) and len(c) == 2 and isinstance(c[0], str)
             and type(c[1]) is int for c in changed)):
         raise ProtocolError("changed is not a list of (set id, index)")
-    prepare = raw.get("prepare", False)
-    if type(prepare) is not bool:
-        raise ProtocolError("prepare is not a boolean")
+    prepare, armed = raw.get("prepare", False), raw.get("armed", False)
+    if type(prepare) is not bool or type(armed) is not bool:
+        raise ProtocolError("prepare or armed is not a boolean")
     return Reply(
         walls=tuple(walls),
         prepare=prepare,
+        armed=armed,
         pinned=_count(raw.get("pinned", 0), "pinned"),
         outputs=_outputs(raw.get("outputs", [])),
         event_ms=_number(raw.get("event_ms", 0.0), "event_ms"),

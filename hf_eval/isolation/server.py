@@ -38,6 +38,15 @@ from hf_eval.sources import Entry, load_entry
 _synchronize = torch.cuda.synchronize
 _perf_counter = time.perf_counter
 _untyped_storage = torch.Tensor.untyped_storage
+_Event = torch.cuda.Event
+_sleep = torch.cuda._sleep
+#: Cycles of the sleep kernel ahead of a trial's start event (about 25 us at 2 GHz):
+#: the host launches the calls meanwhile, so the events time the device, not the launch.
+LEAD_CYCLES = 50_000
+#: The marker kernels' name (a fill of the worker's one-byte tensor): a trial's CUPTI
+#: span is the activity strictly between the first and the last of them. A candidate's
+#: own kernel of that name can only widen the span.
+MARKER = "FillFunctor<unsigned char>"
 #: Marks an input of a set as "the tensor another registered set holds at this index"
 #: (``(SAME_AS, set id, index)``): a workload's tensors are uploaded once, not per set.
 SAME_AS = "@same-as"
@@ -186,6 +195,9 @@ class Worker:
         self.stand_in_calls: list[list[torch.Tensor]] = []
         self.stand_in_graph: tuple[torch.cuda.CUDAGraph, torch.Tensor] | None = None
         self.l2_buffer: torch.Tensor | None = None
+        #: CUPTI's trace while the audit has armed it, and the marker kernels' tensor.
+        self.profiler: torch.profiler.profile | None = None
+        self.marker: torch.Tensor | None = None
 
     # ----------------------------------------------------------------- inputs
     def register(self, request: dict) -> dict:
@@ -317,14 +329,20 @@ class Worker:
 
     def trial(self, request: dict) -> dict:
         """The one path of every call, in one request the audit clocks from outside:
-        unmask this trial's content (``unmask``: the arena and the seed), run the calls
-        back to back, wait for the whole device, and copy every output into its slot.
+        unmask this trial's content (``unmask``: the arena and the seed), overwrite the L2
+        cache when asked (``flush``: no input is then L2-resident), run the calls back to
+        back, wait for the whole device, and copy every output into its slot.
 
-        A stand-in worker (``request["stand_in"]``, never loaded with a candidate) returns
-        staged tensors instead of calling anything (in graph mode it poisons them and
-        replays a one-kernel graph, as a candidate's graph is poisoned and replayed): the
-        audit times it to learn what this request costs without a candidate, and
-        subtracts only that."""
+        The device time of the calls is measured twice: by CUDA events on the current
+        stream, behind a short sleep kernel so that the host's launch latency is not in
+        it, and, when the audit armed CUPTI (:meth:`arm`), by the span of every device
+        activity between two marker kernels (read by :meth:`disarm`, after the clock).
+        Both are this process's claims: the audit's host clock guards them.
+
+        A stand-in worker (never loaded with a candidate) returns staged tensors instead
+        of calling anything (in graph mode it poisons them and replays a one-kernel graph,
+        as a candidate's graph is poisoned and replayed): the audit times it to learn what
+        this request costs without a candidate."""
         t_start = _perf_counter()
         if request.get("refresh"):
             self.refresh({"ids": request["refresh"]})
@@ -340,16 +358,10 @@ class Worker:
                 for out in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
                     if isinstance(out, torch.Tensor):
                         poison(out)
-        t_inputs = _perf_counter()
         cuda = self.device.type == "cuda"
-        profiler = None
-        if request.get("profile") and cuda:
-            try:
-                profiler = torch.profiler.profile(
-                    activities=[torch.profiler.ProfilerActivity.CUDA])
-                profiler.__enter__()
-            except Exception:  # no CUPTI here: the trial runs unprofiled
-                profiler = None
+        if request.get("flush") and cuda:
+            self._flush_l2()
+        t_inputs = _perf_counter()
         if self.stand_in is not None and method == "graph":
             calls = [self.stand_in_graph[0].replay]
         elif self.stand_in is not None:
@@ -361,20 +373,19 @@ class Worker:
             calls = [self._call(method, i) for i in ids]
         self._sync()
         if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            _sleep(LEAD_CYCLES)  # the GPU waits here while the calls are launched
+            if self.profiler is not None:
+                self.marker.fill_(1)
             start.record()
         t0 = _perf_counter()
         results = [fn() for fn in calls]
         if cuda:
             end.record()
         self._sync()
+        if cuda and self.profiler is not None:
+            self.marker.fill_(2)  # after the synchronise: no activity of the calls follows
         elapsed = start.elapsed_time(end) if cuda else (_perf_counter() - t0) * 1e3
-        if profiler is not None:
-            try:
-                profiler.__exit__(None, None, None)
-                cupti = _kernel_summary(profiler)
-            except Exception as exc:  # CUPTI is a cross-check: its failure is reported only
-                cupti = {"error": _one_line(exc)}
         if method == "graph" and self.stand_in is None:
             self.produced = list(zip(self.graph[1], self.graph[2]))
         elif method == "graph":
@@ -388,20 +399,44 @@ class Worker:
         reply["phases_ms"] = {"inputs": (t_inputs - t_start) * 1e3,
                               "calls": (t_calls - t_inputs) * 1e3,
                               "outputs": (_perf_counter() - t_calls) * 1e3}
-        if profiler is not None:
-            reply["cupti"] = cupti
         return reply
 
-    def flush(self, request: dict) -> dict:
-        """Overwrite twice the L2 cache (before a trial, outside its clock: a cold L2)."""
-        if self.device.type == "cuda":
-            if self.l2_buffer is None:
-                size = 2 * torch.cuda.get_device_properties(self.device).L2_cache_size
-                self.l2_buffer = torch.empty(max(size, 1 << 20), dtype=torch.uint8,
-                                             device=self.device)
-            self.l2_buffer.fill_(1)
-            self._sync()
-        return {}
+    def arm(self, request: dict) -> dict:
+        """Start CUPTI's activity trace for the next trial (outside the clock). The reply
+        says whether it runs: where it cannot, the trial is timed by its events alone."""
+        if self.device.type != "cuda" or self.profiler is not None:
+            return {"armed": self.profiler is not None}
+        try:
+            profiler = torch.profiler.profile(
+                activities=[torch.profiler.ProfilerActivity.CUDA])
+            profiler.start()
+        except Exception:  # noqa: BLE001 - no CUPTI here
+            return {"armed": False}
+        self.profiler = profiler
+        if self.marker is None:
+            self.marker = torch.zeros(1, dtype=torch.uint8, device=self.device)
+        return {"armed": True}
+
+    def disarm(self, request: dict) -> dict:
+        """Stop the trace (after the clock) and, when asked (``read``), summarise the
+        armed trial's device activity between its two markers."""
+        profiler, self.profiler = self.profiler, None
+        if profiler is None:
+            return {}
+        try:
+            profiler.stop()
+            return {"cupti": _activity_summary(profiler)} if request.get("read") else {}
+        except Exception as exc:  # noqa: BLE001 - the trace could not be read
+            return {"cupti": {"error": _one_line(exc)}}
+
+    def _flush_l2(self) -> None:
+        """Overwrite twice the L2 cache's size (inside the request, before the calls and
+        outside their device time)."""
+        if self.l2_buffer is None:
+            size = 2 * torch.cuda.get_device_properties(self.device).L2_cache_size
+            self.l2_buffer = torch.empty(max(size, 1 << 20), dtype=torch.uint8,
+                                         device=self.device)
+        self.l2_buffer.fill_(1)
 
     def stage(self, request: dict) -> dict:
         """(Stand-in workers only) the outputs to return instead of calling a candidate."""
@@ -526,7 +561,8 @@ class Worker:
         handlers = {"load": self.load, "register": self.register, "reload": self.reload,
                     "slots": self.set_slots, "refresh": self.refresh, "forget": self.forget,
                     "prepare": self.prepare, "capture": self.capture, "trial": self.trial,
-                    "stage": self.stage, "changed": self.changed, "flush": self.flush,
+                    "stage": self.stage, "changed": self.changed, "arm": self.arm,
+                    "disarm": self.disarm,
                     "null": lambda request: (self._sync(), {})[1]}
         while True:
             try:
@@ -562,17 +598,23 @@ def _quiet_collector() -> None:
     gc.disable()
 
 
-def _kernel_summary(profiler) -> dict:
-    """CUPTI's view of the trial: kernel time summed and the span over every stream."""
-    kernels = [e for e in profiler.events()
-               if e.device_type == torch.autograd.DeviceType.CUDA]
-    if not kernels:
+def _activity_summary(profiler) -> dict:
+    """CUPTI's view of the armed trial: every device activity (kernels, copies, sets, on
+    every stream) strictly between the first and the last marker kernel; their count,
+    their summed durations, and their span from the first start to the last end."""
+    events = sorted((e for e in profiler.events()
+                     if e.device_type == torch.autograd.DeviceType.CUDA),
+                    key=lambda e: e.time_range.start)
+    markers = [i for i, e in enumerate(events) if MARKER in e.name]
+    if len(markers) < 2:
+        raise RuntimeError("the trial's markers are missing from the trace")
+    inside = events[markers[0] + 1:markers[-1]]
+    if not inside:
         return {"kernels": 0, "kernel_ms": 0.0, "span_ms": 0.0}
-    starts = [e.time_range.start for e in kernels]
-    ends = [e.time_range.end for e in kernels]
-    return {"kernels": len(kernels),
-            "kernel_ms": sum(e.time_range.elapsed_us() for e in kernels) / 1e3,
-            "span_ms": (max(ends) - min(starts)) / 1e3}
+    return {"kernels": len(inside),
+            "kernel_ms": sum(e.time_range.elapsed_us() for e in inside) / 1e3,
+            "span_ms": (max(e.time_range.end for e in inside)
+                        - min(e.time_range.start for e in inside)) / 1e3}
 
 
 #: Characters of candidate text a reply carries (the audit keeps no more).

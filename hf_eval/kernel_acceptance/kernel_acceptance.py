@@ -38,7 +38,7 @@ from hf_eval.cache import ReferenceCache, cache_key
 from hf_eval.cli import discover_root
 from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
-from hf_eval.records import RecordError
+from hf_eval.records import RecordError, reported_time
 from hf_eval.report import RecordProblem, ReportLine, read_records
 from hf_eval.schema import Solution, load_json
 from hf_eval.sources import compile_reference
@@ -62,12 +62,15 @@ Args:
     suite (str): "all" (default), "dev", "sample" or "first": every reference must be in
         this suite of its task.
     device (str): "cpu" (default) or "cuda[:N]".
+    timed (bool): also time each solution as the audit does (default False: validation
+        only); each case then carries ``ms``, the audit's reported time per call.
 Returns:
     accepted_fraction (float), accepted (int), total (int),
     cases (list of dict): per case the prediction, workload, definition, status
         (PASSED, INCORRECT_*, RUNTIME_ERROR, ...; INVALID_RECORD when the audit's record
         of the case breaks a rule, NOT_RUN when there is none), error ("" when accepted)
-        and outputs.
+        and outputs; with ``timed``, ``ms`` (``hf_eval.records.reported_time``: on CUDA the
+        device time with inputs not L2-resident; None for an outputs file).
 Examples:
     >>> metric = evaluate.load("hf_eval/kernel_acceptance")
     >>> metric.compute(predictions=["torch_toy"], references=["<uuid>"], root=".")
@@ -95,7 +98,7 @@ class KernelAcceptance(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, root=None, definition=None, suite="all",
-                 device="cpu"):
+                 device="cpu", timed=False):
         root = Path(root) if root is not None else discover_root()
         dataset = open_dataset(root)
         index = {row.value.workload.uuid: row
@@ -123,15 +126,19 @@ class KernelAcceptance(evaluate.Metric):
             else:
                 by_solution.setdefault(case["prediction"], []).append(case)
         for prediction, group in by_solution.items():
-            verdicts = _audit(dataset, prediction, group, device)
+            verdicts = _audit(dataset, prediction, group, device, timed)
             for case in group:
                 verdict = verdicts[case["workload"]]
                 case.update(status=verdict.status, error=verdict.error,
                             outputs=verdict.outputs)
+                if timed:
+                    case["ms"] = verdict.ms
         accepted = sum(c["status"] == "PASSED" for c in cases)
         for case in cases:
             case.setdefault("error", "")
             case.setdefault("outputs", [])
+            if timed:
+                case.setdefault("ms", None)
         return {"accepted_fraction": accepted / len(cases) if cases else 0.0,
                 "accepted": accepted, "total": len(cases), "cases": cases}
 
@@ -163,6 +170,8 @@ class Verdict:
     error: str = ""
     #: The per-output verdicts the audit recorded.
     outputs: list = field(default_factory=list)
+    #: The reported time per call (:func:`hf_eval.records.reported_time`), when timed.
+    ms: float | None = None
 
 
 def verdicts_from_report(report: Path, solution: str, uuids: list[str],
@@ -180,8 +189,10 @@ def verdicts_from_report(report: Path, solution: str, uuids: list[str],
         if isinstance(entry, ReportLine):
             rec = entry.record
             if rec["solution"] == solution and rec["workload"] in verdicts:
+                reported = reported_time(rec)
                 verdicts[rec["workload"]] = Verdict(rec["status"], rec.get("reason", ""),
-                                                    rec.get("outputs", []))
+                                                    rec.get("outputs", []),
+                                                    reported[1] if reported else None)
         elif isinstance(entry, RecordProblem) and entry.workload in verdicts \
                 and entry.solution in (solution, None):
             verdicts[entry.workload] = Verdict(
@@ -190,8 +201,9 @@ def verdicts_from_report(report: Path, solution: str, uuids: list[str],
     return verdicts
 
 
-def _audit(dataset, prediction, group, device) -> dict[str, Verdict]:
-    """Run the audit (validation only) for one candidate on its cases; verdicts by UUID.
+def _audit(dataset, prediction, group, device, timed=False) -> dict[str, Verdict]:
+    """Run the audit (validation only unless ``timed``) for one candidate on its cases;
+    verdicts by UUID.
 
     An audit stopped by a record that breaks a rule (the writer refuses it) leaves the
     cases it did not record ``NOT_RUN``, the broken rule in their error; any other stop
@@ -209,7 +221,7 @@ def _audit(dataset, prediction, group, device) -> dict[str, Verdict]:
                              solutions="none" if external else solution.name,
                              extra_solutions=[solution] if external else [],
                              suite="all", uuids=uuids, devices=[device],
-                             validation_only=True)
+                             validation_only=not timed)
         stopped = None
         try:
             Audit(dataset, config).run()

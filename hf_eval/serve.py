@@ -1,0 +1,733 @@
+"""The persistent audit service (``hf-eval serve``): an agent's edit-audit loop, kept warm.
+
+An agent that writes kernels audits a new candidate after every edit. ``hf-eval audit``
+pays for a whole start each time: torch, the dataset's index, the fork server and the
+stand-in worker, every workload's tensors and every reference. This service pays for them
+once and answers each candidate over local HTTP (the standard library's
+:class:`~http.server.ThreadingHTTPServer`; nothing is installed for it):
+
+- ``GET /health``: ``{"ok": true, ...}`` (device, report, requests queued and served).
+- ``POST /audit`` with an :class:`AuditRequest` as JSON: the answer is
+  ``application/x-ndjson``, streamed: one line per case record as soon as it is judged
+  (the same line the report gets), then a last :class:`Done` line.
+
+What is kept between requests: the opened dataset, one :class:`~hf_eval.audit.Audit` and
+its :class:`~hf_eval.audit.Lane` (whose :class:`~hf_eval.isolation.workers.Isolation` keeps
+the fork server and the stand-in worker), and the prepared cases (sealed inputs and the
+reference) of the most recently audited definitions (:class:`WarmCases`); a record whose
+reference was kept says so (``"reference": {"source": "memory"}``). What is not: each
+request draws a new secret (:meth:`~hf_eval.audit.Audit.renew_secret`), so no request's
+fresh content repeats another's, and its candidate gets a fresh confined worker, ended
+when the request is answered. Each case goes through the CLI audit's own per-unit path
+(:meth:`~hf_eval.audit.Audit.judge_unit`), so the records are the CLI's records.
+
+Requests are judged one at a time, in the order they arrive (one thread runs them: one
+audit per lane); a second client waits for its turn and gets its own complete answer.
+Every record is appended to the server's JSONL report as it is judged, whether or not its
+client is still reading. A request that breaks a rule is answered with an HTTP error and
+``{"error": "<field>: <rule>"}``, never a traceback. SIGINT or SIGTERM ends the service:
+the case being judged is finished, requests not yet judged are answered with an error
+line, the workers are ended, and :func:`serve` returns 0. The dataset is read once, at
+start: restart the service to see files changed since.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from hf_eval.audit import Audit, AuditConfig, Case, Lane, runs_on, select_workloads
+from hf_eval.dataset import Dataset, open_dataset
+from hf_eval.errors import DataError
+from hf_eval.report import ReportWriter, environment, repair_for_resume, safe_text
+from hf_eval.repository import Located
+from hf_eval.samples.cases import load_cases
+from hf_eval.samples.fresh import FreshRow
+from hf_eval.schema import Definition, Solution, TaskConfig, parse
+from hf_eval.sources import solution_from_directory
+from hf_eval.suites import DEFAULT_SUITE, SUITES
+
+#: The largest request body read; a larger one is answered 413 (a candidate's source is
+#: at most a few hundred kilobytes).
+MAX_BODY_BYTES = 8 << 20
+#: How much of a body over the limit is read and dropped before the 413 is sent, so the
+#: client, still sending, reads the answer instead of a reset connection.
+DRAIN_BYTES = 64 << 20
+#: Definitions whose prepared cases are kept (the least recently audited goes first).
+WARM_DEFINITIONS = 2
+#: Seconds a client may take to send its request, or to take a line of the answer.
+SOCKET_TIMEOUT_S = 120.0
+#: Seconds a stopping server waits for the last lines of its answers to be sent.
+STREAM_DRAIN_S = 10.0
+#: What a record's ``reference.source`` says when the case was kept from an earlier request.
+KEPT = "memory"
+#: The endpoints and the method each answers.
+ENDPOINTS = {"/health": "GET", "/audit": "POST"}
+#: The names of the endpoints, for an error message.
+ENDPOINT_LIST = "GET /health, POST /audit"
+
+
+# ----------------------------------------------------------------------------- requests
+class AuditRequest(BaseModel):
+    """The body of ``POST /audit``: one candidate for one definition, and which workloads."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+
+    definition: str = Field(min_length=1)
+    """The definition to judge the candidate on (``hf-eval list definitions``)."""
+    suite: Literal[SUITES] = DEFAULT_SUITE  # type: ignore[valid-type]
+    """Which workloads, as ``hf-eval audit --suite``: ``dev`` (the task's dev UUIDs, the
+    default), ``all``, ``sample``, ``first`` or ``fresh``."""
+    uuids: list[str] | None = Field(None, min_length=1)
+    """Workload UUIDs of the definition to judge on instead of the suite (as ``--uuid``);
+    each must be a workload of the definition."""
+    solution: dict[str, Any] | None = None
+    """A FlashInfer Trace Solution JSON object, as in ``solutions/<op_type>/<name>.json``
+    (its ``definition`` must be this request's); exactly one of ``solution`` and
+    ``main_py``."""
+    main_py: str | None = None
+    """The source of a single-file candidate whose entry is ``main.py::run``, packaged as
+    ``hf-eval audit --candidate`` packages a directory; exactly one of ``solution`` and
+    ``main_py``."""
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+    """The name of a ``main_py`` candidate in the records (default: ``candidate-`` and the
+    first 12 hex digits of the source's SHA-256); letters, digits, ``_``, ``.``, ``-``."""
+    validation_only: bool = False
+    """Check correctness only, no timing (as ``--validation-only``)."""
+
+    @model_validator(mode="after")
+    def _one_candidate(self) -> AuditRequest:
+        if (self.solution is None) == (self.main_py is None):
+            given = "both were given" if self.solution is not None else "neither was given"
+            raise ValueError(f"solution, main_py: give exactly one (solution: a Solution "
+                             f"JSON object; main_py: the source of main.py): {given}")
+        if self.name is not None and self.main_py is None:
+            raise ValueError("name: only with main_py (a solution names itself)")
+        return self
+
+
+class RequestError(Exception):
+    """A request the service refuses: the HTTP status and one line naming the field and
+    the rule."""
+
+    def __init__(self, status: int, message: str, allow: str | None = None) -> None:
+        self.status = status
+        self.message = message
+        #: The method the path answers (the ``Allow`` header of a 405).
+        self.allow = allow
+        super().__init__(message)
+
+
+def _pydantic_message(exc: ValidationError) -> str:
+    """The first error of a request model's validation as ``field: rule``."""
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    kind = error["type"]
+    if kind == "missing":
+        rule = "is required"
+    elif kind == "extra_forbidden":
+        rule = ("unknown field (the fields are: "
+                f"{', '.join(AuditRequest.model_fields)})")
+    else:
+        rule = error["msg"].removeprefix("Value error, ")
+    return f"{where}: {rule}" if where else rule
+
+
+# ----------------------------------------------------------------------------- warm state
+class WarmCases:
+    """Prepared cases (sealed inputs and the truth) kept between requests, per
+    (definition, workload UUID), for the ``definitions`` most recently audited
+    definitions. Only the service's one audit thread touches it."""
+
+    def __init__(self, definitions: int = WARM_DEFINITIONS) -> None:
+        #: How many definitions' cases are kept.
+        self.definitions = definitions
+        self._cases: OrderedDict[str, dict[str, Case]] = OrderedDict()
+
+    def get(self, definition: str, uuid: str) -> Case | None:
+        """The kept case, or None; its definition becomes the most recently used."""
+        cases = self._cases.get(definition)
+        if cases is None:
+            return None
+        self._cases.move_to_end(definition)
+        return cases.get(uuid)
+
+    def put(self, definition: str, uuid: str, case: Case) -> None:
+        """Keep ``case``; the least recently used definition beyond the limit is dropped."""
+        self._cases.setdefault(definition, {})[uuid] = case
+        self._cases.move_to_end(definition)
+        while len(self._cases) > self.definitions:
+            self._cases.popitem(last=False)
+
+    def __len__(self) -> int:
+        return sum(len(cases) for cases in self._cases.values())
+
+
+class WarmLane(Lane):
+    """A :class:`~hf_eval.audit.Lane` that prepares each (definition, workload) once and
+    lends the kept case to later requests; a fresh row (drawn from one request's secret)
+    is prepared every time and never kept."""
+
+    def __init__(self, audit: Audit, device: torch.device, cases: WarmCases) -> None:
+        super().__init__(audit, device)
+        #: The cases kept between requests (they outlive a lane replaced after a failure).
+        self.cases = cases
+
+    def prepare_case(self, definition: Definition, task: TaskConfig, row: Located) -> Case:
+        if isinstance(row, FreshRow):
+            return super().prepare_case(definition, task, row)
+        uuid = row.value.workload.uuid
+        case = self.cases.get(definition.name, uuid)
+        if case is None:
+            case = super().prepare_case(definition, task, row)
+            self.cases.put(definition.name, uuid, case)
+        else:  # inputs and truth as prepared before (checked after every solution)
+            case.reference_source, case.reference_seconds = KEPT, 0.0
+        return case
+
+
+# ----------------------------------------------------------------------------- jobs
+@dataclass
+class Done:
+    """The last line of an answer: what the request's audit found."""
+
+    #: Always true: the line that ends the answer.
+    done: bool
+    #: The definition judged.
+    definition: str
+    #: The candidate's name in the records.
+    solution: str
+    #: Case records written (and sent before this line).
+    cases: int
+    #: Of those, how many PASSED.
+    passed: int
+    #: Records per status.
+    statuses: dict[str, int]
+    #: Seconds from the start of this request's audit to this line (waiting excluded).
+    seconds: float
+    #: The JSONL report every record was appended to.
+    report: str
+    #: Why the audit ended before every selected case was judged (None: it did not).
+    error: str | None = None
+
+    def line(self) -> str:
+        """The JSON line sent; ``error`` only when there is one."""
+        data = asdict(self)
+        if data["error"] is None:
+            del data["error"]
+        return json.dumps(data)
+
+
+@dataclass
+class Job:
+    """One accepted request, waiting for or in its audit; its answer's lines are queued
+    in ``lines`` for the client's handler (the audit never waits for a client)."""
+
+    #: The request as validated.
+    request: AuditRequest
+    #: The definition it judges on.
+    definition: Definition
+    #: The definition's task (tolerances, dev workloads, timeouts).
+    task: TaskConfig
+    #: The candidate, parsed or packaged from ``main_py``.
+    solution: Solution
+    #: The workloads selected (None for the fresh suite: drawn from the request's secret).
+    rows: list[Located] | None
+    #: The answer's lines, in order; the last is a :class:`Done` line.
+    lines: queue.Queue = field(default_factory=queue.Queue)
+
+    def finish(self, done: Done) -> None:
+        """Queue the last line."""
+        self.lines.put((True, done.line()))
+
+
+class AuditService:
+    """The dataset, the audit and its lane, kept between requests; one thread judges the
+    accepted requests in order. Build it, :meth:`start` it, :meth:`submit` validated jobs
+    (:meth:`accept`), :meth:`close` it."""
+
+    def __init__(self, root: Path, device: str, report: Path,
+                 warm_definitions: int = WARM_DEFINITIONS) -> None:
+        self.root = Path(root)
+        self.report = Path(report)
+        try:
+            self.device = torch.device(device)
+        except RuntimeError as exc:
+            raise DataError("--device", f"not a device: {device!r} ({exc})") from None
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise DataError("--device", f"{device} asked for, but torch sees no CUDA device")
+        if self.device.type not in ("cpu", "cuda"):
+            raise DataError("--device", f"must be cpu or cuda[:N] (got {device!r})")
+        self.dataset: Dataset = open_dataset(self.root)
+        #: Things a reader should know (a report repaired before appending to it).
+        self.notes: list[str] = []
+        if self.report.is_file():
+            self.notes += repair_for_resume(self.report)
+        self.audit = Audit(self.dataset, AuditConfig(report=self.report,
+                                                     devices=[str(self.device)]))
+        self.cases = WarmCases(warm_definitions)
+        self.lane = WarmLane(self.audit, self.device, self.cases)
+        self.env = environment(self.device)
+        self.writer = ReportWriter(self.report, append=True)
+        self._jobs: queue.Queue[Job | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._loop, name="hf-eval-serve-audit",
+                                        daemon=True)
+        self._stopping = threading.Event()
+        self._running: Job | None = None
+        self._served = 0
+        self._closed = False
+        #: Answers being streamed to clients (a stop waits for them to be sent).
+        self._streams = 0
+        self._streams_changed = threading.Condition()
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Start the stand-in worker (and so the fork server) now, not in the first
+        request, and the thread that judges requests."""
+        self.lane.isolation.stand_in()
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop: the case being judged is finished, requests not yet judged are answered
+        with an error line, the workers are ended, the report is closed."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stopping.set()
+        self._jobs.put(None)
+        if self._thread.is_alive():
+            self._thread.join()
+        while True:  # jobs accepted after the thread stopped
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job.finish(self._done(job, Counter(), 0.0, "the server shut down before "
+                                      "this request was judged"))
+        self.lane.close()
+        self.notes += self.lane.isolation.notes
+        self.writer.close()
+
+    def streaming(self, delta: int) -> None:
+        """Count an answer that starts (+1) or ends (-1) streaming."""
+        with self._streams_changed:
+            self._streams += delta
+            self._streams_changed.notify_all()
+
+    def wait_for_streams(self, timeout: float) -> bool:
+        """Wait until every answer has been sent (or its client has left), at most
+        ``timeout`` seconds; whether none is left."""
+        with self._streams_changed:
+            return self._streams_changed.wait_for(lambda: self._streams == 0, timeout)
+
+    def health(self) -> dict:
+        """``GET /health``: whether the service is up, and what it holds."""
+        return {"ok": not self._stopping.is_set(), "device": str(self.device),
+                "root": str(self.root), "report": str(self.report),
+                "definitions": len(self.dataset.definitions),
+                "busy": self._running is not None, "queued": self._jobs.qsize(),
+                "served": self._served, "warm_cases": len(self.cases)}
+
+    # ------------------------------------------------------------------ requests
+    def accept(self, body: bytes) -> Job:
+        """Validate a request body into a job, or raise :class:`RequestError` (400)."""
+        try:
+            data = json.loads(body)
+        except UnicodeDecodeError as exc:
+            raise RequestError(400, f"body: not UTF-8 JSON ({exc.reason} at byte "
+                               f"{exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise RequestError(400, f"body: not JSON: {exc.msg} (line {exc.lineno} column "
+                               f"{exc.colno})") from None
+        if not isinstance(data, dict):
+            raise RequestError(400, f"body: must be a JSON object (got a JSON "
+                               f"{type(data).__name__})")
+        try:
+            request = AuditRequest.model_validate(data)
+        except ValidationError as exc:
+            raise RequestError(400, _pydantic_message(exc)) from None
+        name = request.definition
+        blocking = self.dataset.problems_for([name])
+        if blocking:
+            raise RequestError(400, f"definition: {name!r} cannot be audited: its files have "
+                               f"{len(blocking)} problem(s), the first: {blocking[0]}")
+        if name not in self.dataset.definitions:
+            raise RequestError(400, f"definition: unknown definition {name!r} (see 'hf-eval "
+                               "list definitions')")
+        try:
+            definition, task = self.dataset.definition(name), self.dataset.task(name)
+        except DataError as err:
+            raise RequestError(400, f"definition: {name!r} cannot be audited: {err}") from None
+        solution = self._candidate(request)
+        if not runs_on(solution, self.device):
+            raise RequestError(400, f"solution.spec.target_hardware: "
+                               f"{solution.spec.target_hardware} does not include this "
+                               f"server's device ({self.device.type}; or 'local')")
+        return Job(request, definition, task, solution, self._rows(request, task))
+
+    def _candidate(self, request: AuditRequest) -> Solution:
+        """The request's Solution: parsed, or packaged from ``main_py`` as ``--candidate``
+        packages a directory."""
+        if request.solution is not None:
+            try:
+                solution = parse(Solution, request.solution, "solution")
+            except DataError as err:
+                where = f"solution.{err.field}" if err.field else "solution"
+                raise RequestError(400, f"{where}: {err.rule}") from None
+            if solution.definition != request.definition:
+                raise RequestError(400, f"solution.definition: is {solution.definition!r}, "
+                                   f"but the request's definition is {request.definition!r}")
+            return solution
+        source = request.main_py or ""
+        try:
+            encoded = source.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise RequestError(400, f"main_py: not UTF-8 text ({exc.reason} at character "
+                               f"{exc.start})") from None
+        digest = hashlib.sha256(encoded).hexdigest()[:12]
+        with tempfile.TemporaryDirectory(prefix="hf-eval-serve-") as tmp:
+            entry = Path(tmp) / digest / "main.py"
+            entry.parent.mkdir()
+            entry.write_bytes(encoded)
+            try:
+                solution = solution_from_directory(entry, request.definition)
+            except DataError as err:
+                raise RequestError(400, f"main_py: {err.rule}") from None
+        update = {"description": "a candidate sent to hf-eval serve as main_py"}
+        if request.name is not None:
+            update["name"] = request.name
+        return solution.model_copy(update=update)
+
+    def _rows(self, request: AuditRequest, task: TaskConfig) -> list[Located] | None:
+        """The workloads a request selects; None for the fresh suite (drawn later, from
+        the request's own secret)."""
+        name = request.definition
+        if request.uuids:
+            known = {r.value.workload.uuid for r in self.dataset.workloads.get(name, [])}
+            unknown = [u for u in dict.fromkeys(request.uuids) if u not in known]
+            if unknown:
+                raise RequestError(400, f"uuids: not workloads of {name}: "
+                                   f"{', '.join(map(repr, unknown[:5]))}"
+                                   + (f" and {len(unknown) - 5} more" if len(unknown) > 5
+                                      else ""))
+            return select_workloads(self.dataset, task, name, request.suite,
+                                    list(dict.fromkeys(request.uuids)))
+        if request.suite == "fresh":
+            try:
+                recipes = load_cases(name)
+            except DataError as err:
+                raise RequestError(400, f"suite: fresh: {err}") from None
+            if recipes is None or not recipes.cases:
+                raise RequestError(400, f"suite: fresh draws from the sample recipes "
+                                   f"(hf_eval/samples/cases/{name}.json); {name} has none")
+            return None
+        rows = select_workloads(self.dataset, task, name, request.suite, [])
+        if not rows:
+            raise RequestError(400, f"suite: {request.suite!r} selects no workload of {name} "
+                               "(see 'hf-eval list suites')")
+        return rows
+
+    def submit(self, job: Job) -> None:
+        """Queue an accepted job; its lines arrive in ``job.lines``."""
+        if self._stopping.is_set():
+            raise RequestError(503, "the server is shutting down")
+        self._jobs.put(job)
+
+    # ------------------------------------------------------------------ the audit thread
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            if self._stopping.is_set():
+                job.finish(self._done(job, Counter(), 0.0, "the server shut down before "
+                                      "this request was judged"))
+                continue
+            self._running = job
+            try:
+                self._judge(job)
+            finally:
+                self._running = None
+                self._served += 1
+
+    def _done(self, job: Job, statuses: Counter, seconds: float,
+              error: str | None = None) -> Done:
+        return Done(done=True, definition=job.definition.name, solution=job.solution.name,
+                    cases=sum(statuses.values()), passed=statuses.get("PASSED", 0),
+                    statuses=dict(sorted(statuses.items())), seconds=round(seconds, 4),
+                    report=str(self.report), error=error)
+
+    def _judge(self, job: Job) -> None:
+        """Judge one job's cases through the CLI audit's per-unit path, streaming each
+        record; the candidate's worker is ended after the answer's last line."""
+        t0 = time.perf_counter()
+        statuses: Counter = Counter()
+        audit = self.audit
+        audit.renew_secret()
+        audit.config.validation_only = job.request.validation_only
+        self.lane.isolation.shutdown()  # a fresh worker for this request's candidate
+
+        def sink(record: dict) -> None:
+            statuses[record["status"]] += 1
+            job.lines.put((False, json.dumps(record, sort_keys=True)))
+
+        error = None
+        row = None
+        try:
+            rows = job.rows
+            if rows is None:
+                rows = select_workloads(self.dataset, job.task, job.definition.name,
+                                        "fresh", [], audit.fresh)
+            for index, row in enumerate(rows):
+                if self._stopping.is_set():
+                    error = (f"the server is shutting down: {len(rows) - index} of "
+                             f"{len(rows)} case(s) not judged")
+                    break
+                audit.judge_unit(self.lane, (job.definition, job.task, [job.solution], row),
+                                 self.env, self.writer, sink)
+        except Exception as exc:  # the harness's failure, not the candidate's: no verdict
+            where = (f" at workload {row.value.workload.uuid}" if row is not None else "")
+            error = (f"the audit stopped{where}: {type(exc).__name__}: {exc}; the report "
+                     f"holds the {sum(statuses.values())} case(s) of this request judged "
+                     "before")
+            _log("".join(traceback.format_exception(exc)).rstrip())
+            self._replace_lane()
+        finally:
+            audit.records.clear()  # the report has them; a long-lived audit keeps none
+        job.finish(self._done(job, statuses, time.perf_counter() - t0, error))
+        try:
+            self.lane.isolation.shutdown()  # no candidate outlives its request
+        except Exception as exc:  # noqa: BLE001 - the next request gets a new lane
+            _log(f"error: ending the candidate's worker: {type(exc).__name__}: {exc}")
+            self._replace_lane()
+
+    def _replace_lane(self) -> None:
+        """After a harness failure: end the lane's workers and start a new lane (the kept
+        cases stay)."""
+        try:
+            self.lane.close()
+        except Exception as exc:  # noqa: BLE001 - the old lane is dropped whatever it says
+            _log(f"error: closing the failed lane: {type(exc).__name__}: {exc}")
+        self.notes += self.lane.isolation.notes
+        self.lane = WarmLane(self.audit, self.device, self.cases)
+
+
+def _log(text: str) -> None:
+    """One line (or a traceback) on the server's stderr, control characters escaped."""
+    for line in str(text).split("\n"):
+        print(safe_text(line), file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- HTTP
+class Handler(BaseHTTPRequestHandler):
+    """The HTTP side: routes, reads and limits the body, streams a job's lines."""
+
+    server: Server
+    server_version = "hf-eval-serve"
+    #: Close-delimited answers: a streamed answer needs no length or chunking.
+    protocol_version = "HTTP/1.0"
+    timeout = SOCKET_TIMEOUT_S
+    #: Whether this answer's 200 has been sent (an error can then only close it).
+    _answering = False
+
+    def do_GET(self) -> None:  # the standard library's names: do_<METHOD>
+        self._route()
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_GET
+
+    def _route(self) -> None:
+        path = urlsplit(self.path).path
+        try:
+            method = ENDPOINTS.get(path)
+            if method is None:
+                raise RequestError(404, f"path: no endpoint {path!r} (the endpoints: "
+                                   f"{ENDPOINT_LIST})")
+            if self.command != method:
+                raise RequestError(405, f"method: {path} answers {method}, not "
+                                   f"{self.command}", allow=method)
+            if path == "/health":
+                self._send_json(200, self.server.service.health())
+            else:
+                self._audit()
+        except RequestError as exc:
+            self._send_json(exc.status, {"error": exc.message}, allow=exc.allow)
+        except (ConnectionError, TimeoutError):  # the client left: nothing to answer
+            self.close_connection = True
+        except Exception as exc:  # noqa: BLE001 - a bug here never reaches the client as one
+            _log("".join(traceback.format_exception(exc)).rstrip())
+            self.close_connection = True
+            if self._answering:  # the 200 and some lines are out: only closing is left
+                return
+            try:
+                self._send_json(500, {"error": f"internal error: {type(exc).__name__}: "
+                                      f"{safe_text(exc)}"})
+            except (ConnectionError, TimeoutError):
+                pass
+
+    def _body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            raise RequestError(411, "Content-Length: required (a chunked body is not read)")
+        length = self.headers.get("Content-Length")
+        if length is None:
+            raise RequestError(411, "Content-Length: required (the JSON body's length)")
+        try:
+            size = int(length)
+            if size < 0:
+                raise ValueError
+        except ValueError:
+            raise RequestError(400, f"Content-Length: must be a whole number of bytes "
+                               f"(got {safe_text(length)!r})") from None
+        if size > MAX_BODY_BYTES:
+            left = min(size, DRAIN_BYTES)
+            while left > 0:  # read and drop it, so the client gets to read the answer
+                chunk = self.rfile.read(min(left, 1 << 16))
+                if not chunk:
+                    break
+                left -= len(chunk)
+            raise RequestError(413, f"body: {size} bytes, over the limit of "
+                               f"{MAX_BODY_BYTES} bytes ({MAX_BODY_BYTES >> 20} MiB)")
+        body = self.rfile.read(size)
+        if len(body) != size:
+            raise RequestError(400, f"body: {len(body)} of the {size} bytes Content-Length "
+                               "announced arrived")
+        return body
+
+    def _audit(self) -> None:
+        service = self.server.service
+        job = service.accept(self._body())
+        service.streaming(+1)
+        try:
+            service.submit(job)
+            self._stream(job)
+        finally:
+            service.streaming(-1)
+
+    def _stream(self, job: Job) -> None:
+        self._answering = True
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        last = False
+        while not last:  # a write to a client that left raises: the job goes on without it
+            last, line = job.lines.get()
+            self.wfile.write(line.encode() + b"\n")
+            self.wfile.flush()
+
+    def _send_json(self, status: int, data: dict, allow: str | None = None) -> None:
+        body = json.dumps(data).encode() + b"\n"
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        if allow:
+            self.send_header("Allow", allow)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """The standard library's own refusals (a malformed request line, an unknown
+        method) as JSON, like every other error."""
+        try:
+            phrase = HTTPStatus(code).phrase
+        except ValueError:
+            phrase = "error"
+        self._send_json(code, {"error": f"request: {message or phrase}"})
+
+    def log_message(self, format: str, *args: Any) -> None:
+        _log(f"{self.address_string()} {format % args}")
+
+
+class Server(ThreadingHTTPServer):
+    """The HTTP server, holding the service its handlers answer from."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], service: AuditService) -> None:
+        #: What every handler answers from.
+        self.service = service
+        super().__init__(address, Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that left mid-request is not an error of the server; anything else is
+        one line on stderr (the server keeps serving)."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError):
+            return
+        _log(f"error: serving {client_address}: {type(exc).__name__}: {exc}")
+
+
+def serve(root: Path, report: Path, host: str = "127.0.0.1", port: int = 0,
+          device: str = "cpu", on_ready: Callable[[str], None] | None = None,
+          on_note: Callable[[str], None] | None = None) -> int:
+    """Run the service until SIGINT or SIGTERM; 0 after a clean stop.
+
+    ``on_ready`` gets the URL once the service answers; ``on_note`` each note (a report
+    repaired before appending, a worker slow to die). A second signal while stopping
+    raises :class:`KeyboardInterrupt`.
+    """
+    service = AuditService(root, device, report)
+    note = on_note or (lambda text: None)
+    for text in service.notes:
+        note(text)
+    try:
+        server = Server((host, port), service)
+    except OSError as exc:
+        service.close()
+        raise DataError("--port", f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    listener = threading.Thread(target=server.serve_forever, name="hf-eval-serve-http",
+                                daemon=True)
+    try:
+        service.start()
+        listener.start()
+        bound_host, bound_port = server.server_address[:2]
+        if on_ready is not None:
+            on_ready(f"http://{bound_host}:{bound_port}")
+        while not stop.wait(0.5):
+            pass
+    finally:
+        if listener.is_alive():  # shutdown() waits for a loop that must be running
+            server.shutdown()
+        noted = len(service.notes)
+        service.close()  # every answer has its last line queued now
+        service.wait_for_streams(STREAM_DRAIN_S)
+        server.server_close()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for text in service.notes[noted:]:
+            note(text)
+    return 0

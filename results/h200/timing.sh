@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The audit's time on the device machine (repository root), carry [".whl"]:
+#   bash results/h200/timing.sh OUT_DIR [timing_accuracy.py options]
+# Writes OUT_DIR/env.txt, OUT_DIR/accuracy.jsonl and OUT_DIR/accuracy.txt (the table).
+set -uo pipefail
+OUT=${1:?OUT_DIR}; shift
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
+  >/dev/null 2>&1
+export PYTHONPATH=/tmp/site:$PWD HF_EVAL_CACHE=/tmp/hfc PYTHONUNBUFFERED=1
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+  python3 -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch",
+torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)'
+  git log -1 --format='commit %H'; git status --short | head -20
+} > "$OUT/env.txt" 2>&1
+python3 results/h200/timing_accuracy.py "$OUT" "$@" > "$OUT/accuracy.txt" 2>&1
+echo "exit $?" >> "$OUT/accuracy.txt"
+tail -12 "$OUT/accuracy.txt"

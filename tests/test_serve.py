@@ -1,0 +1,410 @@
+"""``hf-eval serve``: the persistent audit an agent posts candidates to, and the CLI audit's
+progress lines when its output is not a terminal.
+
+One server (a real ``python -m hf_eval serve`` subprocess on port 0, on the toy dataset of
+``conftest``) serves every test of this module in order; each request names its candidate
+uniquely, and the last tests check that the server's report holds every record judged
+here exactly once and that SIGTERM stops the server cleanly. CPU only, offline; nothing
+here asserts on wall-clock time.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from hf_eval.report import read_report
+from tests.cli_kit import hf_eval, no_traceback
+from tests.conftest import GOOD_SOLUTION, build_toy_root, solution_json
+
+REPO = Path(__file__).resolve().parent.parent
+DEF = "toy_linear_n8_k16"
+#: The toy's three workloads (every one generated: the ``sample`` suite).
+UUIDS = [f"00000000-0000-0000-0000-00000000000{i}" for i in range(3)]
+#: Seconds a test waits for the server before it fails (a bound, not a measurement).
+WAIT_S = 300
+
+
+@dataclass
+class Served:
+    """The module's running server and what the tests expect its report to hold."""
+
+    process: subprocess.Popen
+    url: str
+    report: Path
+    stderr: Path
+    #: (solution, workload) of every case a test had judged, in the order judged.
+    judged: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        parts = urlsplit(self.url)
+        return parts.hostname, parts.port
+
+
+def start_server(root: Path, report: Path, cache: Path, stderr: Path) -> tuple[
+        subprocess.Popen, str]:
+    """``python -m hf_eval serve --port 0`` on ``root``; the process and its URL, read
+    from the one line it prints when ready."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_EVAL_CACHE": str(cache)}
+    with open(stderr, "w") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "hf_eval", "--root", str(root), "serve", "--port", "0",
+             "--report", str(report)], stdout=subprocess.PIPE, stderr=err, text=True,
+            env=env, cwd=root)
+    ready = process.stdout.readline()
+    match = re.fullmatch(r"serving on (http://127\.0\.0\.1:\d+) \(report: (.+)\)\n", ready)
+    if match is None:
+        process.kill()
+        raise AssertionError(f"not ready: {ready!r}; stderr: {stderr.read_text()[-2000:]}")
+    assert match.group(2) == str(report)
+    return process, match.group(1)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory):
+    base = tmp_path_factory.mktemp("serve")
+    root = build_toy_root(base)
+    report, stderr = base / "serve.jsonl", base / "serve.stderr"
+    process, url = start_server(root, report, base / "cache", stderr)
+    yield Served(process, url, report, stderr)
+    if process.poll() is None:  # a test before the last failed: stop it anyway
+        process.kill()
+        process.wait(WAIT_S)
+
+
+# ----------------------------------------------------------------------------- clients
+@dataclass
+class Answer:
+    """An HTTP answer: status, headers, the body's lines (raw and parsed)."""
+
+    status: int
+    headers: dict[str, str]
+    raw: list[str]
+
+    @property
+    def lines(self) -> list[dict]:
+        return [json.loads(line) for line in self.raw]
+
+    @property
+    def records(self) -> list[dict]:
+        return self.lines[:-1]
+
+    @property
+    def done(self) -> dict:
+        return self.lines[-1]
+
+
+def call(served: Served, method: str, path: str, body: bytes | None = None) -> Answer:
+    connection = http.client.HTTPConnection(*served.address, timeout=WAIT_S)
+    try:
+        connection.request(method, path, body=body,
+                           headers={"Content-Type": "application/json"} if body else {})
+        response = connection.getresponse()
+        raw = [line.decode().rstrip("\n") for line in response]
+        return Answer(response.status, {k.lower(): v for k, v in response.getheaders()},
+                      [line for line in raw if line])
+    finally:
+        connection.close()
+
+
+def audit(served: Served, body: dict) -> Answer:
+    """POST /audit; a 200 answer's cases are added to what the report must hold."""
+    answer = call(served, "POST", "/audit", json.dumps(body).encode())
+    if answer.status == 200:
+        served.judged += [(r["solution"], r["workload"]) for r in answer.records]
+    return answer
+
+
+def toy_solution(name: str) -> dict:
+    return solution_json(name, GOOD_SOLUTION)
+
+
+def report_lines(served: Served, solution: str) -> list[str]:
+    """The report's raw lines of one solution, in file order."""
+    return [line for line in served.report.read_text().splitlines()
+            if json.loads(line)["solution"] == solution]
+
+
+def complete(answer: Answer, solution: str, cases: int = 3) -> None:
+    """A full answer: ``cases`` records of ``solution`` (each passed), then the done line."""
+    assert answer.status == 200, answer.raw
+    assert answer.headers["content-type"] == "application/x-ndjson"
+    assert [r["solution"] for r in answer.records] == [solution] * cases
+    assert {r["status"] for r in answer.records} == {"PASSED"}
+    done = answer.done
+    assert done["done"] is True and "error" not in done, done
+    assert (done["cases"], done["passed"], done["statuses"]) == (cases, cases,
+                                                                 {"PASSED": cases})
+    assert done["solution"] == solution and done["definition"] == DEF
+    assert isinstance(done["seconds"], float) and done["seconds"] >= 0
+
+
+# ----------------------------------------------------------------------------- answers
+def test_health(served):
+    answer = call(served, "GET", "/health")
+    assert answer.status == 200
+    health = answer.lines[0]
+    assert health["ok"] is True and health["device"] == "cpu"
+    assert health["report"] == str(served.report) and health["definitions"] == 1
+
+
+def test_a_solution_streams_its_records_and_a_done_line_matching_the_report(served):
+    answer = audit(served, {"definition": DEF, "suite": "sample",
+                            "solution": toy_solution("toy_first")})
+    complete(answer, "toy_first")
+    assert [r["workload"] for r in answer.records] == UUIDS
+    for record in answer.records:  # timed, judged, confined: the CLI audit's record
+        assert record["timing"]["eager"]["median_ms"] > 0
+        assert record["second_input_set"]["status"] == "PASSED"
+        assert "seccomp" in record["isolation"] and record["device"] == "cpu"
+    assert answer.done["report"] == str(served.report)
+    # the same bytes the report holds, line for line
+    assert report_lines(served, "toy_first") == answer.raw[:-1]
+
+
+def test_a_second_request_reuses_the_prepared_cases(served):
+    first = audit(served, {"definition": DEF, "uuids": UUIDS[1:], "validation_only": True,
+                           "solution": toy_solution("toy_warm_a")})
+    complete(first, "toy_warm_a", cases=2)
+    second = audit(served, {"definition": DEF, "uuids": UUIDS[1:], "validation_only": True,
+                            "solution": toy_solution("toy_warm_b")})
+    complete(second, "toy_warm_b", cases=2)
+    assert [r["reference"] for r in second.records] == [{"source": "memory",
+                                                         "seconds": 0.0}] * 2
+    assert all("timing" not in r for r in second.records)  # validation only
+    # a new secret per request: no request's fresh content repeats another's
+    secrets_seen = {r["content"]["secret_sha256"] for r in first.records + second.records}
+    assert len(secrets_seen) == 2
+
+
+def test_a_main_py_request_is_packaged_like_a_candidate_directory(served):
+    answer = audit(served, {"definition": DEF, "suite": "sample", "validation_only": True,
+                            "main_py": GOOD_SOLUTION, "name": "toy_main_py"})
+    complete(answer, "toy_main_py")
+    assert report_lines(served, "toy_main_py") == answer.raw[:-1]
+    # without a name: candidate-<sha256 of the source>, as --candidate names a directory
+    broken = audit(served, {"definition": DEF, "uuids": UUIDS[:1], "validation_only": True,
+                            "main_py": "def run(:\n"})
+    assert broken.status == 200
+    (record,) = broken.records
+    assert re.fullmatch(r"candidate-[0-9a-f]{12}", record["solution"])
+    assert record["status"] == "COMPILE_ERROR" and "SyntaxError" in record["reason"]
+    assert broken.done["statuses"] == {"COMPILE_ERROR": 1} and broken.done["passed"] == 0
+
+
+def test_two_concurrent_clients_each_get_their_complete_answer(served):
+    answers: dict[str, Answer] = {}
+
+    def client(name: str) -> None:
+        answers[name] = audit(served, {"definition": DEF, "suite": "sample",
+                                       "validation_only": True,
+                                       "solution": toy_solution(name)})
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in ("toy_left", "toy_right")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT_S)
+    for name in ("toy_left", "toy_right"):
+        complete(answers[name], name)
+        assert report_lines(served, name) == answers[name].raw[:-1]
+
+
+def test_a_client_that_leaves_mid_stream_breaks_nothing(served):
+    body = json.dumps({"definition": DEF, "suite": "sample", "validation_only": True,
+                       "solution": toy_solution("toy_gone")}).encode()
+    with socket.create_connection(served.address, timeout=WAIT_S) as sock:
+        sock.sendall(b"POST /audit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        reader = sock.makefile("rb")
+        assert reader.readline().startswith(b"HTTP/1.0 200")
+        while reader.readline() not in (b"\r\n", b""):  # the headers
+            pass
+        first = json.loads(reader.readline())
+        assert first["solution"] == "toy_gone"
+        reader.close()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    served.judged += [("toy_gone", u) for u in UUIDS]
+    # requests are judged in order: once the next is answered, the one left is finished
+    after = audit(served, {"definition": DEF, "suite": "sample", "validation_only": True,
+                           "solution": toy_solution("toy_after")})
+    complete(after, "toy_after")
+    gone = [json.loads(line) for line in report_lines(served, "toy_gone")]
+    assert [(r["workload"], r["status"]) for r in gone] == [(u, "PASSED") for u in UUIDS]
+
+
+BAD_SOLUTION = {**toy_solution("toy_bad"),
+                "sources": [{"path": "../main.py", "content": GOOD_SOLUTION}]}
+OTHER = {**toy_solution("toy_other"), "definition": "another_definition"}
+TOO_LARGE = {"definition": DEF, "main_py": "#" * (9 << 20)}
+TOO_LARGE_BYTES = len(json.dumps(TOO_LARGE).encode())
+
+
+@pytest.mark.parametrize(("body", "status", "error"), [
+    (b"{", 400, "body: not JSON: "),
+    (b"\xff\xfe{", 400, "body: not"),
+    (b"[1, 2]", 400, "body: must be a JSON object (got a JSON list)"),
+    (b'"text"', 400, "body: must be a JSON object (got a JSON str)"),
+    ({"definition": DEF, "main_py": GOOD_SOLUTION, "bogus": 1}, 400,
+     "bogus: unknown field (the fields are: definition, suite, uuids, solution, main_py, "
+     "name, validation_only)"),
+    ({"main_py": GOOD_SOLUTION}, 400, "definition: is required"),
+    ({"definition": "", "main_py": GOOD_SOLUTION}, 400, "definition: "),
+    ({"definition": "nope", "main_py": GOOD_SOLUTION}, 400,
+     "definition: unknown definition 'nope' (see 'hf-eval list definitions')"),
+    ({"definition": DEF, "main_py": GOOD_SOLUTION, "solution": toy_solution("x")}, 400,
+     "solution, main_py: give exactly one (solution: a Solution JSON object; main_py: the "
+     "source of main.py): both were given"),
+    ({"definition": DEF}, 400, "solution, main_py: give exactly one (solution: a Solution "
+     "JSON object; main_py: the source of main.py): neither was given"),
+    ({"definition": DEF, "solution": BAD_SOLUTION}, 400,
+     "solution.sources.0.path: source path must stay inside the package (no absolute path, "
+     "no '..')"),
+    ({"definition": DEF, "solution": {"name": "x"}}, 400, "solution.definition: "),
+    ({"definition": DEF, "solution": OTHER}, 400,
+     f"solution.definition: is 'another_definition', but the request's definition is "
+     f"'{DEF}'"),
+    ({"definition": DEF, "solution": "main.py"}, 400, "solution: "),
+    ({"definition": DEF, "main_py": 42}, 400, "main_py: "),
+    ({"definition": DEF, "main_py": GOOD_SOLUTION, "suite": "weekly"}, 400, "suite: "),
+    ({"definition": DEF, "main_py": GOOD_SOLUTION, "validation_only": "yes"}, 400,
+     "validation_only: "),
+    ({"definition": DEF, "main_py": GOOD_SOLUTION, "uuids": []}, 400, "uuids: "),
+    ({"definition": DEF, "main_py": GOOD_SOLUTION, "uuids": ["abc"]}, 400,
+     f"uuids: not workloads of {DEF}: 'abc'"),
+    ({"definition": DEF, "main_py": GOOD_SOLUTION, "name": "../x"}, 400, "name: "),
+    ({"definition": DEF, "solution": toy_solution("x"), "name": "y"}, 400,
+     "name: only with main_py (a solution names itself)"),
+    (TOO_LARGE, 413, f"body: {TOO_LARGE_BYTES} bytes, over the limit of 8388608 bytes "
+     "(8 MiB)"),
+    (b'{"definition": "toy_linear_n8_k16", "main_py": "\\ud800"}', 400,
+     "main_py: not UTF-8 text (surrogates not allowed at character 0)"),
+], ids=["not-json", "not-utf8", "list", "string", "unknown-field", "no-definition",
+        "empty-definition", "unknown-definition", "both", "neither", "invalid-solution",
+        "incomplete-solution", "other-definition", "solution-not-object", "main-py-not-text",
+        "unknown-suite", "validation-only-not-bool", "no-uuids", "unknown-uuid", "bad-name",
+        "name-with-solution", "too-large", "main-py-lone-surrogate"])
+def test_a_malformed_request_is_refused_with_a_clear_error(served, body, status, error):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    answer = call(served, "POST", "/audit", data)
+    assert answer.status == status, answer.raw
+    assert answer.headers["content-type"] == "application/json"
+    (line,) = answer.lines
+    assert set(line) == {"error"} and line["error"].startswith(error), line
+    assert "Traceback" not in line["error"]
+
+
+@pytest.mark.parametrize(("method", "path", "status", "error", "allow"), [
+    ("GET", "/nope", 404, "path: no endpoint '/nope' (the endpoints: GET /health, POST "
+     "/audit)", None),
+    ("POST", "/audit/x", 404, "path: no endpoint '/audit/x'", None),
+    ("GET", "/audit", 405, "method: /audit answers POST, not GET", "POST"),
+    ("PUT", "/audit", 405, "method: /audit answers POST, not PUT", "POST"),
+    ("POST", "/health", 405, "method: /health answers GET, not POST", "GET"),
+])
+def test_a_wrong_path_or_method_is_refused(served, method, path, status, error, allow):
+    answer = call(served, method, path, b"{}" if method in ("POST", "PUT") else None)
+    assert answer.status == status
+    assert answer.lines[0]["error"].startswith(error), answer.lines
+    assert answer.headers.get("allow") == allow
+
+
+def test_a_body_without_its_length_is_refused(served):
+    with socket.create_connection(served.address, timeout=WAIT_S) as sock:
+        sock.sendall(b"POST /audit HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = sock.makefile("rb").read().decode()
+    head, _, body = answer.partition("\r\n\r\n")
+    assert head.startswith("HTTP/1.0 411")
+    assert json.loads(body) == {"error": "Content-Length: required (the JSON body's length)"}
+
+
+def test_the_server_keeps_serving_after_refusals(served):
+    assert call(served, "GET", "/health").lines[0]["ok"] is True
+    answer = audit(served, {"definition": DEF, "uuids": UUIDS[:1], "validation_only": True,
+                            "main_py": GOOD_SOLUTION, "name": "toy_still"})
+    complete(answer, "toy_still", cases=1)
+
+
+# ----------------------------------------------------------------------------- the end
+def test_the_report_holds_every_judged_record_exactly_once(served):
+    records = read_report(served.report)
+    assert sorted((r["solution"], r["workload"]) for r in records) == sorted(served.judged)
+    assert len(set(served.judged)) == len(served.judged)
+
+
+def test_sigterm_stops_the_server_cleanly(served):
+    served.process.send_signal(signal.SIGTERM)
+    assert served.process.wait(WAIT_S) == 0
+    stderr = served.stderr.read_text()
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert len(read_report(served.report)) == len(served.judged)
+
+
+def test_sigint_mid_request_answers_the_client_and_exits_0(tmp_path):
+    root = build_toy_root(tmp_path)
+    report, stderr = tmp_path / "serve.jsonl", tmp_path / "serve.stderr"
+    process, url = start_server(root, report, tmp_path / "cache", stderr)
+    try:
+        connection = http.client.HTTPConnection(urlsplit(url).hostname, urlsplit(url).port,
+                                                timeout=WAIT_S)
+        body = {"definition": DEF, "suite": "sample", "main_py": GOOD_SOLUTION,
+                "name": "toy_interrupted"}
+        connection.request("POST", "/audit", body=json.dumps(body).encode())
+        response = connection.getresponse()
+        first = json.loads(response.readline())
+        process.send_signal(signal.SIGINT)
+        rest = [json.loads(line) for line in response if line.strip()]
+        connection.close()
+        done = rest[-1]
+        records = [first, *rest[:-1]]
+        assert done["done"] is True and done["cases"] == len(records)
+        if done["cases"] < 3:  # the case being judged is finished, the rest are not begun
+            assert done["error"] == (f"the server is shutting down: {3 - done['cases']} of 3 "
+                                     "case(s) not judged")
+        assert process.wait(WAIT_S) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "Traceback" not in stderr.read_text()
+    assert [r["workload"] for r in read_report(report)] == [r["workload"] for r in records]
+
+
+# ----------------------------------------------------------------------------- the CLI audit
+def test_the_cli_audit_prints_one_progress_line_per_case_when_not_a_terminal(toy_root,
+                                                                             tmp_path):
+    report = tmp_path / "r.jsonl"
+    result = hf_eval("--root", toy_root, "audit", "--suite", "sample", "--report", report)
+    no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    records = read_report(report)
+    assert len(lines) == len(records) == 3
+    for number, (line, record) in enumerate(zip(lines, records), start=1):
+        assert re.fullmatch(rf"\[{number}/3\] {DEF} workload {record['workload'][:8]} "
+                            r"solution torch_toy: PASSED \S+ ms \(eager\)", line), line
+        shown = float(line.split(": PASSED ")[1].split(" ms")[0])
+        assert shown == pytest.approx(record["timing"]["eager"]["median_ms"], rel=1e-3)
+    assert "Audit summary: 3/3 cases passed" in result.stdout  # the table is unchanged
+
+
+def test_a_validation_only_progress_line_has_no_time(toy_root, tmp_path):
+    result = hf_eval("--root", toy_root, "audit", "--suite", "first", "--validation-only",
+                     "--report", tmp_path / "r.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"[1/1] {DEF} workload {UUIDS[0][:8]} solution torch_toy: PASSED"]
+
+
