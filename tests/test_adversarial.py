@@ -22,7 +22,7 @@ from hf_eval.audit import Audit, AuditConfig
 from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
 from hf_eval.isolation.walls import WORKER_UID_BASE
-from hf_eval.records import Status
+from hf_eval.records import Status, reported_time
 from hf_eval.schema import Solution, parse
 from hf_eval.sources import solution_from_directory
 
@@ -62,6 +62,23 @@ EXPECTED = {
     "phase_by_spacing": ("INCORRECT_NUMERICAL", r"^(eager timing trial \d|second input set): y: "),
     "phase_by_arguments": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
     "phase_by_stack": ("PASSED", r"^$"),  # finds no difference, so stays honest (and slow)
+    # the device time is a claim: forged, shifted or hidden, it gains at most the slack
+    "forge_under_guard": ("PASSED", r"^$"),  # the handler table is immutable: stays honest
+    "profile_shifts_t0": ("PASSED", r"^$"),
+    "frame_local_write": ("PASSED", r"^$"),
+    "xor_hook_precompute": ("PASSED", r"^$"),
+    "small_kernel_zero_claim": ("PASSED", r"^$"),
+    "exit_teardown_across_freeze": ("PASSED", r"^$"),
+    "patch_json_dumps": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
+                                          r"json\.dumps$"),
+    "work_in_function_mode": ("RUNTIME_ERROR", r"^CandidateError: a call left a torch "
+                                               r"function or dispatch mode active$"),
+    # the worker's first use of the timed path is warmed at load, in the stand-in alike
+    "preimport_numpy_random": ("PASSED", r"^$"),
+    # harness requests answered just before their deadline (the handler table is immutable)
+    "drip_feed_stall": ("PASSED", r"^$"),
+    "mutate_timed_input_forge_changed": ("INCORRECT_NUMERICAL",
+                                         r"^eager timing trial 1: input\(s\) modified: x$"),
     "phase_by_environment": ("PASSED", r"^$"),
     # caches across calls: fresh content per timed call, new content in the same buffers
     "cache_same_tensor": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
@@ -140,7 +157,9 @@ EXPECTED = {
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
 NO_SPEEDUP = ["slow_honest", "phase_by_stack", "phase_by_environment", "cache_by_fingerprint",
-              "cache_by_content_hash", "forge_event_time", "precompute_staged", "spin_hog"]
+              "cache_by_content_hash", "forge_event_time", "precompute_staged", "spin_hog",
+              "forge_under_guard", "profile_shifts_t0", "frame_local_write",
+              "xor_hook_precompute", "exit_teardown_across_freeze"]
 #: The caps the workers of this module get (small, so exhausting them is quick).
 LIMITS = {"HF_EVAL_WORKER_MEMORY": "1G", "HF_EVAL_WORKER_DISK": "64M",
           "HF_EVAL_WORKER_PIDS": "256"}
@@ -288,20 +307,30 @@ def test_no_ipc_object_outlives_its_worker(records):
 
 @pytest.mark.parametrize("name", NO_SPEEDUP)
 def test_timing_cheats_gain_no_speedup(records, name):
-    """The honest work sleeps 20 ms a call; a cheat that skipped it would report ~0 ms."""
+    """The honest work takes 20 ms a call; a cheat that skipped it, or forged its time,
+    would report ~0 ms, or 86% (what the guard's ratio let through before it was 5%)."""
     timing = records[name]["timing"]["eager"]
     assert timing["trials"] == 2 and timing["iters"] == 1
-    assert timing["median_ms"] >= 19.0, timing
-    assert timing["min_ms"] >= 19.0, timing
+    assert timing["median_ms"] >= 18.0, timing  # at most GUARD_REL and the slack below
+    assert timing["min_ms"] >= 18.0, timing
 
 
 def test_forged_event_time_is_overruled_by_the_audits_clock(records):
-    """A device time the host clock cannot confirm is flagged, and counts at host time."""
+    """A device time the host clock cannot confirm is flagged, and the trial counts at
+    what the host time implies."""
     timing = records["forge_event_time"]["timing"]["eager"]
-    assert timing["device_median_ms"] < 0.001  # what the candidate claimed
+    assert timing["device_median_ms"] < 1.0  # what the worker claimed for 20 ms of work
     assert timing["host_median_ms"] >= 19.0  # what the audit saw
     assert timing["flagged"] == timing["trials"] == 2
-    assert timing["median_ms"] == timing["host_median_ms"]
+    assert timing["median_ms"] == timing["host_implied_ms"]
+
+
+def test_a_forged_claim_gains_at_most_the_guards_tolerance(records):
+    """A fast kernel that claims ~0 ms: what it can hide is bounded by the guard (every
+    trial counts at least what the quietest trial's host time implies)."""
+    timing = records["small_kernel_zero_claim"]["timing"]["eager"]
+    implied = (min(timing["host_trials_ms"]) - 2.0) / 1.05  # GUARD_MAX_MS, GUARD_REL
+    assert timing["median_ms"] >= implied
 
 
 def test_every_timed_call_got_fresh_content(records):
@@ -369,6 +398,13 @@ def test_source_path_escaping_the_package_is_refused(tmp_path):
 
 CUDA_EXPECTED = {
     "honest_cuda_sleep": ("PASSED", r"^$"),
+    # the flush buffer is checked at every flush; the handler table cannot be changed
+    "cuda_skip_l2_flush": ("PASSED", r"^$"),
+    # its handler-table patch finds no table: the candidate's own error
+    "cuda_fake_profiler": ("RUNTIME_ERROR", r"^StopIteration"),
+    "cuda_detect_profiled_trial": ("PASSED", r"^$"),
+    "cuda_gpu_work_across_freeze": ("PASSED", r"^$"),
+    "cuda_lead_window_side_stream": ("PASSED", r"^$"),
     "side_stream_wait": ("PASSED", r"^$"),
     "side_stream": ("PASSED", r"^$"),
     # eager calls are honest; every captured call returns the same buffers
@@ -398,10 +434,21 @@ needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUD
 def test_side_stream_work_is_counted(cuda_records):
     """The same ~1 ms of device work on a side stream is not faster than on the current."""
     honest = cuda_records["honest_cuda_sleep"]["timing"]
-    cheat = cuda_records["side_stream_wait"]["timing"]
-    for method in ("graph", "cold"):
-        assert cheat[method]["median_ms"] >= 0.8 * honest[method]["median_ms"], (cheat, honest)
-        assert cheat[method]["median_ms"] >= 0.5  # 2e6 sleep cycles at ~2 GHz
+    cheat = reported_time(cuda_records["side_stream_wait"])[1]
+    assert cheat >= 0.8 * reported_time(cuda_records["honest_cuda_sleep"])[1], (cheat, honest)
+    assert cheat >= 0.5  # 2e6 sleep cycles at ~2 GHz
+
+
+@needs_cuda
+@pytest.mark.parametrize("name, share", [
+    ("cuda_gpu_work_across_freeze", 0.8),
+    # 35% of the sleep on a side stream runs beside the other 65%: the device is busy
+    # for 65% of the honest time, never less
+    ("cuda_detect_profiled_trial", 0.6)])
+def test_cuda_timing_cheats_gain_no_speedup(cuda_records, name, share):
+    honest = cuda_records["honest_cuda_sleep"]["timing"]["cold"]["median_ms"]
+    timing = cuda_records[name]["timing"]
+    assert timing["cold"]["median_ms"] >= share * honest, (timing, honest)
 
 
 @needs_cuda
@@ -415,13 +462,14 @@ def test_cuda_candidate_verdict(cuda_records, name):
 
 @needs_cuda
 def test_cuda_times_are_the_devices_guarded_by_the_host(cuda_records):
+    """An honest kernel on the timed stream: its events are its time (CUPTI, in the
+    profiled trial, finds no device work off that stream), never lowered by the guard."""
     timing = cuda_records["honest_cuda_sleep"]["timing"]
     for method in ("graph", "cold"):
-        assert timing[method]["clock"] in ("cupti", "cuda-events"), timing[method]
-        assert timing[method]["flagged"] == 0, timing[method]
-        assert timing[method]["median_ms"] == timing[method]["device_median_ms"]
-        if timing[method]["clock"] == "cupti":
-            assert timing[method]["activities_per_call"] >= 1, timing[method]
+        assert timing[method]["clock"] == "cuda-events", timing[method]
+        assert timing[method]["cupti"]["off_stream"] is False, timing[method]
+        assert timing[method]["cupti"]["activities_per_call"] >= 1, timing[method]
+        assert timing[method]["median_ms"] >= timing[method]["device_median_ms"]
     assert timing["cold"]["l2"] == "flushed" and timing["graph"]["l2"] == "as revealed"
 
 

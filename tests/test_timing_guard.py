@@ -1,56 +1,70 @@
-"""The guard that keeps a worker's device time honest: a trial whose host time (the
-audit's clock less the stand-in's floor) exceeds GUARD_RATIO x the device time it claims
-plus its slack counts at the host time. Pure arithmetic, checked against hand-worked
-numbers; tests/test_adversarial.py checks the same rule on real workers."""
+"""The guard that keeps a worker's device time honest. A trial's host time (the audit's
+clock less the stand-in's floor) is explained by its device time when host <= (1 +
+GUARD_REL) x device + slack; every trial of a method counts at least the device time its
+least host time implies. Pure arithmetic, checked against hand-worked numbers;
+tests/test_adversarial.py checks the same rule on real workers."""
 
 from __future__ import annotations
 
 import pytest
 
 from hf_eval.records import reported_time
-from hf_eval.trials import GUARD_MIN_MS, GUARD_RATIO, TrialTime, _statistics
+from hf_eval.trials import GUARD_MAX_MS, GUARD_MIN_MS, GUARD_REL, TrialTime, _statistics
 
 
 def trial(device: float, host: float, slack: float = 0.5) -> TrialTime:
     return TrialTime(device_ms=device, host_ms=host, clock="cuda-events", slack_ms=slack)
 
 
+def counted(trials: list[TrialTime]) -> list[float]:
+    return _statistics(trials, iters=1, calls="graph replay", cold=False)["counted_trials_ms"]
+
+
+def test_the_rule_is_the_one_documented():
+    assert GUARD_REL == 0.05 and 0 < GUARD_MIN_MS < GUARD_MAX_MS
+
+
 def test_a_device_time_the_host_confirms_counts():
-    t = trial(device=10.0, host=12.0)  # 12 <= 1.25 * 10 + 0.5
-    assert not t.flagged and t.counted_ms == 10.0
+    t = trial(device=10.0, host=11.0)  # 11 <= 1.05 * 10 + 0.5
+    assert not t.flagged
+    assert counted([t, t]) == [10.0, 10.0]
 
 
-def test_a_device_time_the_host_cannot_explain_counts_at_host_time():
-    t = trial(device=10.0, host=13.1)  # 13.1 > 1.25 * 10 + 0.5 = 13.0
-    assert t.flagged and t.counted_ms == 13.1
+def test_hidden_work_in_every_trial_counts_at_what_the_host_implies():
+    trials = [trial(device=1.0, host=21.5), trial(device=1.0, host=30.5)]
+    assert all(t.flagged for t in trials)
+    assert counted(trials) == pytest.approx([20.0, 20.0])  # (21.5 - 0.5) / 1.05: the quietest
 
 
-def test_a_forged_zero_device_time_gains_only_the_slack():
-    t = trial(device=0.0, host=0.4)  # within the slack: the most a liar can hide
-    assert not t.flagged and t.counted_ms == 0.0
-    t = trial(device=0.0, host=20.0)
-    assert t.flagged and t.counted_ms == 20.0
+def test_one_noisy_trial_moves_nothing():
+    trials = [trial(device=10.0, host=10.0), trial(device=10.0, host=90.0)]
+    assert not trials[0].flagged and trials[1].flagged
+    assert counted(trials) == [10.0, 10.0]
+
+
+@pytest.mark.parametrize("claim", [0.0, 2.0, 7.0, 10.0])
+def test_a_forged_device_time_gains_at_most_the_tolerance(claim):
+    """The real work takes 10 ms a trial; whatever is claimed, it counts at least
+    (10 - slack) / (1 + GUARD_REL)."""
+    trials = [trial(device=claim, host=10.0), trial(device=claim, host=10.2)]
+    assert min(counted(trials)) >= (10.0 - 0.5) / 1.05 - 1e-6  # (rounded to 1 ns)
 
 
 def test_a_host_faster_than_the_device_never_lowers_the_time():
-    t = trial(device=10.0, host=0.0)
-    assert not t.flagged and t.counted_ms == 10.0
+    assert counted([trial(device=10.0, host=0.0)]) == [10.0]
 
 
-def test_statistics_are_per_call_and_count_flagged_trials():
-    trials = [trial(10.0, 11.0), trial(10.0, 40.0), trial(12.0, 12.0)]
+def test_statistics_are_per_call():
+    trials = [trial(10.0, 10.5), trial(10.0, 40.5), trial(12.0, 13.1)]
     out = _statistics(trials, iters=10, calls="graph replay", cold=True)
-    assert out["counted_trials_ms"] == [1.0, 4.0, 1.2]
-    assert out["median_ms"] == pytest.approx(1.2)
+    assert out["counted_trials_ms"] == [1.0, 1.0, 1.2]
+    assert out["median_ms"] == pytest.approx(1.0)
     assert out["device_median_ms"] == pytest.approx(1.0)
-    assert out["host_median_ms"] == pytest.approx(1.2)
+    assert out["host_median_ms"] == pytest.approx(1.31)
+    assert out["host_implied_ms"] == pytest.approx(1.0 / 1.05)
     assert out["flagged"] == 1 and out["trials"] == 3 and out["iters"] == 10
     assert out["l2"] == "flushed" and out["clock"] == "cuda-events"
-    assert out["guard"] == {"ratio": GUARD_RATIO, "slack_ms": 0.05}
-
-
-def test_the_slack_has_a_floor():
-    assert GUARD_MIN_MS > 0 and GUARD_RATIO >= 1
+    assert out["guard_slack_ms"] == 0.05
 
 
 @pytest.mark.parametrize("timing, expected", [

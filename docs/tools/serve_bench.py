@@ -81,7 +81,8 @@ def main() -> int:
     args = parser.parse_args()
     solution = preferred_solution(args.definition, args.device)
     with tempfile.TemporaryDirectory(prefix="serve-bench-") as tmp:
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
         if not args.keep_cache:
             env["HF_EVAL_CACHE"] = str(Path(tmp) / "cache")
         report = Path(tmp) / "serve.jsonl"

@@ -40,12 +40,15 @@ _perf_counter = time.perf_counter
 _untyped_storage = torch.Tensor.untyped_storage
 _Event = torch.cuda.Event
 _sleep = torch.cuda._sleep
+_fill = torch.Tensor.fill_
+_function_modes = torch._C._len_torch_function_stack
+_dispatch_modes = torch._C._len_torch_dispatch_stack
 #: Cycles of the sleep kernel ahead of a trial's start event (about 25 us at 2 GHz):
 #: the host launches the calls meanwhile, so the events time the device, not the launch.
 LEAD_CYCLES = 50_000
-#: The marker kernels' name (a fill of the worker's one-byte tensor): a trial's CUPTI
-#: span is the activity strictly between the first and the last of them. A candidate's
-#: own kernel of that name can only widen the span.
+#: The lead sleep's kernel and the end marker's (a fill of the worker's one-byte tensor,
+#: after the calls' synchronise): a trial's CUPTI span is the activity between them.
+LEAD = "spin_kernel"
 MARKER = "FillFunctor<unsigned char>"
 #: Marks an input of a set as "the tensor another registered set holds at this index"
 #: (``(SAME_AS, set id, index)``): a workload's tensors are uploaded once, not per set.
@@ -56,16 +59,23 @@ GUARDED = [
     (torch.cuda.Event, "elapsed_time"), (torch.cuda.CUDAGraph, "replay"),
     (torch.Tensor, "data_ptr"), (torch.Tensor, "untyped_storage"), (torch.Tensor, "cpu"),
     (torch.Tensor, "clone"), (torch.Tensor, "detach"), (torch.Tensor, "copy_"),
-    (torch.Tensor, "to"),
+    (torch.Tensor, "to"), (torch.Tensor, "fill_"), (torch.cuda, "_sleep"),
 ]
+
+
+#: Standard-library modules a reply passes through on its way out (the channel's JSON
+#: encoder): snapshotted like the harness's own.
+REPLY_PATH = ("json", "json.encoder")
 
 
 def _harness_namespaces() -> list[tuple[str, dict]]:
     """Every namespace of the harness in this process: each ``hf_eval`` module's globals
-    and each class it defines (a candidate that rebinds any of them is reported)."""
+    and each class it defines, and the modules of :data:`REPLY_PATH` (a candidate that
+    rebinds any of them is reported)."""
     spaces = []
     for name, module in sorted(sys.modules.items()):
-        if not (name == "hf_eval" or name.startswith("hf_eval.")) or module is None:
+        if not (name == "hf_eval" or name.startswith("hf_eval.") or name in REPLY_PATH) \
+                or module is None:
             continue
         spaces.append((name, vars(module)))
         for attr, value in list(vars(module).items()):
@@ -375,16 +385,16 @@ class Worker:
         if cuda:
             start, end = _Event(enable_timing=True), _Event(enable_timing=True)
             _sleep(LEAD_CYCLES)  # the GPU waits here while the calls are launched
-            if self.profiler is not None:
-                self.marker.fill_(1)
             start.record()
         t0 = _perf_counter()
         results = [fn() for fn in calls]
         if cuda:
             end.record()
         self._sync()
+        if _function_modes() or _dispatch_modes():  # would run inside the harness's copies
+            raise CandidateError("a call left a torch function or dispatch mode active")
         if cuda and self.profiler is not None:
-            self.marker.fill_(2)  # after the synchronise: no activity of the calls follows
+            _fill(self.marker, 2)  # after the synchronise: no activity of the calls follows
         elapsed = start.elapsed_time(end) if cuda else (_perf_counter() - t0) * 1e3
         if method == "graph" and self.stand_in is None:
             self.produced = list(zip(self.graph[1], self.graph[2]))
@@ -432,11 +442,13 @@ class Worker:
     def _flush_l2(self) -> None:
         """Overwrite twice the L2 cache's size (inside the request, before the calls and
         outside their device time)."""
-        if self.l2_buffer is None:
-            size = 2 * torch.cuda.get_device_properties(self.device).L2_cache_size
-            self.l2_buffer = torch.empty(max(size, 1 << 20), dtype=torch.uint8,
-                                         device=self.device)
-        self.l2_buffer.fill_(1)
+        size = max(2 * torch.cuda.get_device_properties(self.device).L2_cache_size, 1 << 20)
+        buffer = self.l2_buffer
+        if (type(buffer) is not torch.Tensor or buffer.device != self.device
+                or buffer.dtype != torch.uint8 or buffer.numel() < size
+                or not buffer.is_contiguous()):  # (re)made, whoever changed it
+            self.l2_buffer = buffer = torch.empty(size, dtype=torch.uint8, device=self.device)
+        _fill(buffer, 1)
 
     def stage(self, request: dict) -> dict:
         """(Stand-in workers only) the outputs to return instead of calling a candidate."""
@@ -538,6 +550,7 @@ class Worker:
             device = torch.device("cuda", device.index or 0)
             torch.cuda.set_device(device)
         self.device = device
+        self._warm_timed_path()
         if request.get("stand_in"):
             _quiet_collector()
             return {"walls": self.walls, "prepare": False}
@@ -545,6 +558,24 @@ class Worker:
         self.entry = load_entry(solution, os.environ.get("TMPDIR"))
         _quiet_collector()
         return {"walls": self.walls, "prepare": self.entry.prepare is not None}
+
+    def _warm_timed_path(self) -> None:
+        """Run once, before any candidate code and in the stand-in alike, what a timed
+        trial runs (the unmask and its imports, the lead, the events, the marker, the
+        flush's allocation): no first use of the harness's own path lands inside a
+        candidate's clocked request and not in the stand-in's."""
+        probe = torch.zeros(64, dtype=torch.uint8, device=self.device)
+        unmask(probe, 1, torch.empty_like(probe))
+        if self.device.type == "cuda":
+            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            _sleep(1000)
+            start.record()
+            _fill(probe, 1)
+            end.record()
+            _synchronize(self.device)
+            start.elapsed_time(end)
+            self._flush_l2()
+            self._sync()
 
     def _sync(self) -> None:
         if self.device.type == "cuda":
@@ -558,12 +589,15 @@ class Worker:
         # by the check it did not replace).
         check, baseline = _integrity_problems, _snapshot()
         check_code = check.__code__
-        handlers = {"load": self.load, "register": self.register, "reload": self.reload,
-                    "slots": self.set_slots, "refresh": self.refresh, "forget": self.forget,
-                    "prepare": self.prepare, "capture": self.capture, "trial": self.trial,
-                    "stage": self.stage, "changed": self.changed, "arm": self.arm,
-                    "disarm": self.disarm,
-                    "null": lambda request: (self._sync(), {})[1]}
+        # A tuple of bound methods, taken from the class now: nothing the candidate can
+        # reach rebinds a handler (a dict could be found through gc and changed).
+        handlers = (("load", self.load), ("register", self.register),
+                    ("reload", self.reload), ("slots", self.set_slots),
+                    ("refresh", self.refresh), ("forget", self.forget),
+                    ("prepare", self.prepare), ("capture", self.capture),
+                    ("trial", self.trial), ("stage", self.stage), ("changed", self.changed),
+                    ("arm", self.arm), ("disarm", self.disarm),
+                    ("null", lambda request: (self._sync(), {})[1]))
         while True:
             try:
                 request = self.channel.recv()
@@ -572,7 +606,8 @@ class Worker:
             if request["op"] == "exit":
                 return
             try:
-                reply = {"ok": True, **handlers[request["op"]](request)}
+                handler = next(fn for op, fn in handlers if op == request["op"])
+                reply = {"ok": True, **handler(request)}
             except torch.OutOfMemoryError as exc:
                 reply = {"ok": False, "error": f"out of memory: {_one_line(exc)}"}
             except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
@@ -600,21 +635,27 @@ def _quiet_collector() -> None:
 
 def _activity_summary(profiler) -> dict:
     """CUPTI's view of the armed trial: every device activity (kernels, copies, sets, on
-    every stream) strictly between the first and the last marker kernel; their count,
-    their summed durations, and their span from the first start to the last end."""
+    every stream) that overlaps the window from the end of the first lead sleep to the
+    start of the last marker (other than those two); their count, their summed
+    durations, and their span, clipped to the window, from the first start to the last
+    end. (An earlier kernel of either name, a candidate's, only widens the window.)"""
     events = sorted((e for e in profiler.events()
                      if e.device_type == torch.autograd.DeviceType.CUDA),
                     key=lambda e: e.time_range.start)
+    leads = [i for i, e in enumerate(events) if LEAD in e.name]
     markers = [i for i, e in enumerate(events) if MARKER in e.name]
-    if len(markers) < 2:
-        raise RuntimeError("the trial's markers are missing from the trace")
-    inside = events[markers[0] + 1:markers[-1]]
+    if not leads or not markers:
+        raise RuntimeError("the trial's lead or marker is missing from the trace")
+    first, last = leads[0], markers[-1]
+    low, high = events[first].time_range.end, events[last].time_range.start
+    inside = [e for i, e in enumerate(events) if i not in (first, last)
+              and e.time_range.end > low and e.time_range.start < high]
     if not inside:
         return {"kernels": 0, "kernel_ms": 0.0, "span_ms": 0.0}
     return {"kernels": len(inside),
             "kernel_ms": sum(e.time_range.elapsed_us() for e in inside) / 1e3,
-            "span_ms": (max(e.time_range.end for e in inside)
-                        - min(e.time_range.start for e in inside)) / 1e3}
+            "span_ms": (min(high, max(e.time_range.end for e in inside))
+                        - max(low, min(e.time_range.start for e in inside))) / 1e3}
 
 
 #: Characters of candidate text a reply carries (the audit keeps no more).

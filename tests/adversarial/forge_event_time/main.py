@@ -1,47 +1,32 @@
-"""Rewrites the worker's replies so every trial reports an event time of 1 ns (it finds
-the serving loop's handler table in the garbage collector), and does the (slow) honest
-work."""
-import gc
+"""Does the (slow) honest work, then rewrites the worker's own clock reading from inside
+run(): walks up to the serving frame (Worker.trial) and sets its local ``t0`` to now, so
+the device time the worker reports for the trial is about 0 (f_locals, then ctypes
+PyFrame_LocalsToFast writes it into the frame's fast locals)."""
+import ctypes
+import sys
 import time
 
 import torch
 
-
-def _everything():
-    """Every object the collector knows, the harness's frozen ones included (the worker
-    freezes its heap after loading; an attacker simply unfreezes it)."""
-    gc.unfreeze()
-    return gc.get_objects()
-
-_PATCHED = []
+_clock = time.perf_counter
+_locals_to_fast = ctypes.pythonapi.PyFrame_LocalsToFast
+_locals_to_fast.argtypes = [ctypes.py_object, ctypes.c_int]
+#: What t0 is set to, relative to now (0: the reported time is the rest of the trial).
+SHIFT = 0.0
 
 
-def _patch():
-    for obj in _everything():
-        if type(obj) is dict and "trial" in obj and hasattr(obj["trial"], "__self__"):
-            real = obj["trial"]
-
-            def fast(request, real=real):
-                reply = real(request)
-                reply["event_ms"] = 1e-6
-                return reply
-
-            obj["trial"] = fast
-            _PATCHED.append(obj)
-
-
-def honest(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
-
-
-def garbage(x, w):
-    return (torch.zeros(x.shape[0], w.shape[0], dtype=torch.bfloat16),
-            torch.zeros(1, dtype=torch.int64))
+def _serving_frame():
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "trial":
+        frame = frame.f_back
+    return frame
 
 
 def run(x, w, scale):
-    if not _PATCHED:
-        _patch()
-    time.sleep(0.02)
-    return honest(x, w, scale)
+    time.sleep(0.02)  # the expensive kernel
+    y = torch.nn.functional.linear(x.float(), w.float()) * scale
+    frame = _serving_frame()
+    if frame is not None and "t0" in frame.f_locals:
+        frame.f_locals["t0"] = _clock() + SHIFT
+        _locals_to_fast(frame, 0)
+    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)

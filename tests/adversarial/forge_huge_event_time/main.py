@@ -1,31 +1,22 @@
-"""Honest answers, but every trial reply claims an event time of 1.7e308 ms: finite, yet
-the median of two of them overflows to inf, which an older audit wrote into a record that
-its own validation then refused, stopping the whole audit."""
-import gc
+"""Honest answers, but the worker's clock reading is rewritten (the serving frame's
+``t0``, from inside run()) so every trial reports an event time near 1.7e308 ms: finite
+or not, the protocol bounds a time, and an older audit wrote the overflowing median into
+a record that its own validation then refused, stopping the whole audit."""
+import ctypes
+import sys
 
 import torch
 
-_PATCHED = []
-
-
-def _patch():
-    gc.unfreeze()
-    for obj in gc.get_objects():
-        if type(obj) is dict and "trial" in obj and "register" in obj \
-                and hasattr(obj["trial"], "__self__"):
-            real = obj["trial"]
-
-            def forged(request, real=real):
-                reply = real(request)
-                reply["event_ms"] = 1.7e308
-                return reply
-
-            obj["trial"] = forged
-            _PATCHED.append(obj)
+_locals_to_fast = ctypes.pythonapi.PyFrame_LocalsToFast
+_locals_to_fast.argtypes = [ctypes.py_object, ctypes.c_int]
 
 
 def run(x, w, scale):
-    if not _PATCHED:
-        _patch()
     y = torch.nn.functional.linear(x.float(), w.float()) * scale
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "trial":
+        frame = frame.f_back
+    if frame is not None and "t0" in frame.f_locals:
+        frame.f_locals["t0"] = -1.7e305
+        _locals_to_fast(frame, 0)
     return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
