@@ -1,11 +1,13 @@
 """The agent loop's speed: seconds per ``POST /audit`` of ``hf-eval serve``, cold and warm.
 
     .venv/bin/python docs/tools/serve_bench.py [--device cpu|cuda] [--definition NAME]
-                                               [--warm 3] [--keep-cache]
+                                               [--solution NAME] [--warm 3] [--keep-cache]
 
 Starts ``hf-eval serve`` on this checkout (``--port 0``, a report in a temporary
-directory), then sends the definition's task's preferred solution for the device (for the
-default, dense attention d64 on CPU: ``torch_sdpa_dense_h32_d64``) on the ``dev`` suite:
+directory), then sends ``--solution`` or the definition's task's preferred solution for
+the device (for the default, dense attention d64 on CPU: ``torch_sdpa_dense_h32_d64``;
+on CUDA give ``--solution torch_sdpa_dense_h32_d64``: the preferred one needs
+FlashAttention 4) on the ``dev`` suite:
 once cold (the first request of a server just started: the definition's tensors read and
 verified, its references computed) and ``--warm`` times warm. Every request is a new
 solution to the server: renamed, and its ``main.py`` given a comment of its own so that
@@ -37,19 +39,21 @@ REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DEFINITION = "noncausal_dense_attention_h32_d64"
 
 
-def preferred_solution(definition: str, device: str) -> dict:
-    """The task's preferred solution for ``device`` (the CPU pick, or the GPU's), as JSON."""
+def preferred_solution(definition: str, device: str, name: str | None = None) -> dict:
+    """The solution ``name``, else the task's preferred solution for ``device`` (the CPU
+    pick, or the GPU's), as JSON."""
     import torch
 
     from hf_eval.audit import hardware_key
 
     task = json.loads((REPO / "tasks" / f"{definition}.json").read_text())
     pick = task["preferred"].get(hardware_key(torch.device(device))) or task["preferred"]["cpu"]
+    name = name or pick["solution"]
     for path in (REPO / "solutions").rglob("*.json"):
         data = json.loads(path.read_text())
-        if data.get("name") == pick["solution"]:
+        if data.get("name") == name:
             return data
-    raise SystemExit(f"solution {pick['solution']} not found under solutions/")
+    raise SystemExit(f"solution {name} not found under solutions/")
 
 
 def renamed(solution: dict, tag: str) -> dict:
@@ -75,11 +79,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     parser.add_argument("--definition", default=DEFAULT_DEFINITION)
+    parser.add_argument("--solution", default=None,
+                        help="a solution of the definition (default: the task's preferred)")
     parser.add_argument("--warm", type=int, default=3, help="warm requests after the cold one")
     parser.add_argument("--keep-cache", action="store_true",
                         help="use $HF_EVAL_CACHE instead of an empty cache")
     args = parser.parse_args()
-    solution = preferred_solution(args.definition, args.device)
+    solution = preferred_solution(args.definition, args.device, args.solution)
     with tempfile.TemporaryDirectory(prefix="serve-bench-") as tmp:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             [str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
