@@ -20,13 +20,14 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
   it copies a secret random sample of the elements of each judged output: an output
   changed after the reply (work finished after the clock) disagrees with its sample.
 * **One time, the device's, guarded by the audit's clock.** A trial's time is the
-  device time of its calls: CUPTI's span over every device activity of the calls where
-  the worker can trace them, CUDA events otherwise (a CPU worker's clock on CPU). That
-  figure is the worker's claim, so the audit also times the whole request on its own
-  clock and subtracts what the same request costs a stand-in worker that never loads
-  candidate code. Every trial of a method counts at least the device time that the
-  method's least host time implies (:data:`GUARD_REL`, a slack for the host clock's
-  noise): work hidden from the device timer in every trial gains at most that tolerance.
+  device time of its calls: CUDA events on the timed stream behind a lead sleep (a CPU
+  worker's clock on CPU), raised to CUPTI's span over every stream where one untimed,
+  profiled trial shows device work off that stream. That figure is the worker's claim,
+  so the audit also times the whole request on its own clock and subtracts what the
+  same request costs a stand-in worker that never loads candidate code. Every trial of
+  a method counts at least the device time that the method's least host time implies
+  (:data:`GUARD_REL`, a slack for the host clock's noise): work hidden from the device
+  timer in every trial gains at most that tolerance.
 * **Two L2 states.** ``graph`` is the published method (a CUDA graph of ``iters`` calls
   per replay, inputs as their reveal left them); ``cold`` replays the same graph after
   overwriting the L2 cache, so no input is L2-resident, as real decode inputs are not.

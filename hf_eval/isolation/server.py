@@ -205,7 +205,7 @@ class Worker:
         self.stand_in_calls: list[list[torch.Tensor]] = []
         self.stand_in_graph: tuple[torch.cuda.CUDAGraph, torch.Tensor] | None = None
         self.l2_buffer: torch.Tensor | None = None
-        #: CUPTI's trace while the audit has armed it, and the marker kernels' tensor.
+        #: CUPTI's trace while the audit has armed it, and the end marker's tensor.
         self.profiler: torch.profiler.profile | None = None
         self.marker: torch.Tensor | None = None
 
@@ -346,8 +346,8 @@ class Worker:
         The device time of the calls is measured twice: by CUDA events on the current
         stream, behind a short sleep kernel so that the host's launch latency is not in
         it, and, when the audit armed CUPTI (:meth:`arm`), by the span of every device
-        activity between two marker kernels (read by :meth:`disarm`, after the clock).
-        Both are this process's claims: the audit's host clock guards them.
+        activity from the lead sleep to an end marker (read by :meth:`disarm`, after the
+        clock). Both are this process's claims: the audit's host clock guards them.
 
         A stand-in worker (never loaded with a candidate) returns staged tensors instead
         of calling anything (in graph mode it poisons them and replays a one-kernel graph,
@@ -429,7 +429,7 @@ class Worker:
 
     def disarm(self, request: dict) -> dict:
         """Stop the trace (after the clock) and, when asked (``read``), summarise the
-        armed trial's device activity between its two markers."""
+        armed trial's device activity from its lead sleep to its end marker."""
         profiler, self.profiler = self.profiler, None
         if profiler is None:
             return {}
