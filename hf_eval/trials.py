@@ -170,6 +170,9 @@ class _WorkerState:
     registered: set[str] = field(default_factory=set)
     arenas: set[str] = field(default_factory=set)
     slots: list[list[torch.Tensor]] = field(default_factory=list)
+    #: (CPU) Per arena id, the writable memfd lent as the worker's private copy of it,
+    #: where it unmasks the content its inputs are views of.
+    privates: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
 @dataclass
@@ -278,6 +281,12 @@ class Session:
         message = {"op": "register", "sets": wire}
         if arena is not None:
             message["arena"] = {"id": arena.id, "buffer": arena.buffer}
+            if self.device.type == "cpu":  # the audit reads it back after each trial
+                private = worker.privates.get(arena.id)
+                if private is None:
+                    private = worker.privates[arena.id] = memory.empty(
+                        arena.buffer.shape, arena.buffer.dtype, worker_writable=True)
+                message["arena"]["private"] = private
         self._request(message, self.timeout * TIMING_TIMEOUT_FACTOR, worker=worker)
         worker.registered.update(new)
         if arena is not None:
@@ -298,6 +307,8 @@ class Session:
             self._request({"op": "forget", "ids": ids, "graph": graph}, worker=worker)
             worker.registered.difference_update(ids)
             worker.arenas.difference_update(arenas or [])
+            for arena_id in arenas or []:
+                worker.privates.pop(arena_id, None)
 
     def release_stand_in(self) -> None:
         """Drop everything the stand-in holds of this session: a candidate's failure can
@@ -429,11 +440,12 @@ class Session:
     def _judge_all(self, outputs: dict[int, list], sets: list[InputSet], when: str) -> dict:
         """Judge the judged calls' outputs; the first failure ends the session."""
         changed: set[tuple] = set()
-        watched = sorted({sets[i].id for i in outputs if self.device.type == "cuda"
-                          or sets[i].arena is not None})
-        if watched:
+        if self.device.type == "cuda":  # the worker compares its device copies
+            watched = sorted({sets[i].id for i in outputs})
             asked, _ = self._request({"op": "changed", "ids": watched})
             changed = set(asked.changed)
+        else:  # the audit reads the private copies it lent (the workload's are read-only)
+            changed = self._changed_here([sets[i] for i in outputs])
         names = list(self.definition.inputs)
         first = None
         for index in sorted(outputs):
@@ -449,6 +461,22 @@ class Session:
                 raise Failure(result)
             first = first or result
         return first
+
+    def _changed_here(self, sets: list[InputSet]) -> set[tuple[str, int]]:
+        """(set id, input index) of the varied inputs of ``sets`` whose bytes in the
+        private copy the candidate's worker was lent differ from their content."""
+        changed = set()
+        for s in sets:
+            private = (self._candidate.privates.get(s.arena.id)
+                       if s.arena is not None else None)
+            if private is None:
+                continue
+            for i, place in s.arena.places[s.arena_index].items():
+                mine = Arena.place_in(private, place).reshape(-1).view(torch.uint8)
+                real = s.inputs[i].contiguous().reshape(-1).view(torch.uint8)
+                if not torch.equal(mine, real):
+                    changed.add((s.id, i))
+        return changed
 
     def _clocked(self, worker: _WorkerState, message: dict, judged: list[int],
                  seal: _Seal, timeout: float, when: str) -> tuple[Reply, float]:

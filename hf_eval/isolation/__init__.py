@@ -33,10 +33,13 @@ memory              the audit lends sealed memfds only          adversarial/alia
                     staged outputs read-only to the worker      write_input_proc_mem,
                     (no write, no writable map, no resize);     truncate_lent_buffers,
                     output slots writable but never resizable.  remap_input_writable,
-                    The audit keeps private copies for its      outputs_short_row;
-                    truths, byte checks and fresh sets, draws   test_channel.py
-                    every judged set's truth before the call,
-                    and judges a private copy of each slot.
+                    The audit keeps private copies for its      outputs_short_row,
+                    truths, byte checks and fresh sets, draws   cfunc_torch_equal_mutate;
+                    every judged set's truth before the call,   test_channel.py
+                    and judges a private copy of each slot. On
+                    CPU a trial's unmasked inputs live in a
+                    writable memfd the audit lent and reads
+                    back after the trial (inputs unchanged).
 fds                 the worker is given its socket, its log     adversarial/
                     and the memfds above; it gives none back    reply_with_descriptor
                     (a reply with a descriptor is refused).

@@ -98,15 +98,16 @@ class Arena:
         return cls(places, buffer)
 
     @staticmethod
-    def _view(buffer: torch.Tensor, place: tuple[int, torch.dtype, torch.Size]
-              ) -> torch.Tensor:
+    def place_in(buffer: torch.Tensor, place: tuple[int, torch.dtype, torch.Size]
+                 ) -> torch.Tensor:
+        """The input at ``place`` as a view of ``buffer`` (this arena's, or a copy of it)."""
         offset, dtype, shape = place
         nbytes = shape.numel() * torch.empty(0, dtype=dtype).element_size()
         return buffer[offset:offset + nbytes].view(dtype).view(shape)
 
     def view(self, index: int, i: int) -> torch.Tensor:
         """Set ``index``'s input ``i`` as a view of the (masked) shared buffer."""
-        return self._view(self.buffer, self.places[index][i])
+        return self.place_in(self.buffer, self.places[index][i])
 
     def write(self, sets: list[list[object]], device: torch.device) -> int:
         """Put ``sets``' content into the arena under a new seed's mask; return the seed.
@@ -117,7 +118,7 @@ class Arena:
                    else torch.empty(self.buffer.numel(), dtype=torch.uint8, device=device))
         for places, inputs in zip(self.places, sets):
             for i, place in places.items():
-                self._view(staging, place).copy_(inputs[i])
+                self.place_in(staging, place).copy_(inputs[i])
         self.seed = secrets.randbits(SEED_BITS)
         mask = mask_into(torch.empty_like(staging), self.seed)
         staging.view(torch.int64).bitwise_xor_(mask.view(torch.int64))

@@ -154,11 +154,20 @@ def poison(tensor: torch.Tensor) -> None:
 
 class _Arena:
     """A trial's masked arena in this worker: the shared bytes as staged and a private
-    copy (on the worker's device) that the candidate's inputs are views of."""
+    copy (on the worker's device) that the candidate's inputs are views of. On CPU the
+    private copy is the writable memfd the audit lent (``lent``), which the audit reads
+    after each trial to see that no input changed."""
 
-    def __init__(self, source: torch.Tensor, device: torch.device) -> None:
+    def __init__(self, source: torch.Tensor, device: torch.device,
+                 lent: torch.Tensor | None = None) -> None:
         self.source = source
-        self.private = source.to(device, copy=True)
+        if device.type == "cpu":
+            if lent is None or lent.shape != source.shape or lent.dtype != source.dtype:
+                raise RuntimeError("a CPU arena needs its private copy lent, of its shape")
+            self.private = lent
+            self.private.copy_(source)
+        else:
+            self.private = source.to(device, copy=True)
         self.scratch = torch.empty_like(self.private)  # the mask, drawn inside the request
         self.storage = _untyped_storage(source).data_ptr()
         self.seed: int | None = None
@@ -217,7 +226,8 @@ class Worker:
         tensor another set already holds."""
         arena = None
         if request.get("arena") is not None:
-            arena = _Arena(request["arena"]["buffer"], self.device)
+            arena = _Arena(request["arena"]["buffer"], self.device,
+                           request["arena"].get("private"))
             self.arenas[request["arena"]["id"]] = arena
         uploaded: dict[int, torch.Tensor] = {}
         for set_id, inputs in request["sets"].items():
