@@ -29,7 +29,7 @@ from hf_eval.bench import roofline
 from hf_eval.bench.shapes import SHAPES_DIR, BenchShape, generate, load_shapes
 from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.isolation import memory
-from hf_eval.records import REPORTED_ORDER, Status
+from hf_eval.records import Status, reported_time
 from hf_eval.report import environment
 from hf_eval.schema import Definition, Solution, Timing
 from hf_eval.sources import compile_reference, load_entry, solution_hash
@@ -43,12 +43,10 @@ def runs_on_gpu(solution: Solution) -> bool:
 
 
 def best_method(timing: dict) -> tuple[str, dict] | None:
-    """The method a record's one reported time comes from, and its record
-    (:data:`hf_eval.records.REPORTED_ORDER`: cold-L2 graph replay first)."""
-    for method in REPORTED_ORDER:
-        if "median_ms" in timing.get(method, {}):
-            return method, timing[method]
-    return None
+    """The method a record's one reported time comes from
+    (:func:`hf_eval.records.reported_time`: cold-L2 graph replay first), and its record."""
+    best = reported_time({"timing": timing})
+    return (best[0], timing[best[0]]) if best else None
 
 
 def best_ms(timing: dict) -> float | None:
