@@ -62,7 +62,7 @@ from hf_eval.repository import Located
 from hf_eval.samples.cases import load_cases
 from hf_eval.samples.fresh import FreshRow
 from hf_eval.schema import Definition, Solution, TaskConfig, parse
-from hf_eval.sources import solution_from_directory
+from hf_eval.sources import solution_from_directory, solution_hash
 from hf_eval.suites import DEFAULT_SUITE, SUITES
 
 #: The largest request body read; a larger one is answered 413 (a candidate's source is
@@ -77,6 +77,9 @@ WARM_DEFINITIONS = 2
 SOCKET_TIMEOUT_S = 120.0
 #: Seconds a stopping server waits for the last lines of its answers to be sent.
 STREAM_DRAIN_S = 10.0
+#: Audit requests in flight at once (read, queued or judged); more are answered 503, so
+#: no number of clients can pile bodies up in the audit's memory.
+MAX_IN_FLIGHT = 16
 #: What a record's ``reference.source`` says when the case was kept from an earlier request.
 KEPT = "memory"
 #: The endpoints and the method each answers.
@@ -288,6 +291,11 @@ class AuditService:
         self.env = environment(self.device)
         self.writer = ReportWriter(self.report, append=True)
         self._jobs: queue.Queue[Job | None] = queue.Queue()
+        #: Held while a job is judged, and taken to parse and validate a body: no
+        #: client's request holds the interpreter inside another candidate's clock.
+        self._judging = threading.Lock()
+        #: Slots for audit requests in flight (:data:`MAX_IN_FLIGHT`).
+        self.in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
         self._thread = threading.Thread(target=self._loop, name="hf-eval-serve-audit",
                                         daemon=True)
         self._stopping = threading.Event()
@@ -349,7 +357,12 @@ class AuditService:
 
     # ------------------------------------------------------------------ requests
     def accept(self, body: bytes) -> Job:
-        """Validate a request body into a job, or raise :class:`RequestError` (400)."""
+        """Validate a request body into a job, or raise :class:`RequestError` (400);
+        between two jobs' audits, never during one."""
+        with self._judging:
+            return self._accept(body)
+
+    def _accept(self, body: bytes) -> Job:
         try:
             data = json.loads(body)
         except UnicodeDecodeError as exc:
@@ -378,6 +391,11 @@ class AuditService:
         except DataError as err:
             raise RequestError(400, f"definition: {name!r} cannot be audited: {err}") from None
         solution = self._candidate(request)
+        known = self.dataset.solutions.get(solution.name)
+        if known is not None and solution_hash(known.value) != solution_hash(solution):
+            raise RequestError(400, f"solution name: {solution.name!r} is a solution of the "
+                               "dataset, and these sources are not its: choose another name "
+                               "(records are read by solution name)")
         if not runs_on(solution, self.device):
             raise RequestError(400, f"solution.spec.target_hardware: "
                                f"{solution.spec.target_hardware} does not include this "
@@ -464,7 +482,8 @@ class AuditService:
                 continue
             self._running = job
             try:
-                self._judge(job)
+                with self._judging:
+                    self._judge(job)
             finally:
                 self._running = None
                 self._served += 1
@@ -613,13 +632,19 @@ class Handler(BaseHTTPRequestHandler):
 
     def _audit(self) -> None:
         service = self.server.service
-        job = service.accept(self._body())
-        service.streaming(+1)
+        if not service.in_flight.acquire(blocking=False):
+            raise RequestError(503, f"busy: {MAX_IN_FLIGHT} audit requests are in flight; "
+                               "send this one again when one has been answered")
         try:
-            service.submit(job)
-            self._stream(job)
+            job = service.accept(self._body())
+            service.streaming(+1)
+            try:
+                service.submit(job)
+                self._stream(job)
+            finally:
+                service.streaming(-1)
         finally:
-            service.streaming(-1)
+            service.in_flight.release()
 
     def _stream(self, job: Job) -> None:
         self._answering = True

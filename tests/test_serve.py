@@ -292,11 +292,16 @@ TOO_LARGE_BYTES = len(json.dumps(TOO_LARGE).encode())
      "(8 MiB)"),
     (b'{"definition": "toy_linear_n8_k16", "main_py": "\\ud800"}', 400,
      "main_py: not UTF-8 text (surrogates not allowed at character 0)"),
+    # a candidate's records under the name of a solution of the dataset would be read
+    # as that solution's (summarize and speed-ups go by name)
+    ({"definition": DEF, "main_py": GOOD_SOLUTION, "name": "torch_toy"}, 400,
+     "solution name: 'torch_toy' is a solution of the dataset, and these sources are not "
+     "its: choose another name (records are read by solution name)"),
 ], ids=["not-json", "not-utf8", "list", "string", "unknown-field", "no-definition",
         "empty-definition", "unknown-definition", "both", "neither", "invalid-solution",
         "incomplete-solution", "other-definition", "solution-not-object", "main-py-not-text",
         "unknown-suite", "validation-only-not-bool", "no-uuids", "unknown-uuid", "bad-name",
-        "name-with-solution", "too-large", "main-py-lone-surrogate"])
+        "name-with-solution", "too-large", "main-py-lone-surrogate", "a-dataset-name"])
 def test_a_malformed_request_is_refused_with_a_clear_error(served, body, status, error):
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     answer = call(served, "POST", "/audit", data)
