@@ -27,7 +27,7 @@ from hf_eval.interfaces import (
 )
 from hf_eval.samples.regenerate import listed_as_regenerated, regenerate_in_memory
 from hf_eval.schema import RandomInput, SafetensorsInput
-from hf_eval.store import expected_from_name, local_state
+from hf_eval.store import VerifiedFiles, expected_from_name, local_state
 
 
 def family_rules(op_type: str) -> Callable[[str, dict], list[str]] | None:
@@ -207,9 +207,9 @@ def _absent_problem(relpath: str, state: str) -> DataError:
     if state == "pointer":
         return DataError(relpath, "tensor file is a Git LFS pointer with no content: check "
                          f"never fetches (git lfs pull --include {relpath}; or --lazy)")
-    return DataError(relpath, "tensor file is missing: not a sample tensor regenerated on "
-                     "first use, and check never fetches or repairs (git checkout -- "
-                     f"{relpath}; or --lazy to skip)")
+    return DataError(relpath, "tensor file is missing: it is committed (not listed as "
+                     "regenerated in its folder's .gitignore), and check never fetches or "
+                     f"repairs (git checkout -- {relpath}; or --lazy to skip)")
 
 
 def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:
@@ -294,13 +294,17 @@ def _check_row(ds: Dataset, definition, rules, row, absent: dict[str, str],
             yield DataError(ds.where(row), problem, field="value rule")
 
 
-def run_check(root: str | Path, lazy: bool = False) -> tuple[list[str], list[str]]:
+def run_check(root: str | Path, lazy: bool = False,
+              rehash: bool = False) -> tuple[list[str], list[str]]:
     """All problems (one line each) and notes, in a stable order.
 
     The dataset is loaded without resolvers: the checker reads what is on disk and never
     writes into the repository (no LFS fetch, no regeneration, no Hub download).
+    ``rehash``: hash every tensor file again, whatever the verified-hash cache holds.
     """
     ds = open_dataset(root, resolvers=[])
+    if rehash:
+        ds.store.verified = VerifiedFiles(ds.store.verified.path, rehash=True)
     problems = [str(p) for p in check_files(ds)]
     notes = []
     with torch.no_grad():

@@ -284,7 +284,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from hf_eval.report import safe_text
 
     _require_dataset(args.root)
-    problems, notes = run_check(args.root, lazy=args.lazy)
+    problems, notes = run_check(args.root, lazy=args.lazy, rehash=args.rehash)
     for line in problems:
         print(safe_text(line))
     for line in notes:
@@ -412,6 +412,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     c.add_argument("--lazy", action="store_true",
                    help="skip (and count) workloads whose tensors are not present locally, "
                    "instead of reporting them or drawing regenerable ones in memory")
+    c.add_argument("--rehash", action="store_true",
+                   help="hash every tensor file again, trusting no remembered hash")
     c.set_defaults(func=cmd_check)
 
     ls = sub.add_parser("list", help="names of definitions, solutions or suites",

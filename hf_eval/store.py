@@ -88,31 +88,45 @@ def sha256_file(path: Path) -> str:
 
 
 class VerifiedFiles:
-    """Remembers files already hashed, keyed by path, size and mtime.
+    """Remembers files already hashed, keyed by path and the file's identity.
 
-    A second load of a multi-GB tensor then costs a ``stat`` instead of a full rehash;
-    any change to the file (size or mtime) forces a new verification.
+    A second load of a multi-GB tensor then costs a ``stat`` instead of a full rehash.
+    The identity is the size, the inode and both the modification and the status-change
+    times: any write to the file changes its ctime, which no tool can set back, so a
+    changed byte is always re-hashed, even with its size and mtime restored. ``rehash``
+    trusts only the hashes taken by this object (``check --rehash``: every file hashed
+    once in the run).
     """
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, rehash: bool = False) -> None:
         self.path = path or cache_dir() / "verified.json"
+        self.rehash = rehash
+        self._hashed_here: set[str] = set()
         self._lock = threading.Lock()
         try:
             self.entries: dict[str, list] = json.loads(self.path.read_text())
         except (FileNotFoundError, json.JSONDecodeError):
             self.entries = {}
 
+    @staticmethod
+    def identity(st: os.stat_result) -> list[int]:
+        """What must be unchanged for a remembered hash to stand."""
+        return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
     def sha256(self, file: Path) -> str:
         st = file.stat()
         key = str(file.resolve())
         entry = self.entries.get(key)
-        if entry and entry[0] == st.st_size and entry[1] == st.st_mtime_ns:
-            return entry[2]
+        identity = self.identity(st)
+        trusted = not self.rehash or key in self._hashed_here
+        if trusted and entry and entry[:-1] == identity:
+            return entry[-1]
         digest = sha256_file(file)
         # Audit lanes are threads of one process: one writer at a time, and a temporary
         # name per thread as well as per process (other processes share the cache).
         with self._lock:
-            self.entries[key] = [st.st_size, st.st_mtime_ns, digest]
+            self.entries[key] = [*identity, digest]
+            self._hashed_here.add(key)
             tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_text(json.dumps(self.entries))
             tmp.replace(self.path)

@@ -8,6 +8,7 @@ the exact message and exit code: 0 all passed, 1 a candidate failed (check: a pr
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -144,10 +145,46 @@ def test_check_reports_a_deleted_committed_blob_and_writes_nothing(toy_root):
     no_traceback(result)
     assert result.returncode == 1
     assert result.stdout.strip() == (
-        f"{relpath}: tensor file is missing: not a sample tensor regenerated on first use, "
-        f"and check never fetches or repairs (git checkout -- {relpath}; or --lazy to skip)")
+        f"{relpath}: tensor file is missing: it is committed (not listed as regenerated in "
+        f"its folder's .gitignore), and check never fetches or repairs (git checkout -- "
+        f"{relpath}; or --lazy to skip)")
     assert result.stderr.strip().splitlines()[-1] == "check: 1 problem(s)"
     assert tree(toy_root) == before and not (toy_root / relpath).exists()
+
+
+def test_a_flipped_byte_with_size_and_mtime_kept_fails_check_and_audit(toy_root, tmp_path):
+    relpath = rows(toy_root)[0]["workload"]["inputs"]["x"]["path"]
+    assert hf_eval("--root", toy_root, "check").returncode == 0  # verified, remembered
+    path = toy_root / relpath
+    before = path.stat()
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    result = hf_eval("--root", toy_root, "check")
+    no_traceback(result)
+    assert result.returncode == 1
+    assert re.fullmatch(rf"{re.escape(relpath)}: sha256 mismatch: file hashes to [0-9a-f]{{64}}, "
+                        rf"expected {Path(relpath).stem}", result.stdout.strip()), result.stdout
+    result = audit(toy_root, tmp_path / "r.jsonl", "--uuid", UUIDS[0])
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{relpath}: sha256 mismatch" in result.stdout + result.stderr
+
+
+def test_check_rehash_trusts_no_remembered_hash(toy_root):
+    relpath = rows(toy_root)[0]["workload"]["inputs"]["x"]["path"]
+    assert hf_eval("--root", toy_root, "check").returncode == 0
+    cache = Path(os.environ["HF_EVAL_CACHE"]) / "verified.json"
+    verified = json.loads(cache.read_text())
+    key = str((toy_root / relpath).resolve())
+    verified[key][-1] = "f" * 64  # a record that lies: the file's identity, another hash
+    cache.write_text(json.dumps(verified))
+    lied = hf_eval("--root", toy_root, "check")
+    assert lied.returncode == 1 and "file hashes to " + "f" * 64 in lied.stdout
+    result = hf_eval("--root", toy_root, "check", "--rehash")
+    no_traceback(result)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "check: 0 problem(s)"
 
 
 def test_check_reports_an_lfs_pointer_and_does_not_fetch_it(toy_root):

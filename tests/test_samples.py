@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -136,3 +137,27 @@ def test_generator_returning_wrong_inputs_is_a_clear_error(copy_root, monkeypatc
     _replace_generator(monkeypatch, lambda d, p, s: {"Q": torch.zeros(1)})
     with pytest.raises(DataError, match="returned inputs"):
         build_module.build(copy_root, [NAME])
+
+
+def test_a_missing_committed_sample_tensor_is_an_error_not_regenerated(copy_root):
+    ignore = copy_root / f"blob/workloads/{NAME}/.gitignore"
+    listed = set(ignore.read_text().splitlines()[1:])
+    committed = sorted(p for p in (copy_root / f"blob/workloads/{NAME}").glob("*.safetensors")
+                       if p.name not in listed)
+    assert committed, "this test needs a committed sample tensor"
+    path = committed[0]
+    path.unlink()
+    rel = path.relative_to(copy_root).as_posix()
+    ds = open_dataset(copy_root)
+    with pytest.raises(DataError, match=r": tensor file is missing"):
+        ds.store.materialise(rel)
+    assert not path.exists()
+
+
+def test_regeneration_says_so(copy_root, capsys):
+    path = large_files(copy_root)[0]
+    path.unlink()
+    open_dataset(copy_root).store.materialise(path.relative_to(copy_root).as_posix())
+    err = capsys.readouterr().err
+    assert re.search(r"^regenerating \d+ sample tensor\(s\) of workload \S+ "
+                     rf"\({NAME}\) from its generator: ", err, re.M), err

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,40 @@ def test_verified_record_survives_concurrent_threads(tmp_path):
         digests = list(pool.map(shared.sha256, files))
     assert digests == [hashlib.sha256(p.read_bytes()).hexdigest() for p in files]
     assert len(VerifiedFiles(tmp_path / "verified.json").entries) == len(files)
+
+
+def test_a_changed_byte_is_rehashed_even_with_size_and_mtime_restored(store):
+    desc = store.write(torch.arange(1000, dtype=torch.float32), "blob/w", "A")
+    store.load(desc)  # verified and remembered
+    path = store.root / desc.path
+    before = path.stat()
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    assert path.stat().st_mtime_ns == before.st_mtime_ns
+    with pytest.raises(DataError, match="sha256 mismatch"):
+        store.load(desc)
+
+
+def test_rehash_trusts_no_remembered_hash(store, monkeypatch):
+    desc = store.write(torch.ones(1000), "blob/w", "A")
+    path = store.root / desc.path
+    store.load(desc)
+    # A record that lies (copied from elsewhere, say): this file's identity, another hash.
+    verified = json.loads(store.verified.path.read_text())
+    key = str(path.resolve())
+    verified[key][-1] = "0" * 64
+    store.verified.path.write_text(json.dumps(verified))
+    trusting = TensorStore(store.root, verified=VerifiedFiles(store.verified.path))
+    with pytest.raises(DataError, match="file hashes to 0{64}"):
+        trusting.load(desc)
+    calls = []
+    real = store_module.sha256_file
+    monkeypatch.setattr(store_module, "sha256_file", lambda p: calls.append(p) or real(p))
+    rehashing = TensorStore(store.root,
+                            verified=VerifiedFiles(store.verified.path, rehash=True))
+    rehashing.load(desc)
+    rehashing.load(desc)
+    assert calls == [path]  # hashed again, once in the run

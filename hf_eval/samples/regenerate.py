@@ -9,6 +9,7 @@ silently replacing the recorded data.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import torch
@@ -87,6 +88,8 @@ class SampleRegenerator:
         self.files = files
 
     def fetch(self, store: TensorStore, relpath: str, expected: Expected | None) -> bool:
+        if not listed_as_regenerated(store.root, relpath):
+            return False  # committed: its absence is the data's problem, never repaired
         for rows in self.files.workloads.values():
             for row in rows:
                 trace = row.value
@@ -106,6 +109,11 @@ class SampleRegenerator:
                 missing = {name for name, desc in trace.workload.inputs.items()
                            if isinstance(desc, SafetensorsInput)
                            and (desc.path == relpath or not (store.root / desc.path).is_file())}
+                missing = {name for name in missing
+                           if listed_as_regenerated(store.root, trace.workload.inputs[name].path)}
+                print(f"regenerating {len(missing)} sample tensor(s) of workload "
+                      f"{trace.workload.uuid} ({definition.name}) from its generator: "
+                      f"{', '.join(sorted(missing))}", file=sys.stderr)
                 values = generate_case(definition, case, only=missing)
                 for name in sorted(missing):
                     desc = trace.workload.inputs[name]
