@@ -108,6 +108,14 @@ def select_workloads(dataset: Dataset, task: TaskConfig, definition: str, suite:
     if suite == "first":
         return rows[:1]
     if suite == "dev":
+        known = {r.value.workload.uuid for r in rows}
+        unknown = [u for u in task.dev if u not in known]
+        if unknown:
+            where = (dataset.where(dataset.tasks[definition]) if definition in dataset.tasks
+                     else f"tasks/{definition}.json")
+            raise DataError(where, f"dev UUID {unknown[0]} is not a workload of {definition}"
+                            + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""),
+                            field="dev")
         return [r for r in rows if r.value.workload.uuid in task.dev]
     if suite == "sample":
         def generated(row: Located) -> bool:

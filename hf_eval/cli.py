@@ -136,6 +136,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
         for note in repair_for_resume(report):
             print(f"note: {note}", file=sys.stderr)
     devices = [f"cuda:{i}" for i in args.gpus] if args.gpus else [args.device]
+    for device in devices:
+        problem = _device_problem(device)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
+    problem = _report_problem(report, append=args.resume)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     solutions = ",".join(args.solutions or ["none" if extra else "preferred"])
     config = AuditConfig(report=report, definitions=args.definitions, solutions=solutions,
                          extra_solutions=extra, suite=args.suite, uuids=args.uuid or [],
@@ -192,6 +201,46 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return exit_code(records)
 
 
+def _device_problem(device: str) -> str | None:
+    """Why ``--device``/``--gpus`` names no device this machine can run on, or None."""
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except RuntimeError:
+        return f"--device {device}: not a device name (cpu, cuda or cuda:N)"
+    if parsed.type == "cpu":
+        return None
+    if parsed.type != "cuda":
+        return f"--device {device}: the audit runs on cpu or cuda, not {parsed.type}"
+    if not torch.cuda.is_available():
+        built = "without CUDA" if torch.version.cuda is None else f"for CUDA {torch.version.cuda}"
+        return (f"--device {device}: this machine has no usable CUDA device (torch "
+                f"{torch.__version__}, built {built}); use --device cpu")
+    count = torch.cuda.device_count()
+    if parsed.index is not None and parsed.index >= count:
+        return f"--device {device}: this machine has {count} CUDA device(s)"
+    return None
+
+
+def _report_problem(report: Path, append: bool) -> str | None:
+    """Why the report cannot be written, or None (checked before any case is judged, so
+    no work is lost to it). Nothing is written here: an existing report is left as is."""
+    above = next((p for p in report.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        return f"--report {report}: {above} is a file, not a folder"
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        if report.exists():
+            if not os.access(report, os.W_OK) or report.is_dir():
+                return f"--report {report}: not a writable file"
+        elif not os.access(report.parent, os.W_OK | os.X_OK):
+            return f"--report {report}: its folder is not writable"
+    except OSError as exc:
+        return f"--report {report}: {exc.strerror or exc}"
+    return None
+
+
 def progress_line(done: int, total: int, record: dict) -> str:
     """One case as it completes, for output that is not a terminal: ``[3/21] <definition>
     workload <first 8 of the UUID> solution <name>: <status> [<ms> ms (<method>)]``."""
@@ -233,6 +282,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     _require_dataset(args.root)
     report = args.report or Path("reports") / f"serve-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    problem = _device_problem(args.device) or _report_problem(report, append=True)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
 
     def ready(url: str) -> None:
         print(f"serving on {url} (report: {safe_text(report)})", flush=True)
@@ -266,6 +319,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     _require_dataset(args.root)
     dataset = open_dataset(args.root, resolvers=[])
+    unknown = [n for n in args.definitions or [] if n not in dataset.definitions]
+    if unknown:
+        print(f"error: --definitions: unknown definition(s) {', '.join(map(repr, unknown))} "
+              "(see 'list definitions')", file=sys.stderr)
+        return 2
     for problem in dataset.problems_for(args.definitions):
         print(f"note: not listed: {safe_text(problem)}", file=sys.stderr)
     if args.what == "definitions":
@@ -508,3 +566,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     except BrokenPipeError:  # e.g. `list ... | head`: the reader has what it wanted
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (no flush error at exit)
         return 0
+    except OSError as err:  # the machine's refusal (a full disk, a permission): one line
+        from hf_eval.report import safe_text
+
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {safe_text(where + (err.strerror or str(err)))}", file=sys.stderr)
+        return 2

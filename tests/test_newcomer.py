@@ -542,3 +542,53 @@ def test_speedup_column_when_a_solution_is_paired_with_its_baseline(tmp_path):
     assert f"| {DEF} | fast | 1/1 | 1.000 | 2.00× (2.00–2.00), 1/1 vs torch_toy | 1 |" in text
     assert f"| {DEF} | torch_toy | 1/1 | 2.000 | baseline | 2 |" in text
     assert text.endswith("|\n") and not text.endswith("\n\n")
+
+
+def test_a_dev_uuid_that_names_no_workload_is_an_error_everywhere(toy_root, tmp_path):
+    task_file = toy_root / f"tasks/{DEF}.json"
+    task = json.loads(task_file.read_text())
+    ghost = "99999999-9999-9999-9999-999999999999"
+    task["dev"] = task["dev"][:1] + [ghost]
+    task_file.write_text(json.dumps(task))
+    message = f"tasks/{DEF}.json: dev: dev UUID {ghost} is not a workload of {DEF}"
+    for command in (("audit", "--validation-only", "--report", str(tmp_path / "r.jsonl")),
+                    ("list", "suites"), ("check",)):
+        result = hf_eval("--root", toy_root, *command)
+        no_traceback(result)
+        out = result.stdout + result.stderr
+        assert message in out, (command, out)
+        assert result.returncode == (1 if command == ("check",) else 2), (command, out)
+    assert not (tmp_path / "r.jsonl").exists() or not (tmp_path / "r.jsonl").read_text()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_device_cuda_without_cuda_is_one_line(toy_root, tmp_path):
+    result = hf_eval("--root", toy_root, "audit", "--device", "cuda", "--report",
+                     tmp_path / "r.jsonl")
+    no_traceback(result)
+    assert result.returncode == 2
+    assert re.fullmatch(r"error: --device cuda: this machine has no usable CUDA device "
+                        r"\(torch \S+, built .+\); use --device cpu", result.stderr.strip())
+
+
+def test_an_unwritable_report_is_one_line_before_any_work(toy_root, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = hf_eval("--root", toy_root, "audit", "--report", blocker / "r.jsonl")
+    no_traceback(result)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"error: --report {blocker / 'r.jsonl'}: {blocker} is a "
+                                     "file, not a folder")
+    (tmp_path / "locked").mkdir(mode=0o500)
+    if os.geteuid() != 0:  # root writes anywhere
+        result = hf_eval("--root", toy_root, "audit", "--report", tmp_path / "locked/r.jsonl")
+        assert (result.returncode, result.stderr.strip()) == (2, (
+            f"error: --report {tmp_path / 'locked/r.jsonl'}: its folder is not writable"))
+
+
+def test_listing_solutions_of_an_unknown_definition_is_an_error(toy_root):
+    result = hf_eval("--root", toy_root, "list", "solutions", "--definitions", "nosuchdef")
+    no_traceback(result)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == ("error: --definitions: unknown definition(s) "
+                                     "'nosuchdef' (see 'list definitions')")
