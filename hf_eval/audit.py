@@ -361,10 +361,29 @@ class Audit:
         """How many records :meth:`run` will produce (for a progress bar)."""
         return sum(len(s) for _, _, s, _ in self.plan())
 
+    def flags(self) -> dict[str, bool]:
+        """The options that change what a record holds: a resumed report must have been
+        written with the same ones."""
+        return {"validation_only": self.config.validation_only,
+                "strict_diagnostic": self.config.strict_diagnostic,
+                "scale_probe": self.config.scale_probe}
+
     def _done(self) -> set[tuple[str, str, str]]:
         if not (self.config.resume and Path(self.config.report).is_file()):
             return set()
         records = read_report(self.config.report)
+        mine = self.flags()
+        for number, record in enumerate(records, 1):
+            theirs = record.get("flags")
+            if theirs is None and record.get("status") == Status.PASSED.value:
+                theirs = {"validation_only": "timing" not in record}  # an older record
+            differ = sorted(k for k, v in (theirs or {}).items() if k in mine and v != mine[k])
+            if differ:
+                said = ", ".join(("--" if theirs[k] else "no --") + k.replace("_", "-")
+                                 for k in differ)
+                raise DataError(str(self.config.report), f"record {number} was written with "
+                                f"{said}: --resume needs the flags the report was written with",
+                                field="flags")
         self.records.extend(records)
         return {(r["definition"], r["workload"], r["hashes"]["solution"]) for r in records
                 if "hashes" in r and "solution" in r["hashes"]}
@@ -439,6 +458,7 @@ class Audit:
         base = {"definition": definition.name, "workload": uuid, "axes": row.value.workload.axes,
                 "device": str(lane.device), "environment": env,
                 "baseline": task.baseline.solution, "baseline_timed": task.baseline.timed,
+                "flags": self.flags(),
                 "hashes": {"definition": source_hash(
                     self.dataset.definitions[definition.name].path.read_text()),
                     "task": source_hash(self.dataset.tasks[definition.name].path.read_text())}}

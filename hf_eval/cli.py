@@ -118,6 +118,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"error: {safe_text(problem)}", file=sys.stderr)
     if blocking:
         return 2
+    named = [n for n in args.solutions or [] if n not in ("preferred", "all", "none")]
+    for name in named:
+        if name not in dataset.solutions:
+            print(f"error: --solutions: unknown solution {name!r} (see 'list solutions')",
+                  file=sys.stderr)
+            return 2
+        owner = dataset.solutions[name].value.definition
+        if args.definitions and owner not in args.definitions:
+            print(f"error: --solutions: {name!r} is a solution of {owner}, which is not "
+                  "among --definitions", file=sys.stderr)
+            return 2
     extra = []
     if args.candidate:
         if not args.definitions or len(args.definitions) != 1:

@@ -592,3 +592,34 @@ def test_listing_solutions_of_an_unknown_definition_is_an_error(toy_root):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.strip() == ("error: --definitions: unknown definition(s) "
                                      "'nosuchdef' (see 'list definitions')")
+
+
+def test_resume_with_other_flags_than_the_report_is_an_error(toy_root, tmp_path):
+    report = tmp_path / "r.jsonl"
+    first = audit(toy_root, report, "--uuid", UUIDS[0])  # --validation-only
+    assert first.returncode == 0, first.stderr
+    before = report.read_text()
+    result = hf_eval("--root", toy_root, "audit", "--suite", "sample", "--report", report,
+                     "--resume")
+    no_traceback(result)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: {report}: flags: record 1 was written with --validation-only: --resume "
+        "needs the flags the report was written with")
+    assert report.read_text() == before
+
+
+def test_a_named_solution_of_another_definition_is_an_error(toy_root, tmp_path):
+    other = json.loads((toy_root / "solutions/toy/torch_toy.json").read_text())
+    other["name"], other["definition"] = "torch_other", "other_definition"
+    write_json(toy_root / "solutions/toy/torch_other.json", other)
+    result = hf_eval("--root", toy_root, "audit", "--definitions", DEF, "--solutions",
+                     "torch_toy,torch_other", "--report", tmp_path / "r.jsonl")
+    no_traceback(result)
+    assert (result.returncode, result.stderr.strip().splitlines()[-1]) == (2, (
+        "error: --solutions: 'torch_other' is a solution of other_definition, which is not "
+        "among --definitions"))
+    result = hf_eval("--root", toy_root, "audit", "--definitions", DEF, "--solutions",
+                     "ghost", "--report", tmp_path / "r.jsonl")
+    assert (result.returncode, result.stderr.strip().splitlines()[-1]) == (2, (
+        "error: --solutions: unknown solution 'ghost' (see 'list solutions')"))
