@@ -189,7 +189,11 @@ class Lane:
             return cached, "cache", 0.0
         snapshot = snapshot or InputSnapshot(list(definition.inputs), inputs)
         t0 = time.perf_counter()
-        outputs = self.compute_reference(definition, inputs)
+        try:
+            outputs = self.compute_reference(definition, inputs)
+        except Exception as exc:  # noqa: BLE001 - the data's fault: this case's DATA_ERROR
+            where = self.audit.dataset.where(self.audit.dataset.definitions[definition.name])
+            raise DataError(where, str(ReferenceFailed(exc))) from None
         seconds = time.perf_counter() - t0
         changed = snapshot.changed(inputs)
         if changed:
@@ -327,6 +331,9 @@ class Audit:
         self.records: list[dict] = []
         #: Things a reader should know that are not case records (solutions not audited).
         self.notes: list[str] = []
+        #: What the plan refused beyond the dataset's load problems (a dev UUID that names
+        #: no workload, say): those definitions are not audited, and the exit code is 2.
+        self.refused: list[DataError] = []
         #: Seeds every fresh input set of this audit; only its digest is reported.
         self.secret = secrets.token_bytes(32)
         self.secret_digest = hashlib.sha256(self.secret).hexdigest()
@@ -338,12 +345,22 @@ class Audit:
         """(definition, task, solutions, workload) units, in a stable order."""
         names = self.config.definitions or sorted(self.dataset.definitions)
         units = []
-        self.notes = []
+        self.notes, self.refused = [], []
+        # A file with a load problem is refused whole (its problem is the CLI's error line);
+        # the rest of the dataset is audited.
+        refused_files = {problem.file for problem in self.dataset.problems}
         for name in names:
-            definition = self.dataset.definition(name)
-            task = self.dataset.task(name)
-            solutions = select_solutions(self.dataset, task, name, self.config.solutions,
-                                         self.devices[0])
+            try:
+                definition = self.dataset.definition(name)
+                task = self.dataset.task(name)
+                solutions = select_solutions(self.dataset, task, name, self.config.solutions,
+                                             self.devices[0])
+                rows = select_workloads(self.dataset, task, name, self.config.suite,
+                                        self.config.uuids, self.fresh)
+            except DataError as err:
+                if err.file not in refused_files:
+                    self.refused.append(err)
+                continue
             solutions += [s for s in self.config.extra_solutions if s.definition == name]
             if self.config.solutions == "all":
                 skipped = sorted(s.name for s in self.dataset.solutions_for(name)
@@ -351,9 +368,8 @@ class Audit:
                 if skipped:
                     self.notes.append(f"{name}: not auditing {', '.join(skipped)} "
                                       f"(target_hardware excludes {self.devices[0].type})")
-            for row in select_workloads(self.dataset, task, name, self.config.suite,
-                                        self.config.uuids, self.fresh):
-                if solutions:
+            for row in rows:
+                if solutions and self.dataset.where(row).split(":")[0] not in refused_files:
                     units.append((definition, task, solutions, row))
         return units
 

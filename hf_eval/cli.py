@@ -113,13 +113,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     dataset = open_dataset(args.root)
     # Auditing everything: any bad file is an error. Auditing named definitions: only
     # problems in files that belong to them (by path, or by a rejected file's own field).
+    # A bad file is refused, not the audit: the rest runs, and the exit code is then 2.
     blocking = dataset.problems_for(args.definitions)
     for problem in blocking:
         print(f"error: {safe_text(problem)}", file=sys.stderr)
-    if blocking:
-        return 2
     named = [n for n in args.solutions or [] if n not in ("preferred", "all", "none")]
+    rejected = {r.name for r in dataset.rejected if r.kind == "solution"}
     for name in named:
+        if name in rejected:
+            continue  # its file's problem is printed above
         if name not in dataset.solutions:
             print(f"error: --solutions: unknown solution {name!r} (see 'list solutions')",
                   file=sys.stderr)
@@ -184,7 +186,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     else:
         audit = Audit(dataset, config)
     total = audit.cases()
+    for problem in audit.refused:
+        print(f"error: {safe_text(problem)}", file=sys.stderr)
     if not total and not args.resume:
+        if blocking or audit.refused:
+            return 2  # the lines above say why
         print("error: the selection matches no case (see 'list definitions', 'list suites' "
               "and the --uuid values)", file=sys.stderr)
         return 2
@@ -209,7 +215,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.ray is not None:
         print(f"note: {safe_text(audit.summary())}", file=sys.stderr)
     print_summary([r.model_dump(mode="json") for r in records], report=report)
-    return exit_code(records)
+    return 2 if blocking or audit.refused else exit_code(records)
 
 
 def _device_problem(device: str) -> str | None:

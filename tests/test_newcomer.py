@@ -623,3 +623,40 @@ def test_a_named_solution_of_another_definition_is_an_error(toy_root, tmp_path):
                      "ghost", "--report", tmp_path / "r.jsonl")
     assert (result.returncode, result.stderr.strip().splitlines()[-1]) == (2, (
         "error: --solutions: unknown solution 'ghost' (see 'list solutions')"))
+
+
+def test_a_raising_reference_is_that_definitions_data_error_and_the_audit_goes_on(
+        toy_root, tmp_path):
+    definition_file = toy_root / f"definitions/toy/{DEF}.json"
+    definition = json.loads(definition_file.read_text())
+    definition["reference"] = definition["reference"].replace(
+        "def run(", "def _unused(") + "\n\ndef run(*args):\n    raise ValueError('broken')\n"
+    definition_file.write_text(json.dumps(definition))
+    report = tmp_path / "r.jsonl"
+    result = audit(toy_root, report)
+    assert result.returncode == 2, result.stdout + result.stderr
+    records = read_report(report)
+    assert len(records) == 3 and {r["status"] for r in records} == {"DATA_ERROR"}
+    assert all(re.fullmatch(rf"definitions/toy/{DEF}.json: the reference raised ValueError: "
+                            r"broken \(at <reference of \w+>:\d+\)", r["reason"])
+               for r in records), records[0]["reason"]
+    assert "Traceback" not in result.stderr and "--resume" not in result.stderr
+
+
+def test_a_bad_workload_file_or_solution_is_refused_and_the_rest_runs(toy_root, tmp_path):
+    extra = toy_root / "workloads/toy/extra.jsonl"
+    extra.write_text(json.dumps(rows(toy_root)[0]) + "\n{not json\n")
+    broken = solution_json("torch_broken", GOOD_SOLUTION)
+    broken["spec"]["entry_point"] = "kernel.py::run"  # no such source
+    write_json(toy_root / "solutions/toy/torch_broken.json", broken)
+    report = tmp_path / "r.jsonl"
+    result = audit(toy_root, report, "--solutions", "all")
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 2, result.stderr
+    assert errors[0].startswith("error: solutions/toy/torch_broken.json: ")
+    assert "entry file 'kernel.py' is not among the sources" in errors[0]
+    assert errors[1].startswith("error: workloads/toy/extra.jsonl:2: ")
+    records = read_report(report)
+    assert [(r["solution"], r["workload"], r["status"]) for r in records] == [
+        ("torch_toy", uuid, "PASSED") for uuid in UUIDS]  # the good file, the good solution
+    assert result.returncode == 2
