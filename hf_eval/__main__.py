@@ -1,7 +1,5 @@
 """``python -m hf_eval``: the usage line says so, as the README does."""
 
-import sys
+from hf_eval.cli import entry
 
-from hf_eval.cli import main
-
-sys.exit(main(prog="python -m hf_eval"))
+entry(prog="python -m hf_eval")

@@ -340,6 +340,8 @@ class Audit:
         #: The fresh suite's rows, drawn from the secret (built once per definition).
         self.fresh = FreshSource(self.secret)
         self._lock = threading.Lock()
+        #: Set on Ctrl-C: the lanes stop, and no record is written after it.
+        self._interrupted = threading.Event()
 
     def plan(self) -> list[tuple[Definition, TaskConfig, list[Solution], Located]]:
         """(definition, task, solutions, workload) units, in a stable order."""
@@ -419,12 +421,21 @@ class Audit:
             work.put(unit)
 
         stopped: list[AuditAborted] = []  # a lane's own failure stops every lane
+        lanes: list[Lane] = []
 
-        def lane_main(device: torch.device) -> None:
+        def lane_main(device: torch.device, finished: threading.Event) -> None:
+            try:
+                run_lane(device)
+            finally:
+                finished.set()
+
+        def run_lane(device: torch.device) -> None:
             lane = Lane(self, device)
+            with self._lock:
+                lanes.append(lane)
             unit = None
             try:
-                while not stopped:
+                while not stopped and not self._interrupted.is_set():
                     try:
                         unit = work.get_nowait()
                     except queue.Empty:
@@ -441,11 +452,23 @@ class Audit:
                 lane.close()
                 self.notes.extend(lane.isolation.notes)
 
-        threads = [threading.Thread(target=lane_main, args=(d,)) for d in self.devices]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        # Waited for through events, not Thread.join: a join cut by Ctrl-C can leave the
+        # thread looking finished while it still runs.
+        finished = [threading.Event() for _ in self.devices]
+        for device, event in zip(self.devices, finished):
+            threading.Thread(target=lane_main, args=(device, event)).start()
+        try:
+            for event in finished:
+                event.wait()
+        except KeyboardInterrupt:  # Ctrl-C: no verdict for the cases cut short, no worker
+            self._interrupted.set()  # left behind; the report keeps what was judged
+            with self._lock:
+                for lane in lanes:
+                    lane.isolation.kill_all()
+            for event in finished:
+                event.wait()  # each lane closes its isolation (directories, uids) first
+            writer.close()
+            raise
         writer.close()
         if stopped:
             raise stopped[0]
@@ -530,6 +553,8 @@ class Audit:
             record.update(status=Status.RUNTIME_ERROR.value,
                           reason=f"the audit could not write this case's record ({exc})")
         with self._lock:
+            if self._interrupted.is_set():
+                return  # a case the interrupt cut short: its worker was killed, no verdict
             writer.write(record)
             self.records.append(record)
             report(record)

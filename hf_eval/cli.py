@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -566,8 +568,56 @@ def _prog() -> str:
     return "python -m hf_eval" if name in ("__main__.py", "-m", "-c", "") else name
 
 
+#: Whether a command is running (Ctrl-C then stops it) and whether Ctrl-C was pressed.
+_CTRL_C = {"running": False, "pressed": False}
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """The first Ctrl-C stops the running command; later ones are ignored, so the
+    clean-up it starts (workers killed, their directories removed) runs to its end. One
+    that comes after the command (while the process exits) is remembered: exit 130."""
+    if _CTRL_C["pressed"]:
+        return
+    _CTRL_C["pressed"] = True
+    if _CTRL_C["running"]:
+        raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run one command; its exit code (130 after Ctrl-C)."""
     args = parser(prog).parse_args(argv)
+    main_thread = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGINT, _interrupt) if main_thread else None
+    _CTRL_C.update(running=True, pressed=False)
+    try:
+        return _run(args)
+    finally:
+        _CTRL_C["running"] = False
+        # The workers' fork servers end here, not in an exit handler that a Ctrl-C
+        # arriving during the interpreter's exit could cut short.
+        if "hf_eval.isolation.spawner" in sys.modules:
+            sys.modules["hf_eval.isolation.spawner"].close_all()
+        if main_thread:
+            signal.signal(signal.SIGINT, before)
+
+
+def entry(prog: str | None = None) -> None:
+    """The program (``hf-eval``, ``python -m hf_eval``): :func:`main`, then exit with its
+    code, or 130 if Ctrl-C came at any point, however late."""
+    signal.signal(signal.SIGINT, _interrupt)  # for the process's life
+    code = main(prog=prog)
+    # Every worker and fork server has ended (main's clean-up). The interpreter's own
+    # teardown is skipped: it resets Ctrl-C to the default, which would end the process
+    # by the signal instead of with a code.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130 if _CTRL_C["pressed"] else code)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if args.root is None:
             args.root = discover_root()

@@ -11,7 +11,10 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -660,3 +663,29 @@ def test_a_bad_workload_file_or_solution_is_refused_and_the_rest_runs(toy_root, 
     assert [(r["solution"], r["workload"], r["status"]) for r in records] == [
         ("torch_toy", uuid, "PASSED") for uuid in UUIDS]  # the good file, the good solution
     assert result.returncode == 2
+
+
+def test_ctrl_c_exits_130_and_leaves_no_worker_directory(toy_root, tmp_path):
+    """Ctrl-C while a candidate's worker is up: exit 130, 'interrupted', every worker's
+    directory removed, and the report holds whole records only."""
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(private_tmp), "PYTHONPATH": str(REPO)}
+    report = tmp_path / "r.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hf_eval", "--root", str(toy_root), "audit", "--definitions",
+         DEF, "--candidate", str(REPO / "tests/adversarial/slow_honest/main.py"), "--suite",
+         "sample", "--report", str(report)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(private_tmp.glob("hf-eval-worker-*")):  # a worker is up
+        assert process.poll() is None and time.monotonic() < deadline, process.poll()
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert "Traceback" not in err, err
+    assert process.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "interrupted"
+    assert not list(private_tmp.glob("hf-eval-worker-*"))
+    for record in read_report(report) if report.exists() else []:
+        assert record["status"] == "PASSED", record

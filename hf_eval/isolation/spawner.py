@@ -249,10 +249,12 @@ def spawner(env: dict[str, str], cwd: str) -> Spawner:
 
 
 @atexit.register
-def _close_all() -> None:
-    for found in _SPAWNERS.values():
-        found.close()
-    _SPAWNERS.clear()
+def close_all() -> None:
+    """End every spawner of this process (at exit, or earlier when the caller is done)."""
+    with _LOCK:
+        for found in _SPAWNERS.values():
+            found.close()
+        _SPAWNERS.clear()
 
 
 if __name__ == "__main__":

@@ -370,6 +370,13 @@ class Isolation:
         for key in list(self.workers):
             self.discard(key)
 
+    def kill_all(self) -> None:
+        """SIGKILL every worker now, the stand-in too (from another thread, on Ctrl-C):
+        a request in flight fails, and :meth:`close` then removes what is left."""
+        for handle in [found[0] for found in list(self.workers.values())] + [self._stand_in]:
+            if handle is not None:
+                handle.kill()
+
     def close(self) -> None:
         self.shutdown()
         if self._stand_in is not None:
