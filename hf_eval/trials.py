@@ -30,7 +30,8 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
   timer in every trial gains at most that tolerance.
 * **Two L2 states.** ``graph`` is the published method (a CUDA graph of ``iters`` calls
   per replay, inputs as their reveal left them); ``cold`` replays the same graph after
-  overwriting the L2 cache, so no input is L2-resident, as real decode inputs are not.
+  reading twice the L2 cache's size of another buffer, so no input is L2-resident (and
+  no line is left dirty), as real decode inputs are not.
   Records rank by ``cold`` (:func:`hf_eval.records.reported_time`).
 """
 
@@ -80,6 +81,8 @@ TIMING_TIMEOUT_FACTOR = 3
 #: cheapest run seen in the session for a request of that shape (method and call count):
 #: noise can then only make a candidate look slower, never faster.
 STAND_IN_RUNS = 5
+#: (CUDA) The longest idle before each stand-in run (see ``Session._as_after_a_switch``).
+SWITCH_IDLE_MAX_MS = 50.0
 #: The guard. A timed trial's host time (the audit's clock less the stand-in's floor) is
 #: explained by its device time when host <= (1 + GUARD_REL) x device + slack; a trial
 #: where it is not is flagged. A method's trials then all count at least the device time
@@ -199,13 +202,13 @@ class Session:
     #: settled because they held an answer it allows there (:func:`settle_undecided`),
     #: over every judged call of the session.
     undecided_rows: int = 0
-    #: The last timed trial's request, phase by phase, candidate beside stand-in.
-    phases: dict | None = None
+    _tick: torch.Tensor | None = None
     _candidate: _WorkerState | None = None
     _stand_in: _WorkerState | None = None
     _main_here: list[object] | None = None
     #: Setup on the audit's clock, outside every call time (ms): "warmup" (compilation,
-    #: autotuning), "prepare", "capture"; the audit adds "load" and "first_call".
+    #: autotuning), "prepare", "capture", "profiler" (starting CUPTI's traces); the audit
+    #: adds "load" and "first_call".
     setup_ms: dict[str, float] = field(default_factory=dict)
     #: Whether the candidate's worker can trace a trial with CUPTI (None: not asked yet).
     cupti: bool | None = None
@@ -482,6 +485,8 @@ class Session:
                  seal: _Seal, timeout: float, when: str) -> tuple[Reply, float]:
         """One trial request on the audit's clock: from sending it until the sampled
         elements of the judged outputs are copied. (reply, milliseconds)"""
+        if self.device.type == "cuda":  # the audit's own device work (a reference, say)
+            torch.cuda.synchronize(self.device)  # ends before the clock: no GPU sharing
         collecting = gc.isenabled()
         gc.disable()  # no collector pause of this process inside the clock
         try:
@@ -503,8 +508,8 @@ class Session:
         time on the audit's clock less the cheapest time of the same request on the
         stand-in worker. A profiled trial runs under CUPTI (whose tracing slows kernels
         of a few microseconds by a fraction of one, so it is never timed). ``cold``: the
-        worker overwrites the L2 cache after revealing the content, so no input is
-        L2-resident at the calls."""
+        worker reads twice the L2 cache's size of its own buffer after revealing the
+        content, so no input is L2-resident at the calls."""
         arena = sets[0].arena
         for worker in [self._candidate] + ([self.stand_in] if timed else []):
             self._register(worker, sets)
@@ -536,9 +541,11 @@ class Session:
             raise _failure(Status.RUNTIME_ERROR, "the worker's processes did not stop "
                            "when frozen (while the stand-in was timed)", fatal=True)
         try:
-            runs = [self._clocked(self.stand_in, stand_in, judged, self._seal_plan(),
-                                  timeout, "stand-in")[1]
-                    for _ in range(STAND_IN_RUNS)]
+            runs = []
+            for _ in range(STAND_IN_RUNS):
+                self._as_after_a_switch(wall_ms)
+                runs.append(self._clocked(self.stand_in, stand_in, judged,
+                                          self._seal_plan(), timeout, "stand-in")[1])
         finally:
             self.handle.thaw()
         shape = (method, len(sets), cold)
@@ -547,18 +554,38 @@ class Session:
         floor = min(pooled)
         spread = statistics.median(pooled) - floor
         clock = "cuda-events" if self.device.type == "cuda" else "cpu-clock"
-        self.phases = {"candidate": reply.phases_ms, "candidate_wall": wall_ms,
-                       "stand_in_floor": floor}
+        phases = {**{f"candidate_{k}": round(v, 4) for k, v in reply.phases_ms.items()},
+                  "candidate_wall": round(wall_ms, 4), "stand_in_runs": [round(r, 4) for r in runs],
+                  "stand_in_floor": round(floor, 4)}
         return verdict, TrialTime(
             device_ms=reply.event_ms, host_ms=max(0.0, wall_ms - floor), clock=clock,
-            slack_ms=min(GUARD_MAX_MS, max(GUARD_MIN_MS, GUARD_SPREAD * spread)))
+            slack_ms=min(GUARD_MAX_MS, max(GUARD_MIN_MS, GUARD_SPREAD * spread)),
+            phases=phases)
+
+    def _as_after_a_switch(self, idle_ms: float) -> None:
+        """(CUDA) Put the stand-in where the candidate's worker was when its request came:
+        idle for about as long as a request takes, and the GPU last used by another
+        context. Measured on the H200, a worker's first request after such a switch took
+        0.5-4 ms longer than its next ones; the candidate's request always comes after
+        one, so without this the stand-in's floor would leave that cost in the
+        candidate's host time."""
+        if self.device.type != "cuda":
+            return
+        if self._tick is None:
+            self._tick = torch.zeros(1, device=self.device)
+        self._tick.add_(1)  # a kernel of the audit's own context
+        torch.cuda.synchronize(self.device)
+        time.sleep(min(idle_ms, SWITCH_IDLE_MAX_MS) / 1e3)
 
     def _arm(self) -> bool:
         """Ask the candidate's worker to trace the next trial with CUPTI (outside the
         clock); False where it cannot (the trial is then timed by its events)."""
         if self.cupti is False:
             return False
+        t0 = time.perf_counter()
         self.cupti = self._request({"op": "arm"})[0].armed
+        ms = (time.perf_counter() - t0) * 1e3  # the first arm starts CUPTI: setup time
+        self.setup_ms["profiler"] = round(self.setup_ms.get("profiler", 0.0) + ms, 3)
         return self.cupti
 
     def call(self, sets: list[InputSet], when: str, refresh: bool = False) -> dict:
@@ -627,13 +654,13 @@ class Session:
                 cupti = measured
             else:
                 trials.append(measured)
-        return _statistics(trials, iters, "eager calls", cold, cupti, self.phases)
+        return _statistics(trials, iters, "eager calls", cold, cupti)
 
     def time_graph(self, method: str, spec: TimingConfig) -> dict[str, dict]:
         """The published method and its cold-L2 counterpart: a graph of ``iters`` calls
         (prepared launches where there are) captured on masked content, replayed
         ``trials`` times with the inputs as their reveal left them (``graph``) and as many
-        times with the L2 cache overwritten first (``cold``), alternately. Each replay gets
+        times with the L2 cache evicted first (``cold``), alternately. Each replay gets
         fresh content (unmasked inside the clock) and poisoned outputs, and is judged.
         ``{"error": ...}`` when the capture fails."""
         iters = self._iters(spec)
@@ -667,9 +694,9 @@ class Session:
                 measured[cold].append(result)
         self.forget(ids, graph=True, arenas=[arena.id])
         return {"graph": _statistics(measured[False], iters, "graph replay", False,
-                                     profiled[False], self.phases),
+                                     profiled[False]),
                 "cold": _statistics(measured[True], iters, "graph replay", True,
-                                    profiled[True], self.phases)}
+                                    profiled[True])}
 
     def _warm_up(self, method: str, spec: TimingConfig) -> None:
         """The warm-up calls (compilation, autotuning), once per session, judged: setup
@@ -744,6 +771,10 @@ class TrialTime:
     #: Host time the guard allows beyond the device time (the host clock's noise, by
     #: the spread of the stand-in's runs).
     slack_ms: float
+    #: Where the request's time went (ms): the candidate's phases as its worker saw them
+    #: (a claim, kept as a diagnostic only), its wall on the audit's clock, and the
+    #: stand-in's runs of the same request.
+    phases: dict | None = None
 
     @property
     def flagged(self) -> bool:
@@ -757,7 +788,7 @@ class TrialTime:
 
 
 def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
-                cupti: Cupti | None = None, phases: dict | None = None) -> dict:
+                cupti: Cupti | None = None) -> dict:
     """Per-call times over trials: each counts at its device time, and at least at the
     device time the least host time of the method implies (:data:`GUARD_REL`). Where
     CUPTI's span over every stream (in the profiled trial) exceeds the events' median by
@@ -792,9 +823,8 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
            # every trial, so a median moved by host noise in some trials can be read
            "counted_trials_ms": [round(c, 6) for c in counted],
            "device_trials_ms": [round(d, 6) for d in device],
-           "host_trials_ms": [round(h, 6) for h in host], **out}
-    if phases:
-        out["phases_ms"] = phases
+           "host_trials_ms": [round(h, 6) for h in host],
+           "phases_ms": [t.phases for t in trials if t.phases], **out}
     return out
 
 

@@ -41,6 +41,7 @@ _untyped_storage = torch.Tensor.untyped_storage
 _Event = torch.cuda.Event
 _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
+_sum = torch.Tensor.sum
 _function_modes = torch._C._len_torch_function_stack
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 #: Cycles of the sleep kernel ahead of a trial's start event (about 25 us at 2 GHz):
@@ -59,7 +60,8 @@ GUARDED = [
     (torch.cuda.Event, "elapsed_time"), (torch.cuda.CUDAGraph, "replay"),
     (torch.Tensor, "data_ptr"), (torch.Tensor, "untyped_storage"), (torch.Tensor, "cpu"),
     (torch.Tensor, "clone"), (torch.Tensor, "detach"), (torch.Tensor, "copy_"),
-    (torch.Tensor, "to"), (torch.Tensor, "fill_"), (torch.cuda, "_sleep"),
+    (torch.Tensor, "to"), (torch.Tensor, "fill_"), (torch.Tensor, "sum"),
+    (torch.cuda, "_sleep"),
 ]
 
 
@@ -349,7 +351,7 @@ class Worker:
 
     def trial(self, request: dict) -> dict:
         """The one path of every call, in one request the audit clocks from outside:
-        unmask this trial's content (``unmask``: the arena and the seed), overwrite the L2
+        unmask this trial's content (``unmask``: the arena and the seed), evict the L2
         cache when asked (``flush``: no input is then L2-resident), run the calls back to
         back, wait for the whole device, and copy every output into its slot.
 
@@ -450,15 +452,17 @@ class Worker:
             return {"cupti": {"error": _one_line(exc)}}
 
     def _flush_l2(self) -> None:
-        """Overwrite twice the L2 cache's size (inside the request, before the calls and
-        outside their device time)."""
+        """Read twice the L2 cache's size of a buffer of the harness's (inside the
+        request, before the calls and outside their device time): no input is then
+        L2-resident, and the lines the unmask dirtied are written back here, not during
+        the calls (a write would leave them dirty, to be written back inside the calls)."""
         size = max(2 * torch.cuda.get_device_properties(self.device).L2_cache_size, 1 << 20)
         buffer = self.l2_buffer
         if (type(buffer) is not torch.Tensor or buffer.device != self.device
                 or buffer.dtype != torch.uint8 or buffer.numel() < size
                 or not buffer.is_contiguous()):  # (re)made, whoever changed it
-            self.l2_buffer = buffer = torch.empty(size, dtype=torch.uint8, device=self.device)
-        _fill(buffer, 1)
+            self.l2_buffer = buffer = torch.zeros(size, dtype=torch.uint8, device=self.device)
+        _sum(buffer)
 
     def stage(self, request: dict) -> dict:
         """(Stand-in workers only) the outputs to return instead of calling a candidate."""

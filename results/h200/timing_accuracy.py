@@ -4,9 +4,10 @@ For each target (definition, benchmark shape, solution), the same inputs are aud
 ``--audits`` times, each by a new audit lane (a new fork server, stand-in and candidate
 worker), with the task's own timing (``iters`` calls per graph replay). In the same
 process, the same call is timed by ``triton.testing.do_bench_cudagraph``: once on the
-inputs as they are (warm L2, the published method's state) and once cycling over enough
-copies of the inputs that none is L2-resident when it is read (cold L2). Printed: one JSON
-line per audit and per target, then a table of the ratios and spreads.
+inputs as they are (warm L2, the published method's state), cycling over as many copies as the
+audit's graph has calls (its like), and cycling over enough copies that none is
+L2-resident when it is read (cold L2); and by ``triton.testing.do_bench``. Printed: one
+JSON line per audit and per target, then a table of the ratios and spreads.
 
     python results/h200/timing_accuracy.py OUT_DIR [--audits 3] [--only NAME ...]
 """
@@ -34,34 +35,77 @@ from hf_eval.sources import load_entry
 #: tens to hundreds, and a GEMM of about a millisecond.
 TARGETS = [
     ("gdn_decode_qk4_v8_d128_k_last", "b1", "fla_recurrent_gdn_decode_qk4_v8_d128"),
+    ("dense_gemm_bf16_nt_n4096_k4096", "m16384", "torch_linear_bf16_n4096_k4096"),
     ("mixed_mla_decode_deepseek41_h64_d512_k8128_k4512", "b64",
      "triton_fused_dequant_mixed_mla_decode_h64"),
     ("qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4", "b64_ctx32k",
      "triton_split_kv_sparse_gqa_decode_h24_kv2"),
-    ("dense_gemm_bf16_nt_n4096_k4096", "m16384", "torch_linear_bf16_n4096_k4096"),
 ]
 
 
-def independent(solution, inputs: list[object]) -> dict:
-    """do_bench_cudagraph of one call on these inputs (warm), and of a cycle over copies
-    whose bytes are at least three times the L2 cache (cold), per call in ms."""
-    from triton.testing import do_bench_cudagraph
+def independent(solution, inputs: list[object], iters: int) -> dict:
+    """Independent figures of the same call, per call in ms, by
+    ``triton.testing.do_bench_cudagraph``: on one input set (``warm_ms``, the published
+    method's state), cycling over ``iters`` copies (``rotating_ms``: what the audit's
+    ``graph`` replays, each call on its own set, without an eviction), and cycling over
+    copies of at least three times the L2 cache (``cold_ms``: no input L2-resident); and
+    by ``triton.testing.do_bench`` (``do_bench_ms``: one eager call after zeroing a
+    buffer larger than the L2 cache, launch hidden behind it); and a graph of ``iters``
+    calls replayed after 20 ms idle, behind a sleep as the audit's (``burst_ms``: the
+    clocks of a short burst, not of a sustained loop)."""
+    from triton.testing import do_bench, do_bench_cudagraph
 
     entry = load_entry(solution)
+
+    def launch(args: list[object]):
+        """One call as the audit makes it: the prepared launch where there is one."""
+        if entry.prepare is not None:
+            return entry.prepare(*args)
+        return lambda: entry.run(*args)
+
     here = [v.cuda() if isinstance(v, torch.Tensor) else v for v in inputs]
-    warm = do_bench_cudagraph(lambda: entry.run(*here), rep=200, return_mode="median")
+    call = launch(here)
     nbytes = sum(v.numel() * v.element_size() for v in here if isinstance(v, torch.Tensor))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    copies_n = max(2, min(256, math.ceil(3 * l2 / max(nbytes, 1))))
-    copies = [[v.clone() if isinstance(v, torch.Tensor) else v for v in here]
-              for _ in range(copies_n)]
+    out = {"input_bytes": nbytes}
+    out["warm_ms"] = do_bench_cudagraph(call, rep=200, return_mode="median")
+    out["do_bench_ms"] = do_bench(call, rep=200, return_mode="median")
+    # In bursts, as the audit replays: a graph of ``iters`` calls after 20 ms idle.
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(max(1, iters)):
+            call()
+    bursts = []
+    for _ in range(10):
+        torch.cuda.synchronize()
+        time.sleep(0.02)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(50_000)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        bursts.append(start.elapsed_time(end) / max(1, iters))
+    out["burst_ms"] = statistics.median(bursts)
+    del graph
+    for key, n in (("rotating_ms", max(1, iters)),
+                   ("cold_ms", max(2, min(256, math.ceil(3 * l2 / max(nbytes, 1)))))):
+        if n == 1:
+            out[key] = out["warm_ms"]
+            continue
+        copies = [[v.clone() if isinstance(v, torch.Tensor) else v for v in here]
+                  for _ in range(n)]
+        calls = [launch(c) for c in copies]
 
-    def cycle() -> None:
-        for c in copies:
-            entry.run(*c)
+        def cycle(calls=calls) -> None:
+            for c in calls:
+                c()
 
-    cold = do_bench_cudagraph(cycle, rep=200, return_mode="median") / copies_n
-    return {"warm_ms": warm, "cold_ms": cold, "cold_copies": copies_n, "input_bytes": nbytes}
+        out[key] = do_bench_cudagraph(cycle, rep=200, return_mode="median") / n
+        out[key.replace("_ms", "_copies")] = n
+        del copies, calls
+        torch.cuda.empty_cache()
+    return out
 
 
 def main() -> int:
@@ -107,10 +151,12 @@ def main() -> int:
             print(json.dumps({key: record.get(key) for key in
                               ("definition", "shape", "audit", "status", "wall_s",
                                "setup_ms")}), flush=True)
-        ref = independent(solution, inputs)
+        iters = next((a["timing"]["graph"]["iters"] for a in audits
+                      if "graph" in a.get("timing", {})), 1)
+        ref = independent(solution, inputs, iters)
         row = {"definition": name, "shape": label, "solution": solution_name, **ref,
                "statuses": [a["status"] for a in audits]}
-        for method, against in (("graph", "warm_ms"), ("cold", "cold_ms")):
+        for method, against in (("graph", "rotating_ms"), ("cold", "cold_ms")):
             medians = [a["timing"][method]["median_ms"] for a in audits
                        if method in a.get("timing", {})]
             if not medians:
@@ -120,14 +166,18 @@ def main() -> int:
                 "flagged": [a["timing"][method]["flagged"] for a in audits],
                 "clock": audits[0]["timing"][method]["clock"],
                 "iters": audits[0]["timing"][method]["iters"],
+                "device_medians_ms": [a["timing"][method]["device_median_ms"]
+                                      for a in audits if method in a.get("timing", {})],
                 "over_independent": [m / ref[against] for m in medians],
                 "spread": max(medians) / min(medians)}
+            row[method]["device_spread"] = (max(row[method]["device_medians_ms"])
+                                            / min(row[method]["device_medians_ms"]))
         rows.append(row)
         sink.write(json.dumps({"summary": row}) + "\n")
         sink.flush()
         print(json.dumps({"summary": row}), flush=True)
-    print("\n| definition | shape | do_bench_cudagraph warm / cold ms | graph ms (x indep.) "
-          "| cold ms (x indep.) | spread graph / cold | flagged |")
+    print("\n| definition | shape | independent warm / rotating / cold / do_bench / burst ms "
+          "| graph ms (x rotating) | cold ms (x cold) | spread graph / cold | flagged |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         g, c = r.get("graph", {}), r.get("cold", {})
@@ -138,7 +188,9 @@ def main() -> int:
             return (f"{statistics.median(m['medians_ms']):.4f} "
                     f"({min(m['over_independent']):.3f}-{max(m['over_independent']):.3f})")
 
-        print(f"| {r['definition']} | {r['shape']} | {r['warm_ms']:.4f} / {r['cold_ms']:.4f} "
+        print(f"| {r['definition']} | {r['shape']} | {r['warm_ms']:.4f} / "
+              f"{r['rotating_ms']:.4f} / {r['cold_ms']:.4f} / {r['do_bench_ms']:.4f} / "
+              f"{r['burst_ms']:.4f} "
               f"| {cell(g)} | {cell(c)} | {g.get('spread', float('nan')):.3f} / "
               f"{c.get('spread', float('nan')):.3f} | {g.get('flagged')} {c.get('flagged')} |")
     return 0
