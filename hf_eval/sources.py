@@ -139,7 +139,9 @@ def solution_from_directory(entry: Path, definition: str) -> Solution:
     """Package ``path/main.py`` and the Python files beside it as a solution (``--candidate``).
 
     Files are read relative to the entry's directory; a link that points outside it, or
-    any path that escapes it, is refused.
+    any path that escapes it, is refused. Left out: hidden folders (``.venv``, ``.git``),
+    ``__pycache__``, and empty files (an empty ``__init__.py``: Python imports its folder
+    as a namespace package all the same).
     """
     entry = Path(entry)
     if not entry.is_file():
@@ -147,6 +149,9 @@ def solution_from_directory(entry: Path, definition: str) -> Solution:
     package = entry.parent.resolve()
     sources = []
     for path in sorted(entry.parent.rglob("*.py")):
+        inside = path.relative_to(entry.parent).parts
+        if any(part.startswith(".") or part == "__pycache__" for part in inside[:-1]):
+            continue
         resolved = path.resolve()
         if package not in resolved.parents:
             raise DataError(path, "candidate source escapes its package directory (a link?)")
@@ -160,6 +165,10 @@ def solution_from_directory(entry: Path, definition: str) -> Solution:
         except UnicodeDecodeError as exc:
             raise DataError(path, f"candidate source is not UTF-8 text (byte {exc.start})") \
                 from None
+        if not content:
+            if path == entry:
+                raise DataError(path, "candidate entry file is empty (it must define run)")
+            continue
         sources.append({"path": path.relative_to(entry.parent).as_posix(), "content": content})
     data = {"name": f"candidate-{package.name}", "definition": definition, "author": "local",
             "description": f"local candidate from {entry}",

@@ -6,6 +6,8 @@ workers (docs/verdicts.md lists them by class)."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -13,6 +15,7 @@ import shutil
 import socket
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -228,6 +231,30 @@ def _describe(pid: int) -> str:
     return f"{cmdline!r} {keep}"
 
 
+@contextlib.contextmanager
+def _holding(uids: set[int], timeout: float = 600.0):
+    """Hold the machine-wide leases of ``uids`` (the lock files every audit takes before it
+    starts a worker on a uid): while held, a process of one of them is a survivor of this
+    audit, never a worker of another audit on the same machine."""
+    handles = []
+    try:
+        for uid in sorted(uids):
+            fh = open(Path(tempfile.gettempdir()) / f"hf_eval-uid-{uid}.lock", "w")  # noqa: SIM115
+            handles.append(fh)
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:  # another audit's worker holds it: wait it out
+                    assert time.monotonic() < deadline, f"uid {uid} stayed leased"
+                    time.sleep(0.1)
+        yield
+    finally:
+        for fh in handles:
+            fh.close()
+
+
 @pytest.fixture(scope="module")
 def records() -> dict[str, dict]:
     """One audit of every CPU candidate on the toy's first workload, with the reference
@@ -267,8 +294,9 @@ def records() -> dict[str, dict]:
                 os.environ.pop(key, None)
         uids = {int(w.removeprefix("uid:")) for r in audited
                 for w in r.model_dump().get("isolation", []) if w.startswith("uid:")}
-        survivors = [pid for uid in sorted(uids) for pid in _uid_processes(uid)]
-        described = {pid: _describe(pid) for pid in survivors}
+        with _holding(uids):  # no other audit on this machine starts a worker on them
+            survivors = [pid for uid in sorted(uids) for pid in _uid_processes(uid)]
+            described = {pid: _describe(pid) for pid in survivors}
         sysv = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
     finally:
         server.close()
@@ -489,3 +517,23 @@ def test_a_candidate_source_that_cannot_be_read_is_refused(tmp_path, make, rule)
     with pytest.raises(DataError, match=rule) as caught:
         solution_from_directory(package / "main.py", DEFINITION)
     assert "helper.py" in str(caught.value)
+
+
+def test_a_candidate_folder_packages_its_own_sources_only(tmp_path):
+    """A virtual environment or a git folder beside main.py is not packaged, nor is an
+    empty __init__.py (the schema wants content; Python imports the folder without it);
+    an empty entry file is one error naming it."""
+    package = tmp_path / "pkg"
+    shutil.copytree(HERE / "honest", package)
+    (package / "__init__.py").write_text("")
+    for hidden in (".venv/lib/python3.11/site-packages/x.py", ".git/hooks/y.py",
+                   "__pycache__/z.py"):
+        (package / hidden).parent.mkdir(parents=True, exist_ok=True)
+        (package / hidden).write_text("x = 1\n")
+    (package / "helpers").mkdir()
+    (package / "helpers/util.py").write_text("K = 2\n")
+    solution = solution_from_directory(package / "main.py", DEFINITION)
+    assert sorted(s.path for s in solution.sources) == ["helpers/util.py", "main.py"]
+    (package / "main.py").write_text("")
+    with pytest.raises(DataError, match=r"main.py: candidate entry file is empty"):
+        solution_from_directory(package / "main.py", DEFINITION)
