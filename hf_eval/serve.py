@@ -57,7 +57,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from hf_eval.audit import Audit, AuditConfig, Case, Lane, runs_on, select_workloads
 from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
-from hf_eval.report import ReportWriter, environment, repair_for_resume, safe_text
+from hf_eval.report import (
+    ReportWriter,
+    environment,
+    read_report,
+    repair_for_resume,
+    safe_text,
+)
 from hf_eval.repository import Located
 from hf_eval.samples.cases import load_cases
 from hf_eval.samples.fresh import FreshRow
@@ -80,6 +86,14 @@ STREAM_DRAIN_S = 10.0
 #: Audit requests in flight at once (read, queued or judged); more are answered 503, so
 #: no number of clients can pile bodies up in the audit's memory.
 MAX_IN_FLIGHT = 16
+#: Connections handled at once; more are closed at once (each holds a thread).
+MAX_CONNECTIONS = 64
+#: A request's line and headers: at most this many bytes, within this many seconds.
+MAX_HEADER_BYTES = 64 << 10
+HEADER_DEADLINE_S = 10.0
+#: A body must arrive whole within this many seconds (a body sent a byte a minute
+#: would hold a connection, and once held an in-flight slot, for hours).
+BODY_DEADLINE_S = 60.0
 #: What a record's ``reference.source`` says when the case was kept from an earlier request.
 KEPT = "memory"
 #: The endpoints and the method each answers.
@@ -284,6 +298,16 @@ class AuditService:
         self.notes: list[str] = []
         if self.report.is_file():
             self.notes += repair_for_resume(self.report)
+        #: Solution names of the dataset's files that failed to load (still not free).
+        self.rejected_names = {r.name for r in self.dataset.rejected if r.kind == "solution"}
+        #: Each solution name in the report, and the hash of the sources it names: a name
+        #: is taken by the first sources that use it (records are read by name).
+        self.names: dict[str, str] = {}
+        if self.report.is_file():
+            for record in read_report(self.report):
+                digest = record.get("hashes", {}).get("solution")
+                if isinstance(record.get("solution"), str) and isinstance(digest, str):
+                    self.names.setdefault(record["solution"], digest)
         self.audit = Audit(self.dataset, AuditConfig(report=self.report,
                                                      devices=[str(self.device)]))
         self.cases = WarmCases(warm_definitions)
@@ -371,6 +395,10 @@ class AuditService:
         except json.JSONDecodeError as exc:
             raise RequestError(400, f"body: not JSON: {exc.msg} (line {exc.lineno} column "
                                f"{exc.colno})") from None
+        except RecursionError:
+            raise RequestError(400, "body: nested too deeply") from None
+        except ValueError as exc:  # an integer of thousands of digits, say
+            raise RequestError(400, f"body: {exc}") from None
         if not isinstance(data, dict):
             raise RequestError(400, f"body: must be a JSON object (got a JSON "
                                f"{type(data).__name__})")
@@ -391,10 +419,16 @@ class AuditService:
         except DataError as err:
             raise RequestError(400, f"definition: {name!r} cannot be audited: {err}") from None
         solution = self._candidate(request)
-        known = self.dataset.solutions.get(solution.name)
-        if known is not None and solution_hash(known.value) != solution_hash(solution):
+        if solution.name in self.dataset.solutions or solution.name in self.rejected_names:
             raise RequestError(400, f"solution name: {solution.name!r} is a solution of the "
-                               "dataset, and these sources are not its: choose another name "
+                               "dataset (audited by 'hf-eval audit', not sent to the "
+                               "service): choose another name (records are read by "
+                               "solution name)")
+        digest = solution_hash(solution)
+        owner = self.names.setdefault(solution.name, digest)
+        if owner != digest:
+            raise RequestError(400, f"solution name: {solution.name!r} names other sources in "
+                               f"this server's report ({self.report}): choose another name "
                                "(records are read by solution name)")
         if not runs_on(solution, self.device):
             raise RequestError(400, f"solution.spec.target_hardware: "
@@ -557,6 +591,27 @@ def _log(text: str) -> None:
 
 
 # ----------------------------------------------------------------------------- HTTP
+class _Budget:
+    """The connection's reader while the request line and headers are read: at most
+    :data:`MAX_HEADER_BYTES`, before :data:`HEADER_DEADLINE_S` (the standard library
+    alone reads up to 100 headers of 64 KiB each, for as long as they trickle in)."""
+
+    def __init__(self, reader: Any) -> None:
+        self.reader = reader
+        self.left = MAX_HEADER_BYTES
+        self.deadline = time.monotonic() + HEADER_DEADLINE_S
+
+    def readline(self, size: int = -1) -> bytes:
+        if self.left <= 0 or time.monotonic() > self.deadline:
+            raise ConnectionAbortedError("request headers too large or too slow")
+        line = self.reader.readline(min(size, self.left + 1) if size >= 0 else self.left + 1)
+        self.left -= len(line)
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.reader, name)
+
+
 class Handler(BaseHTTPRequestHandler):
     """The HTTP side: routes, reads and limits the body, streams a job's lines."""
 
@@ -564,11 +619,17 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "hf-eval-serve"
     #: Close-delimited answers: a streamed answer needs no length or chunking.
     protocol_version = "HTTP/1.0"
-    timeout = SOCKET_TIMEOUT_S
+    timeout = HEADER_DEADLINE_S
     #: Whether this answer's 200 has been sent (an error can then only close it).
     _answering = False
 
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = _Budget(self.rfile)
+
     def do_GET(self) -> None:  # the standard library's names: do_<METHOD>
+        self.rfile = self.rfile.reader  # the headers are read: the body has its own limits
+        self.connection.settimeout(SOCKET_TIMEOUT_S)
         self._route()
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_GET
@@ -624,19 +685,32 @@ class Handler(BaseHTTPRequestHandler):
                 left -= len(chunk)
             raise RequestError(413, f"body: {size} bytes, over the limit of "
                                f"{MAX_BODY_BYTES} bytes ({MAX_BODY_BYTES >> 20} MiB)")
-        body = self.rfile.read(size)
-        if len(body) != size:
-            raise RequestError(400, f"body: {len(body)} of the {size} bytes Content-Length "
+        deadline = time.monotonic() + BODY_DEADLINE_S
+        chunks, got = [], 0
+        self.connection.settimeout(min(SOCKET_TIMEOUT_S, BODY_DEADLINE_S))
+        while got < size:
+            chunk = self.rfile.read1(min(size - got, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+            if got < size and time.monotonic() > deadline:
+                raise RequestError(408, f"body: {got} of the {size} bytes arrived in "
+                                   f"{BODY_DEADLINE_S:.0f} s")
+        self.connection.settimeout(SOCKET_TIMEOUT_S)
+        if got != size:
+            raise RequestError(400, f"body: {got} of the {size} bytes Content-Length "
                                "announced arrived")
-        return body
+        return b"".join(chunks)
 
     def _audit(self) -> None:
         service = self.server.service
+        body = self._body()  # whole, before it may take a slot
         if not service.in_flight.acquire(blocking=False):
             raise RequestError(503, f"busy: {MAX_IN_FLIGHT} audit requests are in flight; "
                                "send this one again when one has been answered")
         try:
-            job = service.accept(self._body())
+            job = service.accept(body)
             service.streaming(+1)
             try:
                 service.submit(job)
@@ -697,7 +771,27 @@ class Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], service: AuditService) -> None:
         #: What every handler answers from.
         self.service = service
+        #: Connections being handled (:data:`MAX_CONNECTIONS`).
+        self.connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(address, Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread per connection, at most :data:`MAX_CONNECTIONS`; one more is closed
+        unread."""
+        if not self.connections.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.connections.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.connections.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that left mid-request is not an error of the server; anything else is

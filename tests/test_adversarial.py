@@ -44,6 +44,8 @@ EXPECTED = {
     "honest": ("PASSED", r"^$"),
     "slow_honest": ("PASSED", r"^$"),
     "honest_tempfile": ("PASSED", r"^$"),
+    # rewrites the worker's list of walls at import: the record keeps the real ones
+    "forge_isolation_walls": ("PASSED", r"^$"),
     # the verdict is the audit's alone: the worker's words are a RUNTIME_ERROR at most
     "declare_passed": ("RUNTIME_ERROR", r"^CandidateError: PASSED$"),
     "declare_passed_reply": ("RUNTIME_ERROR", NAMES_A_STATUS),
@@ -386,6 +388,13 @@ def test_workers_ran_behind_the_walls(records):
             assert wall in walls, walls
         uid = int(next(w for w in walls if w.startswith("uid:")).removeprefix("uid:"))
         assert WORKER_UID_BASE <= uid < WORKER_UID_BASE + 900, walls
+
+
+def test_the_walls_recorded_are_those_the_worker_named_before_any_candidate_code(records):
+    honest = [w for w in records["honest"]["isolation"] if not w.startswith("uid:")]
+    forged = records["forge_isolation_walls"]["isolation"]
+    assert "no-sandbox" not in forged and "audited-by-hand" not in forged, forged
+    assert [w for w in forged if not w.startswith("uid:")] == honest, forged
 
 
 def test_report_has_one_line_per_candidate(records):

@@ -253,8 +253,59 @@ TOO_LARGE = {"definition": DEF, "main_py": "#" * (9 << 20)}
 TOO_LARGE_BYTES = len(json.dumps(TOO_LARGE).encode())
 
 
+def test_a_name_is_taken_by_the_first_sources_that_use_it(served):
+    """Records are read by solution name: a second client cannot put other sources (a
+    crashing kernel, say) under a name whose records are another's."""
+    first = audit(served, {"definition": DEF, "main_py": GOOD_SOLUTION, "name": "taken_name",
+                           "validation_only": True})
+    complete(first, "taken_name", cases=len(first.records))
+    crashing = "def run(*args):\n    raise RuntimeError('no')\n"
+    answer = call(served, "POST", "/audit", json.dumps(
+        {"definition": DEF, "main_py": crashing, "name": "taken_name"}).encode())
+    assert answer.status == 400, answer.raw
+    assert answer.lines[0]["error"].startswith(
+        "solution name: 'taken_name' names other sources in this server's report (")
+
+
+def test_a_body_that_never_arrives_takes_no_in_flight_slot(served):
+    """Connections that announce a body and send none sit in their own reads: they hold
+    none of the 16 in-flight slots, so a whole request is still judged."""
+    stalled = []
+    try:
+        for _ in range(20):
+            sock = socket.create_connection(served.address, timeout=WAIT_S)
+            sock.sendall(b"POST /audit HTTP/1.0\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 1000\r\n\r\n{")
+            stalled.append(sock)
+        answer = audit(served, {"definition": DEF, "main_py": GOOD_SOLUTION,
+                                "name": "beside_stalled", "validation_only": True})
+        complete(answer, "beside_stalled", cases=len(answer.records))
+    finally:
+        for sock in stalled:
+            sock.close()
+
+
+def test_headers_over_the_limit_are_not_read(served):
+    with socket.create_connection(served.address, timeout=WAIT_S) as sock:
+        sock.sendall(b"GET /health HTTP/1.0\r\n")
+        try:
+            for index in range(40):  # 40 x 4 KiB, over the 64 KiB budget
+                sock.sendall(f"X-Pad-{index}: {'a' * 4096}\r\n".encode())
+            sock.sendall(b"\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server stopped reading: the point
+        try:
+            answer = sock.recv(1 << 16)
+        except ConnectionResetError:
+            answer = b""
+    assert b"200" not in answer.split(b"\r\n")[0], answer[:200]
+    assert call(served, "GET", "/health").status == 200  # and it still serves
+
+
 @pytest.mark.parametrize(("body", "status", "error"), [
     (b"{", 400, "body: not JSON: "),
+    (b'{"definition": ' + b"9" * 5000 + b"}", 400, "body: Exceeds the limit"),
+    (b"[" * 100_000 + b"]" * 100_000, 400, "body: nested too deeply"),
     (b"\xff\xfe{", 400, "body: not"),
     (b"[1, 2]", 400, "body: must be a JSON object (got a JSON list)"),
     (b'"text"', 400, "body: must be a JSON object (got a JSON str)"),
@@ -295,13 +346,20 @@ TOO_LARGE_BYTES = len(json.dumps(TOO_LARGE).encode())
     # a candidate's records under the name of a solution of the dataset would be read
     # as that solution's (summarize and speed-ups go by name)
     ({"definition": DEF, "main_py": GOOD_SOLUTION, "name": "torch_toy"}, 400,
-     "solution name: 'torch_toy' is a solution of the dataset, and these sources are not "
-     "its: choose another name (records are read by solution name)"),
-], ids=["not-json", "not-utf8", "list", "string", "unknown-field", "no-definition",
+     "solution name: 'torch_toy' is a solution of the dataset (audited by 'hf-eval audit', "
+     "not sent to the service): choose another name (records are read by solution name)"),
+    # even with its own sources (a re-timing, or an untimed record, would replace its
+    # figures in summarize)
+    ({"definition": DEF, "solution": toy_solution("torch_toy")}, 400,
+     "solution name: 'torch_toy' is a solution of the dataset (audited by 'hf-eval audit', "
+     "not sent to the service): choose another name (records are read by solution name)"),
+], ids=["not-json", "huge-integer", "deep-nesting", "not-utf8", "list", "string",
+        "unknown-field", "no-definition",
         "empty-definition", "unknown-definition", "both", "neither", "invalid-solution",
         "incomplete-solution", "other-definition", "solution-not-object", "main-py-not-text",
         "unknown-suite", "validation-only-not-bool", "no-uuids", "unknown-uuid", "bad-name",
-        "name-with-solution", "too-large", "main-py-lone-surrogate", "a-dataset-name"])
+        "name-with-solution", "too-large", "main-py-lone-surrogate", "a-dataset-name",
+        "a-dataset-solution"])
 def test_a_malformed_request_is_refused_with_a_clear_error(served, body, status, error):
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     answer = call(served, "POST", "/audit", data)
@@ -411,5 +469,6 @@ def test_a_validation_only_progress_line_has_no_time(toy_root, tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == [
         f"[1/1] {DEF} workload {UUIDS[0][:8]} solution torch_toy: PASSED"]
+
 
 

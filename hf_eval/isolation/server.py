@@ -611,7 +611,7 @@ class Worker:
                     ("prepare", self.prepare), ("capture", self.capture),
                     ("trial", self.trial), ("stage", self.stage), ("changed", self.changed),
                     ("arm", self.arm), ("disarm", self.disarm),
-                    ("null", lambda request: (self._sync(), {})[1]))
+                    ("null", lambda request: (self._sync(), {"walls": self.walls})[1]))
         while True:
             try:
                 request = self.channel.recv()

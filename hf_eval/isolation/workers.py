@@ -28,6 +28,7 @@ import tempfile
 import time
 import warnings
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -161,7 +162,9 @@ class WorkerHandle:
         theirs.close()
         self.channel = Channel(mine, restricted=True)
         self.closed = False
-        self.request({"op": "null"}, START_TIMEOUT_S)  # up and behind its walls
+        # Up and behind its walls. The walls it names now, before any candidate code has
+        # run in it, are the ones recorded (a candidate could rewrite a later answer).
+        self.walls = self.request({"op": "null"}, START_TIMEOUT_S)[0].walls
 
     def request(self, message: dict, timeout: float) -> tuple[protocol.Reply, float]:
         """Send one request and take its reply, both within ``timeout`` seconds; the
@@ -356,7 +359,7 @@ class Isolation:
             except BaseException:
                 self._end(handle, solution.name)
                 raise
-            self.workers[key] = (handle, reply)
+            self.workers[key] = (handle, replace(reply, walls=handle.walls))
         return self.workers[key]
 
     def discard(self, solution_key: str) -> None:
