@@ -2,4 +2,5 @@
 
 from hf_eval.cli import entry
 
-entry(prog="python -m hf_eval")
+if __name__ == "__main__":  # not when a spawned process (the serve judge) imports it
+    entry(prog="python -m hf_eval")

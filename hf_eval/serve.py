@@ -21,7 +21,10 @@ fresh content repeats another's, and its candidate gets a fresh confined worker,
 when the request is answered. Each case goes through the CLI audit's own per-unit path
 (:meth:`~hf_eval.audit.Audit.judge_unit`), so the records are the CLI's records.
 
-Requests are judged one at a time, in the order they arrive (one thread runs them: one
+Two processes: the front end speaks HTTP (headers, bodies, streaming answers) and the
+judge (:func:`_judge_main`) holds the service and never runs HTTP code, so no client's
+traffic runs in the process whose clock times a candidate; the judge reads a body only
+between two audits. Requests are judged one at a time, in the order they arrive (one
 audit per lane); a second client waits for its turn and gets its own complete answer.
 Every record is appended to the server's JSONL report as it is judged, whether or not its
 client is still reading. A request that breaks a rule is answered with an HTTP error and
@@ -35,6 +38,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
 import queue
 import signal
 import sys
@@ -47,6 +52,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -94,6 +100,8 @@ HEADER_DEADLINE_S = 10.0
 #: A body must arrive whole within this many seconds (a body sent a byte a minute
 #: would hold a connection, and once held an in-flight slot, for hours).
 BODY_DEADLINE_S = 60.0
+#: How often the judge process reports its state for ``/health`` (when it changed).
+HEALTH_PERIOD_S = 0.5
 #: What a record's ``reference.source`` says when the case was kept from an earlier request.
 KEPT = "memory"
 #: The endpoints and the method each answers.
@@ -317,18 +325,13 @@ class AuditService:
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         #: Held while a job is judged, and taken to parse and validate a body: no
         #: client's request holds the interpreter inside another candidate's clock.
-        self._judging = threading.Lock()
-        #: Slots for audit requests in flight (:data:`MAX_IN_FLIGHT`).
-        self.in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
+        self.judging = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="hf-eval-serve-audit",
                                         daemon=True)
         self._stopping = threading.Event()
         self._running: Job | None = None
         self._served = 0
         self._closed = False
-        #: Answers being streamed to clients (a stop waits for them to be sent).
-        self._streams = 0
-        self._streams_changed = threading.Condition()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -359,18 +362,6 @@ class AuditService:
         self.notes += self.lane.isolation.notes
         self.writer.close()
 
-    def streaming(self, delta: int) -> None:
-        """Count an answer that starts (+1) or ends (-1) streaming."""
-        with self._streams_changed:
-            self._streams += delta
-            self._streams_changed.notify_all()
-
-    def wait_for_streams(self, timeout: float) -> bool:
-        """Wait until every answer has been sent (or its client has left), at most
-        ``timeout`` seconds; whether none is left."""
-        with self._streams_changed:
-            return self._streams_changed.wait_for(lambda: self._streams == 0, timeout)
-
     def health(self) -> dict:
         """``GET /health``: whether the service is up, and what it holds."""
         return {"ok": not self._stopping.is_set(), "device": str(self.device),
@@ -383,10 +374,11 @@ class AuditService:
     def accept(self, body: bytes) -> Job:
         """Validate a request body into a job, or raise :class:`RequestError` (400);
         between two jobs' audits, never during one."""
-        with self._judging:
-            return self._accept(body)
+        with self.judging:
+            return self.validate(body)
 
-    def _accept(self, body: bytes) -> Job:
+    def validate(self, body: bytes) -> Job:
+        """:meth:`accept` for a caller that holds :attr:`judging` already."""
         try:
             data = json.loads(body)
         except UnicodeDecodeError as exc:
@@ -516,7 +508,7 @@ class AuditService:
                 continue
             self._running = job
             try:
-                with self._judging:
+                with self.judging:
                     self._judge(job)
             finally:
                 self._running = None
@@ -588,6 +580,214 @@ def _log(text: str) -> None:
     """One line (or a traceback) on the server's stderr, control characters escaped."""
     for line in str(text).split("\n"):
         print(safe_text(line), file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- processes
+def _judge_main(root: str, device: str, report: str, bodies: Connection, control: Connection,
+                lines: Connection) -> None:
+    """The judge process: the :class:`AuditService` and nothing of HTTP. Bodies are read
+    from ``bodies`` only between two audits (so no client's bytes are moved or parsed
+    inside a clock); each job's lines, its acceptance or refusal, and the service's
+    health go to ``lines``; a message on ``control`` (or the parent's end) stops it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the front end decides when to stop
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sending = threading.Lock()
+
+    def send(message: tuple) -> None:
+        with sending:
+            try:
+                lines.send(message)
+            except OSError:  # the front end is gone: the audit finishes without it
+                pass
+
+    try:
+        service = AuditService(Path(root), device, Path(report))
+        service.start()
+    except Exception as exc:  # noqa: BLE001 - one line for the front end to print
+        send(("failed", str(exc) if isinstance(exc, DataError)
+              else f"{type(exc).__name__}: {exc}"))
+        return
+    send(("ready", list(service.notes), service.health()))
+    stopped = threading.Event()
+    relays: list[threading.Thread] = []
+
+    def relay(job_id: int, job: Job) -> None:
+        last = False
+        while not last:
+            last, line = job.lines.get()
+            send(("line", job_id, last, line))
+
+    def take_bodies() -> None:
+        while not stopped.is_set():
+            try:
+                if not bodies.poll(0.5):
+                    continue
+                with service.judging:  # between two audits
+                    job_id, body = bodies.recv()
+                    try:
+                        job = service.validate(body)
+                        service.submit(job)
+                    except RequestError as exc:
+                        send(("refused", job_id, exc.status, exc.message, exc.allow))
+                        continue
+            except (EOFError, OSError):
+                return
+            send(("accepted", job_id))
+            thread = threading.Thread(target=relay, args=(job_id, job), daemon=True)
+            thread.start()
+            relays.append(thread)
+
+    def report_health() -> None:
+        said = None
+        while not stopped.wait(HEALTH_PERIOD_S):
+            now = service.health()
+            if now != said:
+                send(("health", now))
+                said = now
+
+    for target in (take_bodies, report_health):
+        threading.Thread(target=target, daemon=True).start()
+    try:
+        control.recv()
+    except (EOFError, OSError):
+        pass
+    stopped.set()
+    noted = len(service.notes)
+    service.close()  # every job's last line is queued now
+    for thread in relays:
+        thread.join(STREAM_DRAIN_S)
+    send(("closed", service.notes[noted:]))
+
+
+class JudgeClient:
+    """The front end's view of the judge process (:func:`_judge_main`): what the HTTP
+    handlers call. It sends bodies, routes each job's lines back to its handler, and
+    answers ``/health`` from the last state the judge reported."""
+
+    def __init__(self, root: Path, device: str, report: Path) -> None:
+        context = multiprocessing.get_context("spawn")
+        bodies, self._bodies = context.Pipe(duplex=False)
+        control, self._control = context.Pipe(duplex=False)
+        self._lines, lines = context.Pipe(duplex=False)
+        self.report = Path(report)
+        self.process = context.Process(
+            target=_judge_main, args=(str(root), device, str(report), bodies, control, lines),
+            name="hf-eval-serve-judge")
+        self.process.start()
+        for end in (bodies, control, lines):
+            end.close()
+        try:
+            first = self._lines.recv()
+        except EOFError:
+            first = ("failed", f"the judge process ended (exit {self.process.exitcode})")
+        if first[0] == "failed":
+            self.process.join(5)
+            raise DataError("serve", first[1])
+        #: Notes of the judge (a report repaired before appending, a worker slow to die).
+        self.notes: list[str] = list(first[1])
+        self._health: dict = first[2]
+        self._stopping = threading.Event()
+        self._closed = threading.Event()
+        self._sending = threading.Lock()
+        self._jobs: dict[int, queue.Queue] = {}
+        self._next = 0
+        self._lock = threading.Lock()
+        #: Slots for audit requests in flight (:data:`MAX_IN_FLIGHT`).
+        self.in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
+        self._streams = 0
+        self._streams_changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, name="hf-eval-serve-lines",
+                                        daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                message = self._lines.recv()
+            except (EOFError, OSError):
+                break
+            kind = message[0]
+            if kind == "health":
+                self._health = message[1]
+            elif kind == "closed":
+                self.notes += message[1]
+                self._closed.set()
+            else:
+                with self._lock:
+                    found = self._jobs.get(message[1])
+                if found is not None:
+                    found.put(message)
+        self._closed.set()
+        with self._lock:  # the judge is gone: every waiting handler gets its end
+            waiting, self._jobs = list(self._jobs.values()), {}
+        for found in waiting:
+            found.put(("gone",))
+
+    def health(self) -> dict:
+        """``GET /health``, from the judge's last report (no request reaches the judge)."""
+        return {**self._health, "ok": not self._stopping.is_set() and self.process.is_alive(),
+                "front_pid": os.getpid(), "judge_pid": self.process.pid}
+
+    def submit(self, body: bytes) -> queue.Queue:
+        """Send a body; once the judge has read it (between two audits) it is refused
+        (:class:`RequestError`) or accepted, and the returned queue then gets its lines,
+        ``("line", id, last, text)``, or ``("gone",)`` if the judge ends first."""
+        if self._stopping.is_set() or not self.process.is_alive():
+            raise RequestError(503, "the server is shutting down")
+        answers: queue.Queue = queue.Queue()
+        with self._lock:
+            job_id, self._next = self._next, self._next + 1
+            self._jobs[job_id] = answers
+        try:
+            with self._sending:
+                self._bodies.send((job_id, body))
+            first = answers.get()
+        except BaseException:
+            with self._lock:
+                self._jobs.pop(job_id, None)
+            raise
+        if first[0] == "gone":
+            raise RequestError(503, "the server is shutting down")
+        if first[0] == "refused":
+            with self._lock:
+                self._jobs.pop(job_id, None)
+            raise RequestError(first[2], first[3], first[4])
+        return answers
+
+    def finished(self, job: queue.Queue) -> None:
+        """The handler has sent a job's last line (or its client left)."""
+        with self._lock:
+            for key, value in list(self._jobs.items()):
+                if value is job:
+                    del self._jobs[key]
+
+    def streaming(self, delta: int) -> None:
+        """Count an answer that starts (+1) or ends (-1) streaming."""
+        with self._streams_changed:
+            self._streams += delta
+            self._streams_changed.notify_all()
+
+    def wait_for_streams(self, timeout: float) -> bool:
+        """Wait until every answer has been sent (or its client has left), at most
+        ``timeout`` seconds; whether none is left."""
+        with self._streams_changed:
+            return self._streams_changed.wait_for(lambda: self._streams == 0, timeout)
+
+    def close(self) -> None:
+        """Stop the judge: the case being judged is finished, requests not yet judged
+        are answered with an error line, its workers end; wait for its last word."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        try:
+            self._control.send(("close",))
+        except OSError:
+            pass
+        self._closed.wait()
+        self.process.join(10)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(5)
 
 
 # ----------------------------------------------------------------------------- HTTP
@@ -710,17 +910,17 @@ class Handler(BaseHTTPRequestHandler):
             raise RequestError(503, f"busy: {MAX_IN_FLIGHT} audit requests are in flight; "
                                "send this one again when one has been answered")
         try:
-            job = service.accept(body)
+            answers = service.submit(body)
             service.streaming(+1)
             try:
-                service.submit(job)
-                self._stream(job)
+                self._stream(answers)
             finally:
                 service.streaming(-1)
+                service.finished(answers)
         finally:
             service.in_flight.release()
 
-    def _stream(self, job: Job) -> None:
+    def _stream(self, answers: queue.Queue) -> None:
         self._answering = True
         self.send_response(200)
         self.send_header("Content-Type", "application/x-ndjson")
@@ -731,7 +931,12 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         last = False
         while not last:  # a write to a client that left raises: the job goes on without it
-            last, line = job.lines.get()
+            message = answers.get()
+            if message[0] == "gone":
+                last, line = True, json.dumps(
+                    {"done": True, "error": "the judge process ended before this answer did"})
+            else:
+                last, line = message[2], message[3]
             self.wfile.write(line.encode() + b"\n")
             self.wfile.flush()
 
@@ -768,7 +973,7 @@ class Server(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], service: AuditService) -> None:
+    def __init__(self, address: tuple[str, int], service: JudgeClient) -> None:
         #: What every handler answers from.
         self.service = service
         #: Connections being handled (:data:`MAX_CONNECTIONS`).
@@ -811,7 +1016,7 @@ def serve(root: Path, report: Path, host: str = "127.0.0.1", port: int = 0,
     repaired before appending, a worker slow to die). A second signal while stopping
     raises :class:`KeyboardInterrupt`.
     """
-    service = AuditService(root, device, report)
+    service = JudgeClient(root, device, report)
     note = on_note or (lambda text: None)
     for text in service.notes:
         note(text)
@@ -831,7 +1036,6 @@ def serve(root: Path, report: Path, host: str = "127.0.0.1", port: int = 0,
     listener = threading.Thread(target=server.serve_forever, name="hf-eval-serve-http",
                                 daemon=True)
     try:
-        service.start()
         listener.start()
         bound_host, bound_port = server.server_address[:2]
         if on_ready is not None:

@@ -158,6 +158,8 @@ def test_health(served):
     assert answer.status == 200
     health = answer.lines[0]
     assert health["ok"] is True and health["device"] == "cpu"
+    # the process that times candidates is not the one that parses clients' requests
+    assert health["front_pid"] == served.process.pid != health["judge_pid"]
     assert health["report"] == str(served.report) and health["definitions"] == 1
 
 
