@@ -83,6 +83,11 @@ TIMING_TIMEOUT_FACTOR = 3
 STAND_IN_RUNS = 5
 #: (CUDA) The longest idle before each stand-in run (see ``Session._as_after_a_switch``).
 SWITCH_IDLE_MAX_MS = 50.0
+#: (CUDA) The GPU is free when a kernel of the audit's own context and a synchronise
+#: take at most this long on the audit's clock (a context switch waits for another
+#: context's queued work); a stand-in run waits for that, at most GPU_DRAIN_S.
+GPU_FREE_MS = 0.5
+GPU_DRAIN_S = 10.0
 #: The guard. A timed trial's host time (the audit's clock less the stand-in's floor) is
 #: explained by its device time when host <= (1 + GUARD_REL) x device + slack; a trial
 #: where it is not is flagged. A method's trials then all count at least the device time
@@ -566,16 +571,28 @@ class Session:
         """(CUDA) Put the stand-in where the candidate's worker was when its request came:
         idle for about as long as a request takes, and the GPU last used by another
         context. Measured on the H200, a worker's first request after such a switch took
-        0.5-4 ms longer than its next ones; the candidate's request always comes after
+        0.5-5 ms longer than its next ones; the candidate's request always comes after
         one, so without this the stand-in's floor would leave that cost in the
-        candidate's host time."""
+        candidate's host time. Then wait until the GPU is free: the candidate's group is
+        frozen, but device work it queued before runs on and would slow the stand-in
+        (raising the floor the candidate's host time is measured against)."""
         if self.device.type != "cuda":
             return
+        time.sleep(min(idle_ms, SWITCH_IDLE_MAX_MS) / 1e3)
         if self._tick is None:
             self._tick = torch.zeros(1, device=self.device)
-        self._tick.add_(1)  # a kernel of the audit's own context
-        torch.cuda.synchronize(self.device)
-        time.sleep(min(idle_ms, SWITCH_IDLE_MAX_MS) / 1e3)
+        deadline = time.monotonic() + GPU_DRAIN_S
+        while True:
+            t0 = time.perf_counter()
+            self._tick.add_(1)  # a kernel of the audit's own context
+            torch.cuda.synchronize(self.device)
+            if (time.perf_counter() - t0) * 1e3 <= GPU_FREE_MS:
+                return
+            if time.monotonic() > deadline:
+                raise _failure(Status.RUNTIME_ERROR, "the candidate's device work kept the "
+                               f"GPU busy for {GPU_DRAIN_S:.0f} s after its reply (while "
+                               "its group was frozen and the stand-in waited)", fatal=True)
+            time.sleep(0.001)
 
     def _arm(self) -> bool:
         """Ask the candidate's worker to trace the next trial with CUPTI (outside the

@@ -438,12 +438,14 @@ def test_source_path_escaping_the_package_is_refused(tmp_path):
 
 CUDA_EXPECTED = {
     "honest_cuda_sleep": ("PASSED", r"^$"),
-    # the flush buffer is checked at every flush; the handler table cannot be changed
+    # the flush reads a buffer allocated for it; the handler table cannot be changed
     "cuda_skip_l2_flush": ("PASSED", r"^$"),
     # its handler-table patch finds no table: the candidate's own error
     "cuda_fake_profiler": ("RUNTIME_ERROR", r"^StopIteration"),
     "cuda_detect_profiled_trial": ("PASSED", r"^$"),
     "cuda_gpu_work_across_freeze": ("PASSED", r"^$"),
+    # the stand-in waits until the queue it left has drained: its floor stays its own
+    "cuda_gpu_queue_floor_inflation": ("PASSED", r"^$"),
     "cuda_lead_window_side_stream": ("PASSED", r"^$"),
     "side_stream_wait": ("PASSED", r"^$"),
     "side_stream": ("PASSED", r"^$"),
@@ -482,6 +484,9 @@ def test_side_stream_work_is_counted(cuda_records):
 @needs_cuda
 @pytest.mark.parametrize("name, share", [
     ("cuda_gpu_work_across_freeze", 0.8),
+    # all of the call's sleep on a side stream, the floor raised meanwhile: the host
+    # clock still sees the sleep
+    ("cuda_gpu_queue_floor_inflation", 0.8),
     # 35% of the sleep on a side stream runs beside the other 65%: the device is busy
     # for 65% of the honest time, never less
     ("cuda_detect_profiled_trial", 0.6)])

@@ -42,6 +42,7 @@ _Event = torch.cuda.Event
 _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
 _sum = torch.Tensor.sum
+_empty = torch.empty
 _function_modes = torch._C._len_torch_function_stack
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 #: Cycles of the sleep kernel ahead of a trial's start event (about 25 us at 2 GHz):
@@ -61,7 +62,7 @@ GUARDED = [
     (torch.Tensor, "data_ptr"), (torch.Tensor, "untyped_storage"), (torch.Tensor, "cpu"),
     (torch.Tensor, "clone"), (torch.Tensor, "detach"), (torch.Tensor, "copy_"),
     (torch.Tensor, "to"), (torch.Tensor, "fill_"), (torch.Tensor, "sum"),
-    (torch.cuda, "_sleep"),
+    (torch.cuda, "_sleep"), (torch, "empty"),
 ]
 
 
@@ -215,7 +216,6 @@ class Worker:
         self.stand_in: list[torch.Tensor] | None = None
         self.stand_in_calls: list[list[torch.Tensor]] = []
         self.stand_in_graph: tuple[torch.cuda.CUDAGraph, torch.Tensor] | None = None
-        self.l2_buffer: torch.Tensor | None = None
         #: CUPTI's trace while the audit has armed it, and the end marker's tensor.
         self.profiler: torch.profiler.profile | None = None
         self.marker: torch.Tensor | None = None
@@ -452,17 +452,14 @@ class Worker:
             return {"cupti": {"error": _one_line(exc)}}
 
     def _flush_l2(self) -> None:
-        """Read twice the L2 cache's size of a buffer of the harness's (inside the
+        """Read twice the L2 cache's size of a buffer allocated here, now (inside the
         request, before the calls and outside their device time): no input is then
         L2-resident, and the lines the unmask dirtied are written back here, not during
-        the calls (a write would leave them dirty, to be written back inside the calls)."""
+        the calls (a write would leave them dirty, to be written back inside the calls).
+        The buffer is allocated for each flush, so there is no kept buffer a candidate
+        could swap for a smaller one behind a large shape."""
         size = max(2 * torch.cuda.get_device_properties(self.device).L2_cache_size, 1 << 20)
-        buffer = self.l2_buffer
-        if (type(buffer) is not torch.Tensor or buffer.device != self.device
-                or buffer.dtype != torch.uint8 or buffer.numel() < size
-                or not buffer.is_contiguous()):  # (re)made, whoever changed it
-            self.l2_buffer = buffer = torch.zeros(size, dtype=torch.uint8, device=self.device)
-        _sum(buffer)
+        _sum(_empty(size, dtype=torch.uint8, device=self.device))
 
     def stage(self, request: dict) -> dict:
         """(Stand-in workers only) the outputs to return instead of calling a candidate."""

@@ -4,7 +4,8 @@ replacing it with a 1-byte tensor makes every `flush` write one byte. The cold r
 then run with the inputs L2-resident as their reveal left them (the published "graph"
 state), and the request skips the ~2 x L2 fill that the stand-in still performs, so its
 host time is lower than an honest candidate's and the guard never flags it.
-records.reported_time ranks by "cold" first."""
+records.reported_time ranks by "cold" first. The flush now reads a buffer it allocates
+each time: the attribute set here is no longer read by anything."""
 import gc
 
 import torch
