@@ -313,3 +313,16 @@ def test_a_worker_that_does_not_freeze_fails(tmp_path, monkeypatch):
     assert record.status is Status.RUNTIME_ERROR
     assert record.reason == ("the worker's processes did not stop when frozen (while the "
                              "stand-in was timed)")
+
+
+@needs_groups
+def test_the_worker_group_has_the_lowest_cpu_weight(tmp_path, hierarchy, isolation):
+    """A candidate's busy processes (each in a session of its own) share one group whose
+    CPU weight is the lowest, so they cannot starve the audit's own work."""
+    handle, loaded = isolation.worker(_solution("honest", tmp_path), 10.0)
+    if "cpu-weight" not in loaded.walls:
+        pytest.skip(f"no CPU controller for worker groups here ({hierarchy})")
+    if handle.group.unified:
+        assert (handle.group.paths[""] / "cpu.weight").read_text().strip() == "1"
+    else:
+        assert (handle.group.paths["cpu"] / "cpu.shares").read_text().strip() == "2"

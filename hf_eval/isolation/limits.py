@@ -41,6 +41,12 @@ from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "pids", "freezer")
+#: (cgroup v1) Used where mounted and writable: the worker's CPU weight.
+OPTIONAL_CONTROLLERS = ("cpu",)
+#: The worker group's CPU weight against the audit's (v2 ``cpu.weight``, default 100;
+#: v1 ``cpu.shares``, default 1024): the lowest, so a candidate's busy processes cannot
+#: starve the audit's own work (references, judging, the stand-in) while it runs.
+CPU_WEIGHT = {"cpu.weight": 1, "cpu.shares": 2}
 
 
 def _env_bytes(name: str, default: int) -> int:
@@ -115,6 +121,10 @@ def _parents() -> dict[str, Path] | None:
     found = {c: _own_group(c) for c in CONTROLLERS}
     if any(p is None or not os.access(p, os.W_OK) for p in found.values()):
         return None
+    for controller in OPTIONAL_CONTROLLERS:
+        path = _own_group(controller)
+        if path is not None and os.access(path, os.W_OK):
+            found[controller] = path
     return found
 
 
@@ -152,7 +162,7 @@ class Group:
         self.limits = limits
         #: cgroup v2 (one group), else v1 (one group per controller).
         self.unified = unified
-        #: The caps the group enforces ("memory-cap", "pids-cap").
+        #: The caps the group enforces ("memory-cap", "pids-cap", "cpu-weight").
         self.caps: list[str] = []
 
     @property
@@ -181,6 +191,11 @@ class Group:
                 if where.exists():
                     where.write_text(str(value))
                     group.caps.append(cap)
+            for filename, weight in CPU_WEIGHT.items():
+                where = group.paths.get("" if group.unified else "cpu")
+                if where is not None and (where / filename).exists():
+                    (where / filename).write_text(str(weight))
+                    group.caps.append("cpu-weight")
             if group.unified and (group._any / "memory.swap.max").exists():
                 (group._any / "memory.swap.max").write_text("0")
         except OSError:
