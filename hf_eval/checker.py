@@ -265,7 +265,7 @@ def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:
                     drawn.pop(path, None)
     if regenerated:
         yield (f"{len(regenerated)} large sample tensor(s) not on disk were drawn in memory "
-               "and verified, not written (an audit writes them; --lazy skips them)")
+               "and verified, not written (as an audit does; --lazy skips them)")
     if skipped:
         yield f"{skipped} workload(s) not checked: tensors not present locally (--lazy)"
 

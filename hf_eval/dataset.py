@@ -22,9 +22,10 @@ import torch
 from hf_eval.dtypes import TORCH_DTYPES
 from hf_eval.errors import DataError
 from hf_eval.hub import HubResolver
+from hf_eval.isolation import memory
 from hf_eval.lfs import GitLfsResolver
 from hf_eval.repository import DatasetFiles, Located
-from hf_eval.samples.regenerate import SampleRegenerator
+from hf_eval.samples.regenerate import DrawnInMemory, SampleRegenerator
 from hf_eval.schema import Definition, SafetensorsInput, ScalarInput, WorkloadTrace
 from hf_eval.store import Resolver, TensorStore
 
@@ -34,6 +35,9 @@ class Dataset(DatasetFiles):
     """The files of a dataset root and the store its workloads' tensors load through."""
 
     store: TensorStore = field(kw_only=True)
+    #: where inputs listed as regenerated and absent from disk are drawn in memory (None:
+    #: read only what is on disk or what the store's resolvers bring)
+    drawn: DrawnInMemory | None = field(default=None, kw_only=True)
 
     def materialise_inputs(self, definition: Definition, row: Located,
                            device: str | torch.device = "cpu",
@@ -51,10 +55,17 @@ class Dataset(DatasetFiles):
         trace: WorkloadTrace = row.value
         where = self.where(row)
         draw = getattr(row, "draw_inputs", None)
-        if provided is None and draw is not None:
-            # A row that exists only in memory (a fresh case, ``samples/fresh.py``) draws
-            # its own tensors; its other inputs (shared weights) load from the store.
-            provided = draw(definition, device, shared)
+        if provided is None:
+            provided = {}
+            if draw is not None:
+                # A row that exists only in memory (a fresh case, ``samples/fresh.py``)
+                # draws its own tensors; its other inputs (shared weights) are the sample's.
+                provided = draw(definition, device, shared)
+            absent = {n: p for n, p in self.drawn.absent(row).items()
+                      if n not in provided} if self.drawn is not None else {}
+            if absent:  # listed as regenerated and not on disk: drawn, never written
+                provided = {**provided, **self.drawn.inputs(
+                    row, absent, f"{device}/{shared}", lambda t: _placed(t, device, shared))}
         missing = [a for a in definition.var_axes if a not in trace.workload.axes]
         if missing:
             raise DataError(where, f"missing variable axes {missing}", field="workload.axes")
@@ -110,11 +121,26 @@ class Dataset(DatasetFiles):
                         f"{expected}", field=name)
 
 
+def _placed(tensor: torch.Tensor, device: str | torch.device, shared: bool) -> torch.Tensor:
+    """A tensor drawn on the CPU, where a reader asked for it (``shared``: a sealed memfd,
+    as :func:`hf_eval.tensorfile.read` puts a tensor read from its file)."""
+    if torch.device(device).type != "cpu":
+        return tensor.to(device)
+    if not shared:
+        return tensor
+    nbytes = tensor.numel() * tensor.element_size()
+    raw = memory.allocate(nbytes)[:nbytes]
+    raw.copy_(tensor.contiguous().view(-1).view(torch.uint8))
+    return raw.view(tensor.dtype).reshape(tensor.shape)
+
+
 def open_dataset(root: str | Path, resolvers: list[Resolver] | None = None) -> Dataset:
     """The dataset at ``root``: every file read (bad ones in ``problems``), tensors through
     ``resolvers`` when a file is absent (default: LFS, sample regeneration, the Hub)."""
     files = DatasetFiles.read(root)
+    drawn = None
     if resolvers is None:
         resolvers = [GitLfsResolver(), SampleRegenerator(files), HubResolver.for_root(files.root)]
+        drawn = DrawnInMemory(files)
     values = {f.name: getattr(files, f.name) for f in fields(DatasetFiles)}
-    return Dataset(**values, store=TensorStore(files.root, resolvers))
+    return Dataset(**values, store=TensorStore(files.root, resolvers), drawn=drawn)

@@ -253,7 +253,7 @@ def test_check_verifies_regenerable_tensors_in_memory_without_writing(tmp_path):
     assert (result.returncode, result.stdout) == (0, "")
     assert result.stderr.strip().splitlines() == [
         f"note: {len(regenerable)} large sample tensor(s) not on disk were drawn in memory "
-        "and verified, not written (an audit writes them; --lazy skips them)",
+        "and verified, not written (as an audit does; --lazy skips them)",
         "check: 0 problem(s)"]
     assert tree(root) == before  # drawn and verified in memory, nothing written
     lazy = hf_eval("--root", root, "check", "--lazy")
@@ -266,6 +266,27 @@ def test_check_verifies_regenerable_tensors_in_memory_without_writing(tmp_path):
     assert lazy.stderr.strip().splitlines() == [
         f"note: {absent} workload(s) not checked: tensors not present locally (--lazy)",
         "check: 0 problem(s)"]
+
+
+def test_an_audit_draws_absent_sample_tensors_in_memory_and_writes_nothing(tmp_path):
+    root = tmp_path / "ds"
+    regenerable = copy_definition(root, REAL)
+    before = tree(root)
+    report = tmp_path / "audit.jsonl"
+    result = hf_eval("--root", root, "audit", "--validation-only", "--report", report)
+    no_traceback(result)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert tree(root) == before  # not one tensor written into the dataset
+    drawn = re.findall(r"^drawing (\d+) sample tensor\(s\) of workload (\S+) "
+                       rf"\({REAL}\) in memory from its generator, verified, not written: ",
+                       result.stderr, re.M)
+    dev = json.loads((root / f"tasks/{REAL}.json").read_text())["dev"]
+    rows = {r["workload"]["uuid"]: r for r in map(json.loads, next(
+        root.rglob(f"{REAL}.jsonl")).read_text().splitlines())}
+    uses = {u for u in dev if any(d.get("path") in set(regenerable)
+                                  for d in rows[u]["workload"]["inputs"].values())}
+    assert uses and {u for _, u in drawn} == uses
+    assert all(r["status"] == "PASSED" for r in read_report(report))
 
 
 def test_check_reports_a_generator_that_no_longer_reproduces(tmp_path):

@@ -1,15 +1,17 @@
-"""Regenerate large sample tensors on first use, verified against their recorded hash.
+"""Large sample tensors drawn again from their generator, verified against their hash.
 
-Sample tensors over the commit limit are not in git. When the store meets such a missing
-file it asks this resolver, which finds a generated workload referencing the path, reruns
-that case's generator and writes the tensor through the store. The store then checks the
-sha256 against the file name: a generator whose output changed fails loudly rather than
-silently replacing the recorded data.
+Sample tensors over the commit limit are not in git; ``samples build`` lists them in their
+folder's ``.gitignore``. A reader of a workload's inputs (the audit, the checker) draws
+such a tensor in memory and never writes it (:class:`DrawnInMemory`); a reader that needs
+the file itself gets it written by the store's resolver (:class:`SampleRegenerator`).
+Either way the bytes must hash to the content-addressed name: a generator whose output
+changed fails loudly rather than silently replacing the recorded data.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -79,8 +81,78 @@ def regenerate_in_memory(files: DatasetFiles, row: Located,
     return values
 
 
+class DrawnInMemory:
+    """Generated samples' large tensors drawn in memory for a reader of inputs, never written.
+
+    An audit reads every input through :meth:`Dataset.materialise_inputs`, which asks this
+    for the tensors listed as regenerated and absent from disk: each is drawn by its
+    generator, verified against its content-addressed name, and kept while the reader
+    stays on the same definition (its workloads share a weight by path, so a multi-GB
+    weight is drawn once per definition, not once per workload). Nothing reaches the
+    disk; a line on stderr says what was drawn.
+    """
+
+    def __init__(self, files: DatasetFiles) -> None:
+        self.files = files
+        #: tensors drawn for ``self.holding``, by relative path
+        self.kept: dict[str, torch.Tensor] = {}
+        #: the definition and the placement (device, shared or not) ``kept`` holds
+        self.holding: tuple[str, str] | None = None
+
+    def absent(self, row: Located) -> dict[str, str]:
+        """The row's inputs (name -> relative path) listed as regenerated and not on disk."""
+        return {name: desc.path for name, desc in row.value.workload.inputs.items()
+                if isinstance(desc, SafetensorsInput)
+                and not (self.files.root / desc.path).is_file()
+                and listed_as_regenerated(self.files.root, desc.path)}
+
+    def inputs(self, row: Located, names: dict[str, str], placement: str,
+               place: Callable[[torch.Tensor], torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The named inputs (name -> path, from :meth:`absent`), drawn or kept; a drawn one
+        goes once through ``place``, which puts it where the reader wants it (a device,
+        shared memory), ``placement`` naming that place."""
+        trace = row.value
+        if (trace.definition, placement) != self.holding:
+            self.kept.clear()  # one definition's tensors, in one place, at a time
+            self.holding = (trace.definition, placement)
+        todo = {name for name, path in names.items() if path not in self.kept}
+        while todo:
+            # A row drawn from a sample (a fresh case) shares its weights by path with the
+            # sample's own row, whose receipt names the generator.
+            source = self._generated_row(row, names[min(todo)])
+            mine = {name for name in todo  # at least min(todo), by _generated_row
+                    if source.value.workload.inputs.get(name) == trace.workload.inputs[name]}
+            print(f"drawing {len(mine)} sample tensor(s) of workload "
+                  f"{source.value.workload.uuid} ({trace.definition}) in memory from its "
+                  f"generator, verified, not written: {', '.join(sorted(mine))}",
+                  file=sys.stderr)
+            values = regenerate_in_memory(self.files, source, mine)
+            for name in sorted(mine):
+                self.kept[names[name]] = place(values.pop(name))
+            todo -= mine
+        return {name: self.kept[path] for name, path in names.items()}
+
+    def _generated_row(self, row: Located, path: str) -> Located:
+        """``row`` when its receipt says generated, else a generated row that uses ``path``
+        for the same input."""
+        receipts = self.files.receipts
+        candidates = [row, *self.files.workloads.get(row.value.definition, [])]
+        name = next(n for n, d in row.value.workload.inputs.items()
+                    if isinstance(d, SafetensorsInput) and d.path == path)
+        for other in candidates:
+            receipt = receipts.get(other.value.workload.uuid)
+            desc = other.value.workload.inputs.get(name)
+            uses = isinstance(desc, SafetensorsInput) and desc.path == path
+            if uses and receipt is not None and receipt.value.provenance.kind == "generated":
+                return other
+        raise DataError(path, "listed as regenerated, but no generated sample workload of "
+                        f"{row.value.definition} uses it: it cannot be drawn")
+
+
 class SampleRegenerator:
-    """The store's resolver for generated samples' large tensors (reads the files only)."""
+    """The store's resolver for generated samples' large tensors, for a reader that needs
+    the file itself (an export, say); readers of inputs draw them in memory
+    (:class:`DrawnInMemory`)."""
 
     name = "sample-regenerator"
 
