@@ -13,7 +13,7 @@ is on disk, so that none of it can drift silently (a test compares it with the c
   bytes, file sizes) and ``size_categories``;
 - the card's generated part of the body, between :data:`BODY_START` and :data:`BODY_END`:
   the Dataset Structure (configs, splits, fields and their types) and what is generated
-  and what is not (receipts by kind, tensors committed or regenerated on first use).
+  and what is not (receipts by kind, tensors committed or drawn again by their generator).
 
 Features are declared, never inferred by ``datasets``: the viewer files are typed by the
 harness's own models. ``captures`` reads ``captures.jsonl`` itself (receipts of different
@@ -274,9 +274,9 @@ def body(root: str | Path, files: list[ViewerFile]) -> str:
               "stands for (`hf_eval/samples/cases/<definition>.json` says which edge case); "
               "`captured` ones name the program and call they were recorded from.",
               f"- Tensor files: {len(files_seen)} distinct; {committed} committed, "
-              f"{regenerated} regenerated on first use by their generator and verified "
-              "against the sha256 in their name (listed in each "
-              "`blob/workloads/<definition>/.gitignore`).",
+              f"{regenerated} not in git: drawn again by their generator when read (in memory, "
+              "never written, by an audit or a check) and verified against the sha256 in "
+              "their name (listed in each `blob/workloads/<definition>/.gitignore`).",
               "- Not generated: the definitions and their references, the solutions and the "
               "tasks are written by hand; this card's generated parts and `viewer/` are "
               "derived from them.", "", BODY_END]

@@ -220,7 +220,7 @@ def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:
     are mapped, not read, so a multi-GB weight that no value rule reads is hashed in
     chunks and never resident. An absent tensor is:
 
-    - a generated sample's large tensor, listed as regenerated on first use: drawn in
+    - a generated sample's large tensor, listed as regenerated: drawn in
       memory and verified against its name (costs the generator's memory); with
       ``lazy`` the workload is skipped and counted instead;
     - any other (committed, LFS pointer, Hub data): a problem, reported once per file;

@@ -483,8 +483,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="verify every definition, workload, tensor and receipt",
                        description="Verify every definition, workload, tensor and receipt. "
                        "Read-only: an absent or damaged file is reported, never fetched, "
-                       "regenerated or repaired. Large sample tensors that are regenerated on "
-                       "first use are drawn in memory to be verified when absent. Exit 1 "
+                       "regenerated or repaired. Large sample tensors that are not in git are "
+                       "drawn in memory to be verified when absent. Exit 1 "
                        "when a problem is found, 2 when the dataset cannot be read.")
     c.add_argument("--lazy", action="store_true",
                    help="skip (and count) workloads whose tensors are not present locally, "

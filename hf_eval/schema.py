@@ -214,6 +214,16 @@ class SourceFile(Model):
     def _normalised_inside_package(cls, path: str) -> str:
         return normalise_source_path(path)
 
+    @field_validator("content")
+    @classmethod
+    def _text(cls, content: str) -> str:
+        """Source text: Python refuses a NUL byte in source, and each one costs six bytes
+        in the JSON that carries a package to its worker."""
+        if "\x00" in content:
+            raise ValueError(f"holds a NUL byte (at character {content.index(chr(0))}): "
+                             "not source text")
+        return content
+
 
 class BuildSpec(Model):
     language: Literal["python", "triton", "cpp", "cuda", "tilelang"]
@@ -241,6 +251,12 @@ class BuildSpec(Model):
             if not req.specifier:
                 raise ValueError(f"dependency {dep!r} must state a version (e.g. 'torch>=2.9')")
         return deps
+
+
+#: The most source a solution's package may hold, in UTF-8 bytes over all its files.
+MAX_PACKAGE_BYTES = 16 << 20
+#: The most files a solution's package may hold.
+MAX_PACKAGE_FILES = 1000
 
 
 class Solution(Model):
@@ -277,6 +293,19 @@ class Solution(Model):
                                  f"{second}")
             seen[normal] = path
         return sources
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Solution:
+        """A package the audit can hold and send (it is copied into every worker's load
+        request) whatever its files are."""
+        if len(self.sources) > MAX_PACKAGE_FILES:
+            raise ValueError(f"sources: {len(self.sources)} files, over the limit of "
+                             f"{MAX_PACKAGE_FILES}")
+        total = sum(len(s.content.encode("utf-8", "surrogatepass")) for s in self.sources)
+        if total > MAX_PACKAGE_BYTES:
+            raise ValueError(f"sources: {total} bytes in all, over the limit of "
+                             f"{MAX_PACKAGE_BYTES} ({MAX_PACKAGE_BYTES >> 20} MiB)")
+        return self
 
     @model_validator(mode="after")
     def _entry_present_no_duplicates(self) -> Solution:

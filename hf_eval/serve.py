@@ -41,6 +41,7 @@ import json
 import multiprocessing
 import os
 import queue
+import re
 import signal
 import sys
 import tempfile
@@ -104,6 +105,9 @@ BODY_DEADLINE_S = 60.0
 HEALTH_PERIOD_S = 0.5
 #: What a record's ``reference.source`` says when the case was kept from an earlier request.
 KEPT = "memory"
+#: What a candidate's name in the records may be: ASCII letters, digits, ``_``, ``.``,
+#: ``-`` (so no name can look like another's: no homoglyphs, no invisible characters).
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 #: The endpoints and the method each answers.
 ENDPOINTS = {"/health": "GET", "/audit": "POST"}
 #: The names of the endpoints, for an error message.
@@ -132,7 +136,7 @@ class AuditRequest(BaseModel):
     """The source of a single-file candidate whose entry is ``main.py::run``, packaged as
     ``hf-eval audit --candidate`` packages a directory; exactly one of ``solution`` and
     ``main_py``."""
-    name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+    name: str | None = Field(None, pattern=NAME_PATTERN)
     """The name of a ``main_py`` candidate in the records (default: ``candidate-`` and the
     first 12 hex digits of the source's SHA-256); letters, digits, ``_``, ``.``, ``-``."""
     validation_only: bool = False
@@ -411,6 +415,10 @@ class AuditService:
         except DataError as err:
             raise RequestError(400, f"definition: {name!r} cannot be audited: {err}") from None
         solution = self._candidate(request)
+        if not re.fullmatch(NAME_PATTERN, solution.name):
+            raise RequestError(400, f"solution.name: {solution.name!r} is not letters, "
+                               "digits, '_', '.' and '-' (a name that only looks like "
+                               "another's would be read as it)")
         if solution.name in self.dataset.solutions or solution.name in self.rejected_names:
             raise RequestError(400, f"solution name: {solution.name!r} is a solution of the "
                                "dataset (audited by 'hf-eval audit', not sent to the "

@@ -21,7 +21,14 @@ from pathlib import Path
 
 from hf_eval.cache import cache_dir
 from hf_eval.errors import DataError
-from hf_eval.schema import Definition, Solution, normalise_source_path, parse
+from hf_eval.schema import (
+    MAX_PACKAGE_BYTES,
+    MAX_PACKAGE_FILES,
+    Definition,
+    Solution,
+    normalise_source_path,
+    parse,
+)
 
 
 def source_hash(text: str) -> str:
@@ -93,8 +100,6 @@ def write_package(solution: Solution, where: Path | None = None) -> Path:
     return package
 
 
-#: The largest source file a local candidate may hold.
-MAX_SOURCE_BYTES = 16 << 20
 
 
 @dataclass
@@ -147,7 +152,7 @@ def solution_from_directory(entry: Path, definition: str) -> Solution:
     if not entry.is_file():
         raise DataError(entry, "candidate entry file not found")
     package = entry.parent.resolve()
-    sources = []
+    sources, total = [], 0
     for path in sorted(entry.parent.rglob("*.py")):
         inside = path.relative_to(entry.parent).parts
         if any(part.startswith(".") or part == "__pycache__" for part in inside[:-1]):
@@ -158,13 +163,18 @@ def solution_from_directory(entry: Path, definition: str) -> Solution:
         info = resolved.stat()
         if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read for ever
             raise DataError(path, "candidate source is not a regular file")
-        if info.st_size > MAX_SOURCE_BYTES:
-            raise DataError(path, f"candidate source is over {MAX_SOURCE_BYTES >> 20} MiB")
+        total += info.st_size  # checked before reading: a sparse file costs no disk
+        if total > MAX_PACKAGE_BYTES or len(sources) >= MAX_PACKAGE_FILES:
+            raise DataError(path, f"candidate sources are over the package's limit of "
+                            f"{MAX_PACKAGE_BYTES >> 20} MiB or {MAX_PACKAGE_FILES} files")
         try:
             content = resolved.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataError(path, f"candidate source is not UTF-8 text (byte {exc.start})") \
                 from None
+        if "\x00" in content:
+            raise DataError(path, f"candidate source holds a NUL byte (at character "
+                            f"{content.index(chr(0))}): not source text")
         if not content:
             if path == entry:
                 raise DataError(path, "candidate entry file is empty (it must define run)")

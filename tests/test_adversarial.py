@@ -28,6 +28,7 @@ from hf_eval.isolation.walls import WORKER_UID_BASE
 from hf_eval.records import Status, reported_time
 from hf_eval.schema import Solution, parse
 from hf_eval.sources import solution_from_directory
+from tests.conftest import solution_json
 
 HERE = Path(__file__).parent / "adversarial"
 DEFINITION = "toy_linear_n8_k16"
@@ -58,6 +59,10 @@ EXPECTED = {
     "wrong_shape": ("INCORRECT_SHAPE", r"first call: y: shape"),
     "outputs_short_row": ("INCORRECT_SHAPE", r"^first call: y: shape \(0, 8\) != \(1, 8\)$"),
     "lazy_output": ("RUNTIME_ERROR", r"^CandidateError: output 0 is Lazy, not a plain "),
+    # the harness's own output slots returned as outputs: their copy would be skipped
+    "slot_self_copy": ("RUNTIME_ERROR", r"^CandidateError: output 0 lies in the harness's "
+                                        r"output slots \(outputs are the candidate's own "
+                                        r"tensors\)$"),
     "deferred_thread": ("INCORRECT_NUMERICAL", r"^first call: y: "),
     # the right answer written into the output slots after the reply comes too late
     "rewrite_outputs_late": ("INCORRECT_NUMERICAL", r"^first call: y: "),
@@ -521,6 +526,8 @@ def test_cuda_times_are_the_devices_guarded_by_the_host(cuda_records):
 @pytest.mark.parametrize("make, rule", [
     (lambda p: os.mkfifo(p), "not a regular file"),
     (lambda p: p.write_bytes(b"x = '\xff\xfe'\n"), "not UTF-8 text"),
+    (lambda p: p.write_bytes(b"x = 1\n\x00\n"), r"candidate source holds a NUL byte \(at "
+                                                 r"character 6\): not source text$"),
 ])
 def test_a_candidate_source_that_cannot_be_read_is_refused(tmp_path, make, rule):
     """A FIFO beside main.py would block the audit's read for ever; bytes that are not
@@ -531,6 +538,30 @@ def test_a_candidate_source_that_cannot_be_read_is_refused(tmp_path, make, rule)
     with pytest.raises(DataError, match=rule) as caught:
         solution_from_directory(package / "main.py", DEFINITION)
     assert "helper.py" in str(caught.value)
+
+
+def test_a_candidate_folder_is_bounded_before_it_is_read(tmp_path):
+    """Sparse files cost no disk and read as text: a folder of them would make the audit
+    hold gigabytes of load requests. The package's size is summed from the files' sizes
+    before any is read; the same bound holds for a Solution however it arrives."""
+    package = tmp_path / "pkg"
+    shutil.copytree(HERE / "honest", package)
+    with open(package / "pad.py", "wb") as fh:
+        fh.truncate(17 << 20)  # 17 MiB of holes: NUL bytes, never read
+    with pytest.raises(DataError, match=r"pad.py: candidate sources are over the "
+                       r"package's limit of 16 MiB or 1000 files$"):
+        solution_from_directory(package / "main.py", DEFINITION)
+    many = [{"path": f"m{i}.py", "content": "x = 1\n"} for i in range(1001)]
+    too_large = [{"path": "main.py", "content": "#" * (16 << 20)},
+                 {"path": "b.py", "content": "x = 1\n"}]
+    base = solution_json("x", "x = 1\n")
+    for sources, rule in ((many, "sources: 1001 files, over the limit of 1000"),
+                          (too_large, f"sources: {(16 << 20) + 6} bytes in all, over the "
+                                      "limit of 16777216 \\(16 MiB\\)"),
+                          ([{"path": "main.py", "content": "a\x00"}],
+                           "holds a NUL byte \\(at character 1\\)")):
+        with pytest.raises(DataError, match=rule):
+            parse(Solution, {**base, "sources": sources}, "solution.json")
 
 
 def test_a_candidate_folder_packages_its_own_sources_only(tmp_path):

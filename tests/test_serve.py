@@ -355,13 +355,20 @@ def test_headers_over_the_limit_are_not_read(served):
     ({"definition": DEF, "solution": toy_solution("torch_toy")}, 400,
      "solution name: 'torch_toy' is a solution of the dataset (audited by 'hf-eval audit', "
      "not sent to the service): choose another name (records are read by solution name)"),
+    # a name that only looks like the baseline's (a Cyrillic o; an invisible space)
+    ({"definition": DEF, "solution": toy_solution("torch_t\u043ey")}, 400,
+     "solution.name: 'torch_t\u043ey' is not letters, digits, '_', '.' and '-' (a name "
+     "that only looks like another's would be read as it)"),
+    ({"definition": DEF, "solution": toy_solution("torch_toy\u200b")}, 400,
+     "solution.name: 'torch_toy\\u200b' is not letters, digits, '_', '.' and '-' (a name "
+     "that only looks like another's would be read as it)"),
 ], ids=["not-json", "huge-integer", "deep-nesting", "not-utf8", "list", "string",
         "unknown-field", "no-definition",
         "empty-definition", "unknown-definition", "both", "neither", "invalid-solution",
         "incomplete-solution", "other-definition", "solution-not-object", "main-py-not-text",
         "unknown-suite", "validation-only-not-bool", "no-uuids", "unknown-uuid", "bad-name",
         "name-with-solution", "too-large", "main-py-lone-surrogate", "a-dataset-name",
-        "a-dataset-solution"])
+        "a-dataset-solution", "a-lookalike-name", "an-invisible-character"])
 def test_a_malformed_request_is_refused_with_a_clear_error(served, body, status, error):
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     answer = call(served, "POST", "/audit", data)

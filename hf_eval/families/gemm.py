@@ -10,7 +10,7 @@ is a sum of K terms with variance 1/K each: C is O(1), well above the BF16 atol 
 and a kernel that drops a K slice, transposes W or accumulates in BF16 misses the
 tolerance. The weight is the layer's: it is drawn from ``rng(definition, "W")``,
 independent of the case seed, so all workloads of a definition share one stored copy
-(100 MB for the 12288 x 4096 shapes; regenerated on first use rather than committed).
+(100 MB for the 12288 x 4096 shapes; drawn again when read rather than committed).
 
 **Value rules** (what the checker adds to shapes, dtypes and constraints):
 

@@ -483,8 +483,10 @@ class Worker:
         mismatch). A call that returned another number of outputs copies none of them."""
         n_outputs = request["n_outputs"]
         entries, spans = [], []
+        # An output in a slot would skip its own copy, which the stand-in pays.
+        slots = [_span(t) for slot in self.slots for t in slot]
         for index, (set_id, produced) in enumerate(self.produced):
-            outputs = self._checked(produced, set_id, spans)
+            outputs = self._checked(produced, set_id, spans, slots)
             slot = self.slots[index] if index < len(self.slots) else None
             if slot is None:
                 raise CandidateError(f"call {index + 1} has no output slot")
@@ -527,8 +529,8 @@ class Worker:
                     changed.append([set_id, index])
         return {"changed": changed}
 
-    def _checked(self, produced: object, set_id: str,
-                 spans: list[tuple[int, int, str]]) -> list[torch.Tensor]:
+    def _checked(self, produced: object, set_id: str, spans: list[tuple[int, int, str]],
+                 slots: list[tuple[int, int, str]]) -> list[torch.Tensor]:
         outputs = produced if isinstance(produced, (tuple, list)) else (produced,)
         input_spans = [(i, _span(t)) for i, t in enumerate(self.sets[set_id])
                        if isinstance(t, torch.Tensor)]
@@ -550,6 +552,9 @@ class Worker:
             if any(_overlaps(span, other) for other in spans):
                 raise CandidateError(f"output {index} aliases an output of another call "
                                      "(a cached or reused result)")
+            if any(_overlaps(span, other) for other in slots):
+                raise CandidateError(f"output {index} lies in the harness's output slots "
+                                     "(outputs are the candidate's own tensors)")
             spans.append(span)
             checked.append(out.detach())
         return checked

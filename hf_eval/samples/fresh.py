@@ -18,7 +18,7 @@ Shared weights: an input the generator returns as a zero-argument callable is a 
 drawn on demand because it is large and the same for every workload of the definition
 (a layer's weight, e.g. the 4.5 GB grouped-GEMM weight). A fresh case does not draw it
 again; it reuses the sample's stored file (loaded and verified through the tensor store,
-regenerated on first use like any sample tensor), so a fresh case costs the same memory
+or drawn in memory like any sample tensor not on disk), so a fresh case costs the same memory
 as a sample case. The sample's workloads must all reference one file for such an input;
 otherwise the input is not shared and this is refused rather than drawn.
 """

@@ -30,7 +30,7 @@ REGENERATED_MARK = "# regenerated on first use (hf_eval.samples.regenerate)"
 
 
 def listed_as_regenerated(root: Path, relpath: str) -> bool:
-    """Whether ``samples build`` left this tensor out of git, to be regenerated on first use.
+    """Whether ``samples build`` left this tensor out of git, to be drawn again when read.
 
     Such a file is absent by design in a fresh clone; any other absent tensor was committed
     (or published) and its absence is a problem. The record is the ``.gitignore`` that
