@@ -3,7 +3,7 @@
 #   bash results/h200/adversarial.sh OUT_DIR        (carry [".whl"]: pure wheels for the
 #                                                   harness's own dependencies, cp312)
 # Writes OUT_DIR/env.txt (machine, cgroups, namespaces, versions) and
-# OUT_DIR/adversarial.txt (pytest's report).
+# OUT_DIR/adversarial.txt and OUT_DIR/boundary.txt (pytest's reports).
 set -uo pipefail
 OUT=${1:?OUT_DIR}
 mkdir -p "$OUT"
@@ -17,7 +17,13 @@ torch.__version__, "cuda", torch.version.cuda)'
   python3 -c 'from hf_eval.isolation import walls, limits
 print("landlock abi", walls.landlock_abi(), "worker groups", limits.available())'
 } > "$OUT/env.txt" 2>&1
-python3 -m pytest -q -p no:cacheprovider -rfEs tests/test_isolation.py tests/test_channel.py \
-  tests/test_reveal.py tests/test_adversarial.py > "$OUT/adversarial.txt" 2>&1
+# The adversarial candidates first (a call cut short by its limit keeps their report),
+# then the boundary's own tests.
+python3 -m pytest -q -p no:cacheprovider -rfEs tests/test_adversarial.py \
+  > "$OUT/adversarial.txt" 2>&1
 echo "pytest exit $?" >> "$OUT/adversarial.txt"
-tail -25 "$OUT/adversarial.txt"
+tail -15 "$OUT/adversarial.txt"
+python3 -m pytest -q -p no:cacheprovider -rfEs tests/test_isolation.py tests/test_channel.py \
+  tests/test_reveal.py > "$OUT/boundary.txt" 2>&1
+echo "pytest exit $?" >> "$OUT/boundary.txt"
+tail -10 "$OUT/boundary.txt"
