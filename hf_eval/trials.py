@@ -168,6 +168,15 @@ class _Seal:
 
     positions: list[torch.Tensor | None]  # per output: sampled flat indices, None = all
     taken: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # call -> samples
+    #: (CPU) per (set id, input index) of a judged call's varied input: byte positions in
+    #: the lent private copy, drawn in secret (all of a small input). A worker can write
+    #: its private copy, so an input used as scratch and put back after the reply would
+    #: look unchanged by the time the audit reads the copy whole.
+    inputs: dict[tuple[str, int], torch.Tensor] = field(default_factory=dict)
+    #: (CPU) the bytes at ``inputs``' positions, copied inside the clock
+    inputs_taken: dict[tuple[str, int], torch.Tensor] = field(default_factory=dict)
+    #: (CPU) the arena whose private copy ``inputs`` index (one per trial)
+    arena: str | None = None
 
 
 @dataclass
@@ -370,7 +379,8 @@ class Session:
         if failed:  # open rows holding an allowed answer are settled (computed on failure)
             device = reference[0].device if reference else self.device
             inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in truth.inputs]
-            tensors, undecided = settle_undecided(self.definition, tensors, reference, inputs)
+            reference, undecided = settle_undecided(self.definition, tensors, reference,
+                                                    inputs)
             if undecided:
                 verdicts = compare_outputs(names, tensors, reference, self.task.tolerance_for)
                 failed = [v for v in verdicts if not v.passed]
@@ -408,16 +418,26 @@ class Session:
                                           self.task.tolerance_for)[0]
                 raise _failure(verdict.status, f"{label}: {name}: {verdict.reason}")
 
-    def _seal_plan(self) -> _Seal:
-        """Secret positions to seal in each judged output (drawn with replacement by a
-        generator seeded from the system's random source, per trial)."""
+    def _seal_plan(self, sets: list[InputSet], judged: list[int]) -> _Seal:
+        """Secret positions to seal in each judged output and, on CPU, in each judged
+        call's varied inputs (drawn with replacement by a generator seeded from the
+        system's random source, per trial)."""
         positions = []
         draw = np.random.default_rng(secrets.randbits(128))
         for r in self.main.reference:
             n = r.numel()
             positions.append(None if n <= SEAL_ELEMENTS else
                              torch.from_numpy(draw.integers(0, n, SEAL_ELEMENTS)))
-        return _Seal(positions)
+        seal = _Seal(positions)
+        if self.device.type == "cpu" and sets[0].arena is not None:
+            seal.arena = sets[0].arena.id
+            for s in (sets[i] for i in judged):
+                for i, (offset, dtype, shape) in s.arena.places[s.arena_index].items():
+                    n = shape.numel() * torch.empty(0, dtype=dtype).element_size()
+                    where = (torch.arange(n) if n <= SEAL_ELEMENTS else
+                             torch.from_numpy(draw.integers(0, n, SEAL_ELEMENTS)))
+                    seal.inputs[(s.id, i)] = where + offset
+        return seal
 
     @staticmethod
     def _sample(t: torch.Tensor, where: torch.Tensor | None) -> torch.Tensor:
@@ -430,6 +450,12 @@ class Session:
         for index in judged:
             seal.taken[index] = [self._sample(t, where)
                                  for t, where in zip(worker.slots[index], seal.positions)]
+        if seal.inputs:
+            private = worker.privates.get(seal.arena)
+            if private is not None:
+                flat = private.reshape(-1)
+                for key, where in seal.inputs.items():
+                    seal.inputs_taken[key] = flat[where]
 
     def _outputs(self, judged: list[int], seal: _Seal) -> dict[int, list]:
         """After the clock: every judged call's outputs, copied out of the slots into the
@@ -445,7 +471,8 @@ class Session:
             out[index] = copies
         return out
 
-    def _judge_all(self, outputs: dict[int, list], sets: list[InputSet], when: str) -> dict:
+    def _judge_all(self, outputs: dict[int, list], sets: list[InputSet], when: str,
+                   seal: _Seal) -> dict:
         """Judge the judged calls' outputs; the first failure ends the session."""
         changed: set[tuple] = set()
         if self.device.type == "cuda":  # the worker compares its device copies
@@ -453,7 +480,7 @@ class Session:
             asked, _ = self._request({"op": "changed", "ids": watched})
             changed = set(asked.changed)
         else:  # the audit reads the private copies it lent (the workload's are read-only)
-            changed = self._changed_here([sets[i] for i in outputs])
+            changed = self._changed_here([sets[i] for i in outputs], seal)
         names = list(self.definition.inputs)
         first = None
         for index in sorted(outputs):
@@ -470,10 +497,20 @@ class Session:
             first = first or result
         return first
 
-    def _changed_here(self, sets: list[InputSet]) -> set[tuple[str, int]]:
+    def _changed_here(self, sets: list[InputSet], seal: _Seal) -> set[tuple[str, int]]:
         """(set id, input index) of the varied inputs of ``sets`` whose bytes in the
-        private copy the candidate's worker was lent differ from their content."""
+        private copy the candidate's worker was lent differ from their content, now or
+        at the sealed positions when the worker replied."""
         changed = set()
+        for s in sets:
+            for i, (offset, _, _) in (s.arena.places[s.arena_index].items()
+                                      if s.arena is not None else ()):
+                taken = seal.inputs_taken.get((s.id, i))
+                if taken is None:
+                    continue
+                real = s.inputs[i].contiguous().reshape(-1).view(torch.uint8)
+                if not torch.equal(taken, real[seal.inputs[(s.id, i)] - offset]):
+                    changed.add((s.id, i))
         for s in sets:
             private = (self._candidate.privates.get(s.arena.id)
                        if s.arena is not None else None)
@@ -530,10 +567,10 @@ class Session:
                    "n_outputs": len(self.definition.outputs), "flush": cold}
         timeout = self.timeout * (TIMING_TIMEOUT_FACTOR if len(sets) > 1 or timed else 1)
         armed = profile and self.device.type == "cuda" and self._arm()
-        seal = self._seal_plan()
+        seal = self._seal_plan(sets, judged)
         reply, wall_ms = self._clocked(self._candidate, message, judged, seal, timeout, when)
         cupti = self._request({"op": "disarm", "read": True})[0].cupti if armed else None
-        verdict = self._judge_all(self._outputs(judged, seal), sets, when)
+        verdict = self._judge_all(self._outputs(judged, seal), sets, when, seal)
         if not timed:
             return verdict, cupti
         # The same request on the stand-in (which holds the same sets, masked the same
@@ -550,7 +587,8 @@ class Session:
             for _ in range(STAND_IN_RUNS):
                 self._as_after_a_switch(wall_ms)
                 runs.append(self._clocked(self.stand_in, stand_in, judged,
-                                          self._seal_plan(), timeout, "stand-in")[1])
+                                          self._seal_plan(sets, judged), timeout,
+                                          "stand-in")[1])
         finally:
             self.handle.thaw()
         shape = (method, len(sets), cold)
@@ -739,38 +777,41 @@ class Session:
 def settle_undecided(definition: Definition, outputs: tuple[torch.Tensor, ...],
                      reference: tuple[torch.Tensor, ...],
                      inputs: list[object]) -> tuple[tuple[torch.Tensor, ...], int]:
-    """The outputs with the rows that differ from the reference, that the definition
-    leaves open for these inputs and where they hold an answer it allows
-    (:attr:`hf_eval.families.base.Family.undecided_rows`), taken from the reference, and
-    how many rows that was. Outputs whose shape differs from the reference's stay as
-    they are, so the comparison still reports the shape."""
+    """The truth to judge ``outputs`` by, and how many rows it settled: in the rows that
+    differ from the reference, that the definition leaves open for these inputs and where
+    ``outputs`` hold an answer it allows (:attr:`hf_eval.families.base.Family.undecided_rows`),
+    the truth is that allowed answer, with every other output of the row computed from it
+    (:attr:`~hf_eval.families.base.Family.open_truth`; a one-output definition needs
+    none), so the rest of the row is still judged. Outputs whose shape differs from the
+    reference's leave the truth as it is, so the comparison still reports the shape."""
     family = find(definition.op_type)
     if family is None or family.undecided_rows is None:
-        return outputs, 0
-    rowed = [(o, r) for o, r in zip(outputs, reference)
-             if o.shape == r.shape and o.dim() > 0]
-    if not rowed or len({o.shape[0] for o, _ in rowed}) != 1:
-        return outputs, 0
-    differs = torch.zeros(rowed[0][0].shape[0], dtype=torch.bool)
-    for out, ref in rowed:
+        return reference, 0
+    if family.open_truth is None and len(reference) != 1:
+        return reference, 0  # the row's other outputs would go unjudged
+    if len(outputs) != len(reference) or any(o.shape != r.shape or o.dim() == 0
+                                             for o, r in zip(outputs, reference)):
+        return reference, 0
+    rows = {o.shape[0] for o in outputs}
+    if len(rows) != 1:
+        return reference, 0
+    differs = torch.zeros(rows.pop(), dtype=torch.bool)
+    for out, ref in zip(outputs, reference):
         same = out.to(ref.device, ref.dtype) == ref
         differs |= ~same.reshape(same.shape[0], -1).all(dim=1).cpu()
     if not differs.any():
-        return outputs, 0
+        return reference, 0
     mask = family.undecided_rows(inputs, outputs, differs) & differs
     count = int(mask.sum())
     if not count:
-        return outputs, 0
-    settled = []
-    for out, ref in zip(outputs, reference):
-        if out.shape != ref.shape or out.dim() == 0 or out.shape[0] != mask.numel():
-            settled.append(out)
-            continue
-        out = out.clone()
-        rows = mask.to(out.device)
-        out[rows] = ref[rows].to(out.dtype)
-        settled.append(out)
-    return tuple(settled), count
+        return reference, 0
+    if family.open_truth is not None:
+        return family.open_truth(inputs, outputs, reference, mask), count
+    (out,), (ref,) = outputs, reference
+    settled = ref.clone()
+    where = mask.to(ref.device)
+    settled[where] = out[where.to(out.device)].to(ref.device, ref.dtype)
+    return (settled,), count
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,9 @@ EXPECTED = {
     "wrong_dtype": ("INCORRECT_DTYPE", r"dtype torch.float32 != torch.bfloat16"),
     "wrong_shape": ("INCORRECT_SHAPE", r"first call: y: shape"),
     "outputs_short_row": ("INCORRECT_SHAPE", r"^first call: y: shape \(0, 8\) != \(1, 8\)$"),
+    # another number of outputs is a shape failure, not a reply the audit distrusts
+    "extra_output": ("INCORRECT_SHAPE", r"^first call: returned 3 outputs, the definition "
+                                        r"has 2 \("),
     "lazy_output": ("RUNTIME_ERROR", r"^CandidateError: output 0 is Lazy, not a plain "),
     # the harness's own output slots returned as outputs: their copy would be skipped
     "slot_self_copy": ("RUNTIME_ERROR", r"^CandidateError: output 0 lies in the harness's "
@@ -92,6 +95,11 @@ EXPECTED = {
     # on CPU the audit reads the private copy it lent, whatever the worker's check says
     "cfunc_torch_equal_mutate": ("INCORRECT_NUMERICAL",
                                  r"^eager timing trial 1: input\(s\) modified: w, x$"),
+    # inputs used as scratch in a timed call, put back after the reply: the bytes at
+    # secret positions are copied inside the clock
+    "clobber_inputs_restore_after_reply": ("INCORRECT_NUMERICAL",
+                                           r"^eager timing trial 1: input\(s\) modified: "
+                                           r"w, x$"),
     "phase_by_environment": ("PASSED", r"^$"),
     # caches across calls: fresh content per timed call, new content in the same buffers
     "cache_same_tensor": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),

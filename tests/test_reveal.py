@@ -70,7 +70,7 @@ def test_an_output_changed_after_the_seal_is_caught(numel):
     session = _session(torch.zeros(numel))
     slot = torch.randn(numel)
     session._candidate.slots = [[slot]]
-    seal = session._seal_plan()
+    seal = session._seal_plan([session.main], [0])
     session._take(session._candidate, [0], seal)
     assert torch.equal(session._outputs([0], seal)[0][0], slot)  # unchanged: fine
     slot.add_(1.0)  # the candidate's late write
@@ -78,6 +78,36 @@ def test_an_output_changed_after_the_seal_is_caught(numel):
         session._outputs([0], seal)
     assert caught.value.result["status"] == "RUNTIME_ERROR"
     assert "changed after the worker replied" in caught.value.result["reason"]
+
+
+@pytest.mark.parametrize("rows", [3, 5000])  # every byte sampled; secret positions
+def test_an_input_used_as_scratch_and_put_back_after_the_reply_is_caught(rows):
+    """On CPU a timed call's inputs are views of a private copy the worker can write: its
+    bytes at the sealed positions are copied inside the clock, so an input modified by
+    the call and restored after the reply (before the audit reads the copy whole) is
+    still seen as modified."""
+    main = [torch.randn(rows, 5, dtype=torch.bfloat16), torch.arange(4, dtype=torch.int32),
+            0.5]
+    fresh = [[torch.randn(rows, 5, dtype=torch.bfloat16), main[1], 0.5] for _ in range(2)]
+    arena = Arena.pack(main, fresh)
+    seed = arena.write(fresh, torch.device("cpu"))
+    sets = [InputSet(f"f{k}", inputs, (torch.zeros(1),), arena=arena, arena_index=k)
+            for k, inputs in enumerate(fresh)]
+    session = _session(torch.zeros(1))
+    private = arena.buffer.clone()
+    unmask(private, seed, torch.empty_like(private))  # what the worker reveals
+    session._candidate.privates[arena.id] = private
+    session._candidate.slots = [[torch.zeros(1)], [torch.zeros(1)]]
+    seal = session._seal_plan(sets, [0, 1])
+    session._take(session._candidate, [0, 1], seal)  # inside the clock: as replied
+    assert session._changed_here(sets, seal) == set()  # untouched: nothing flagged
+    scratch = Arena(arena.places, private).view(1, 0)
+    saved = scratch.clone()
+    scratch.mul_(2)  # the call's scratch use, still there at the reply
+    seal = session._seal_plan(sets, [0, 1])
+    session._take(session._candidate, [0, 1], seal)
+    scratch.copy_(saved)  # put back after the reply: the copy reads as the content
+    assert session._changed_here(sets, seal) == {("f1", 0)}
 
 
 def test_a_cpu_mask_is_keyed_by_every_bit_of_its_seed():

@@ -61,19 +61,25 @@ def test_an_open_boundary_is_not_judged_and_an_exact_tie_is(dataset):
     other_side = (_swap_at(ids, 0), weights)
     assert not all(v.passed for v in compare_outputs(names, other_side, (ids, weights),
                                                      tolerance))
-    settled, count = settle_undecided(definition, other_side, (ids, weights), inputs)
+    truth, count = settle_undecided(definition, other_side, (ids, weights), inputs)
     assert count == 1
-    assert all(v.passed for v in compare_outputs(names, settled, (ids, weights), tolerance))
+    assert all(v.passed for v in compare_outputs(names, other_side, truth, tolerance))
+    # the row's weights are still judged: those of the experts it chose, not any
+    for forged in (torch.zeros_like(weights), torch.full_like(weights, 1e6)):
+        truth, count = settle_undecided(definition, (other_side[0], forged), (ids, weights),
+                                        inputs)
+        verdicts = compare_outputs(names, (other_side[0], forged), truth, tolerance)
+        assert count == 1 and [v.passed for v in verdicts] == [True, False]
 
     garbage = ids.clone()
     garbage[0] = torch.tensor([10, 11, 12, 13, 14, 15], dtype=ids.dtype)  # far below
-    settled, count = settle_undecided(definition, (garbage, weights), (ids, weights), inputs)
-    verdict = compare_outputs(names, settled, (ids, weights), tolerance)[0]
+    truth, count = settle_undecided(definition, (garbage, weights), (ids, weights), inputs)
+    verdict = compare_outputs(names, (garbage, weights), truth, tolerance)[0]
     assert count == 0 and not verdict.passed
 
     wrong_tie = (_swap_at(ids, 1), weights)  # the tie rule decides row 1: lower ID wins
-    settled, count = settle_undecided(definition, wrong_tie, (ids, weights), inputs)
-    verdict = compare_outputs(names, settled, (ids, weights), tolerance)[0]
+    truth, count = settle_undecided(definition, wrong_tie, (ids, weights), inputs)
+    verdict = compare_outputs(names, wrong_tie, truth, tolerance)[0]
     assert count == 0 and not verdict.passed
     assert verdict.reason == "1 of 18 integer elements differ (exact match required)"
 
@@ -150,8 +156,8 @@ def test_qsa_index_open_requests_allow_the_other_side_of_the_512th_place_only(da
     names, tolerance = list(definition.outputs), dataset.task(QSA).tolerance_for
 
     def verdict(outputs):
-        settled, count = settle_undecided(definition, outputs, (ids,), inputs)
-        return count, compare_outputs(names, settled, (ids,), tolerance)[0]
+        truth, count = settle_undecided(definition, outputs, (ids,), inputs)
+        return count, compare_outputs(names, outputs, truth, tolerance)[0]
 
     assert qsa_index.undecided_rows(inputs, (ids,), ALL[:2]).tolist() == [True, False]
     count, result = verdict((_qsa_swap(ids, 0, inputs),))

@@ -76,6 +76,11 @@ class Family:
       allows there; such rows are not judged further. Open rows are computed from the
       inputs alone, so a candidate cannot choose them, and an answer no FP32 rounding
       explains stays judged; None: every row is judged.
+    - ``open_truth(inputs, outputs, reference, rows)``: the reference with the ``rows``
+      that ``undecided_rows`` settled replaced by the answer ``outputs`` chose there, and
+      every other output of those rows computed from that choice as the definition does,
+      so they are judged as any row is. Needed by a family whose definitions have more
+      than one output (without it their open rows stay judged exactly).
     """
 
     op_type: str
@@ -91,3 +96,5 @@ class Family:
     fresh_content: Callable[[list[object], torch.Generator], list[object]] | None = None
     undecided_rows: Callable[[list[object], tuple[torch.Tensor, ...], torch.Tensor],
                              torch.Tensor] | None = None
+    open_truth: Callable[[list[object], tuple[torch.Tensor, ...], tuple[torch.Tensor, ...],
+                          torch.Tensor], tuple[torch.Tensor, ...]] | None = None

@@ -309,5 +309,26 @@ def undecided_rows(inputs: list[object], outputs: tuple[torch.Tensor, ...],
     return open_rows & allowed & rows.to(open_rows.device)
 
 
+def open_truth(inputs: list[object], outputs: tuple[torch.Tensor, ...],
+               reference: tuple[torch.Tensor, ...], rows: torch.Tensor
+               ) -> tuple[torch.Tensor, ...]:
+    """The truth with the open ``rows`` (:func:`undecided_rows`) set to the experts the
+    candidate chose there, ascending, and their weights computed as the definition does:
+    the FP32 sqrt-softplus scores of those experts, normalised, times ``routed_scale``."""
+    x, w, _, _, _, routed_scale = inputs[:6]
+    ids, weights = (r.clone() for r in reference)
+    where = rows.to(ids.device)
+    chosen = torch.sort(outputs[0].to(ids.device)[where].long(), dim=-1).values
+    logits = (x[where.to(x.device)].to(torch.float64) @ w.to(torch.float64).T
+              ).to(torch.float32)
+    scores = torch.sqrt(torch.clamp(logits, min=0) + torch.log1p(torch.exp(-logits.abs())))
+    selected = torch.gather(scores, 1, chosen.to(scores.device))
+    ids[where] = chosen.to(ids.dtype)
+    weights[where] = (selected / selected.sum(dim=-1, keepdim=True) * routed_scale).to(
+        weights.device, weights.dtype)
+    return ids, weights
+
+
 FAMILY = Family(op_type="moe_router", module=__name__, generate=generate, check=check,
-                bench_inputs=bench_inputs, undecided_rows=undecided_rows)
+                bench_inputs=bench_inputs, undecided_rows=undecided_rows,
+                open_truth=open_truth)

@@ -29,6 +29,7 @@ from collections.abc import Callable
 import torch
 
 from hf_eval.isolation.channel import Channel, ChannelClosed
+from hf_eval.isolation.protocol import MAX_OUTPUTS
 from hf_eval.isolation.reveal import unmask
 from hf_eval.schema import Solution
 from hf_eval.sources import Entry, load_entry
@@ -134,6 +135,11 @@ def _span(t: torch.Tensor) -> tuple[int, int, str]:
 
 def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
     return a[2] == b[2] and a[0] < b[1] and b[0] < a[1] and a[0] != a[1] and b[0] != b[1]
+
+
+def _described(out: torch.Tensor) -> dict:
+    """An output that did not go into its slot, as the reply names it."""
+    return {"dtype": str(out.dtype).removeprefix("torch."), "shape": list(out.shape)}
 
 
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -490,15 +496,18 @@ class Worker:
             slot = self.slots[index] if index < len(self.slots) else None
             if slot is None:
                 raise CandidateError(f"call {index + 1} has no output slot")
-            fits = [o.shape == t.shape and o.dtype == t.dtype for o, t in zip(outputs, slot)]
+            if len(outputs) != n_outputs:  # every output named: the audit counts them
+                if len(outputs) > MAX_OUTPUTS:
+                    raise CandidateError(f"call {index + 1} returned {len(outputs)} outputs")
+                entries.append([_described(out) for out in outputs])
+                continue
             entry = []
-            for out, target, fit in zip(outputs, slot, fits):
-                if fit and len(outputs) == n_outputs:
+            for out, target in zip(outputs, slot):
+                if out.shape == target.shape and out.dtype == target.dtype:
                     target.copy_(out, non_blocking=True)
                     entry.append(None)
                 else:
-                    entry.append({"dtype": str(out.dtype).removeprefix("torch."),
-                                  "shape": list(out.shape)})
+                    entry.append(_described(out))
             entries.append(entry)
         self._sync()
         self.produced = []
