@@ -43,10 +43,10 @@ def test_a_wrong_expected_output_fails_replay_with_its_reason(tmp_path, capsys):
     ds = open_dataset(root)
     located = next(iter(ds.receipts.values()))
     receipt = located.value
-    good = ds.store.load(receipt.expected_outputs["y"])
+    good = ds.store.load(receipt.expected_output["y"])
     wrong = ds.store.write(good * 1.01, "blob/workloads/elsewhere", "y")
     lines = (root / "captures.jsonl").read_text().splitlines()
-    lines = [json.dumps({**json.loads(t), "expected_outputs": {"y": wrong.model_dump()}})
+    lines = [json.dumps({**json.loads(t), "expected_output": {"y": wrong.model_dump()}})
              if json.loads(t)["uuid"] == receipt.uuid else t for t in lines]
     (root / "captures.jsonl").write_text("\n".join(lines) + "\n")
     before = (root / "captures.jsonl").read_text()

@@ -66,19 +66,15 @@ def replay(root: str | Path, definitions: list[str] | None = None,
             if uuids and uuid not in uuids:
                 continue
             located = dataset.receipts.get(uuid)
-            if located is None or not located.value.expected_outputs:
+            if located is None or located.value.expected_output is None:
                 result.no_expected_output[name] += 1
                 continue
             receipt: Receipt = located.value
             record = {"definition": name, "uuid": uuid}
             try:
                 inputs = dataset.materialise_inputs(definition, row, dev)
-                missing = [o for o in outputs if o not in receipt.expected_outputs]
-                if missing:
-                    raise DataError(dataset.where(located), f"no expected output for {missing}",
-                                    field="expected_outputs")
-                expected = tuple(dataset.store.load(receipt.expected_outputs[o], dev)
-                                 for o in outputs)
+                descriptors = dataset.engine_outputs(located)
+                expected = tuple(dataset.store.load(descriptors[o], dev) for o in outputs)
                 with torch.no_grad():
                     truth = reference(*inputs)
                 truth = truth if isinstance(truth, tuple) else (truth,)
@@ -116,7 +112,7 @@ def rewrite_receipts(path: Path, updated: dict[str, Receipt]) -> None:
             if line.strip():
                 uuid = json.loads(line).get("uuid")
                 if uuid in updated:
-                    line = updated[uuid].model_dump_json(exclude_none=True)
+                    line = updated[uuid].to_line(like=line)
             out.append(line)
         fh.seek(0)
         fh.truncate()
