@@ -287,6 +287,11 @@ def test_a_receipt_without_uuid_is_named_by_file_line_and_field(published, capsy
     assert out[0] == f"captures.jsonl:{n}: uuid: Field required"
     assert f"workloads/toy/{SINGLE}.jsonl:1: workload.uuid: no receipt in captures.jsonl for " \
            "this workload" in out
+    assert main(["--root", str(published), "replay", "--no-write"]) == 2
+    assert capsys.readouterr().out.splitlines() == [
+        f"captures.jsonl:{n}: uuid: Field required", f"{PAIR} {CAPTURED_PAIR}: PASSED", NOTE,
+        f"{SINGLE}: 1 workload(s) have no receipt in captures.jsonl",
+        "replay: 1 replayed, 0 failed, 2 without an engine output"]
 
 
 def test_one_descriptor_for_two_outputs_is_an_error(published, capsys):

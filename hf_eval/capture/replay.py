@@ -44,8 +44,10 @@ class ReplayResult:
     no_expected_output: Counter = field(default_factory=Counter)
     #: workloads with no receipt at all, by definition
     no_receipt: Counter = field(default_factory=Counter)
-    #: records whose ``validation`` is not an object, so the replay was not written in
+    #: UUIDs of receipts whose ``validation`` is not an object (the replay is not written in)
     not_recorded: list[str] = field(default_factory=list)
+    #: the lines of ``captures.jsonl`` that do not load (their workloads have no receipt)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[dict]:
@@ -58,16 +60,18 @@ class ReplayResult:
 
     @property
     def exit_code(self) -> int:
-        """1: an engine output failed; 2: a ``DATA_ERROR``, or nothing could be replayed
-        (the selection matched no workload, or none of it has an engine output); else 0."""
+        """1: an engine output failed; 2: a ``DATA_ERROR``, a receipt that does not load,
+        or nothing could be replayed (the selection matched no workload, or none of it
+        has an engine output); else 0."""
         if any(r["status"] == "FAILED" for r in self.results):
             return 1
-        if self.failures or not self.results:
+        if self.failures or self.problems or not self.results:
             return 2
         return 0
 
     def lines(self) -> list[str]:
-        out = [f"{r['definition']} {r['uuid']}: {r['status']}"
+        out = list(self.problems)
+        out += [f"{r['definition']} {r['uuid']}: {r['status']}"
                + (f" ({r['reason']})" if r.get("reason") else "") for r in self.results]
         out += [f"{name}: {n} receipt(s) have no expected_output (no engine output to replay; "
                 "judged against the reference only)"
@@ -93,7 +97,8 @@ def replay(root: str | Path, definitions: list[str] | None = None,
     """Replay every selected workload whose receipt has an engine output; record results."""
     dataset = open_dataset(root)
     names = definitions or sorted(dataset.workloads)
-    result = ReplayResult()
+    result = ReplayResult(problems=[str(p) for p in dataset.problems
+                                    if p.file == "captures.jsonl"])
     updated: dict[str, Any] = {}
     dev = torch.device(device)
     for name in names:
