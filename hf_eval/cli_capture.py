@@ -94,8 +94,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "engine output (expected_output) against the definition's reference "
                        "under the task's tolerance, and record the result in the receipt "
                        "(validation.replay). Receipts without one are counted. Exit 1 when an "
-                       "engine output fails; 2 on a DATA_ERROR or when nothing in the "
-                       "selection has an engine output.")
+                       "engine output fails; 2 on a DATA_ERROR, a receipt that does not "
+                       "load, or when nothing in the selection has an engine output.")
     r.add_argument("--definitions", type=_csv, help="comma-separated names (default: all)")
     r.add_argument("--uuid", action="append", help="replay only these workload UUIDs")
     r.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
