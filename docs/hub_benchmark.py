@@ -75,7 +75,7 @@ def make_dataset(root: Path) -> None:
     (root / "workloads/toy").mkdir(parents=True)
     (root / f"workloads/toy/{NAME}.jsonl").write_text(
         "".join(r.model_dump_json() + "\n" for r in rows))
-    (root / "captures.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in receipts))
+    (root / "captures.jsonl").write_text("".join(r.to_line() + "\n" for r in receipts))
 
 
 def referenced_bytes(root: Path, dataset: Dataset, index: int) -> int:

@@ -120,7 +120,7 @@ def select_workloads(dataset: Dataset, task: TaskConfig, definition: str, suite:
     if suite == "sample":
         def generated(row: Located) -> bool:
             receipt = dataset.receipts.get(row.value.workload.uuid)
-            return receipt is not None and receipt.value.provenance.kind == "generated"
+            return receipt is not None and receipt.value.kind == "generated"
         return [r for r in rows if generated(r)]
     return rows
 

@@ -54,7 +54,8 @@ ABOUT = {
     "solutions": "a kernel package: build spec and embedded sources",
     "tasks": "how a candidate is judged on one definition: tolerances, dev workloads, "
              "timing, baseline, preferred solution per hardware",
-    "captures": "the receipt of one workload (by UUID): provenance, adaptations, validation",
+    "captures": "the receipt of one workload (by UUID): provenance, adaptations, the "
+                "engine's output where captured, validation",
 }
 
 
@@ -255,7 +256,9 @@ def body(root: str | Path, files: list[ViewerFile]) -> str:
                      f"{len(f.rows)} | {len(devs[name].rows) if name in devs else 0} |")
     kinds: dict[str, int] = {}
     for receipt in dataset.receipts.values():
-        kinds[receipt.value.provenance.kind] = kinds.get(receipt.value.provenance.kind, 0) + 1
+        kind = receipt.value.kind or "unlabelled"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    engine = sum(r.value.expected_output is not None for r in dataset.receipts.values())
     files_seen: set[str] = set()
     regenerated = committed = 0
     for rows in dataset.workloads.values():
@@ -269,10 +272,11 @@ def body(root: str | Path, files: list[ViewerFile]) -> str:
                         committed += 1
     counted = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())) or "none"
     lines += ["", "## What is generated and what is not", "",
-              f"- Workloads: {total}; receipts by kind: {counted}. A `generated` receipt "
-              "names the generator (`hf_eval/families/<family>.py`) and seed, and the case it "
-              "stands for (`hf_eval/samples/cases/<definition>.json` says which edge case); "
-              "`captured` ones name the program and call they were recorded from.",
+              f"- Workloads: {total}; receipts by kind: {counted}; with the engine's own "
+              f"output (`expected_output`, judged by `replay`): {engine}. A `generated` "
+              "receipt names the generator (`hf_eval/families/<family>.py`) and seed, and the "
+              "case it stands for (`hf_eval/samples/cases/<definition>.json` says which edge "
+              "case); `captured` ones name the program and call they were recorded from.",
               f"- Tensor files: {len(files_seen)} distinct; {committed} committed, "
               f"{regenerated} not in git: drawn again by their generator when read (in memory, "
               "never written, by an audit or a check) and verified against the sha256 in "

@@ -3,8 +3,10 @@
 Rules (harness.md, "The input checker"): every file valid against its schema; every
 workload's tensors match the definition's shapes, dtypes and constant axes, satisfy its
 constraints and its family's value rules (``hf_eval/families/<op_type>.py``), and hash to
-their content-addressed names; every workload has a receipt with provenance; task
-configs point at existing workloads and solutions; no blob file is unreferenced.
+their content-addressed names; every workload has a receipt, and a receipt's engine
+outputs (``expected_output``) fit its definition, hash to their names and have the
+outputs' shapes and dtypes; task configs point at existing workloads and solutions; every
+blob file is referenced by a workload or a receipt.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 import torch
 
 from hf_eval.dataset import Dataset, open_dataset
+from hf_eval.dtypes import TORCH_DTYPES
 from hf_eval.errors import DataError
 from hf_eval.families import registry
 from hf_eval.interfaces import (
@@ -77,6 +80,11 @@ def check_files(ds: Dataset) -> Iterator[DataError]:
         if uuid not in seen:
             yield DataError(ds.where(receipt), "receipt for a workload that does not exist",
                             field="uuid")
+        if receipt.value.definition in ds.definitions:
+            try:
+                ds.engine_outputs(receipt)
+            except DataError as err:
+                yield err
     yield from _check_unreferenced_blobs(ds)
     yield from check_interface_audit(ds)
 
@@ -193,7 +201,7 @@ def _check_unreferenced_blobs(ds: Dataset) -> Iterator[DataError]:
             referenced |= {d.path for d in row.value.workload.inputs.values()
                            if isinstance(d, SafetensorsInput)}
     for receipt in ds.receipts.values():
-        referenced |= {d.path for d in (receipt.value.expected_outputs or {}).values()}
+        referenced |= {d.path for d in receipt.value.expected_descriptors}
     blob = ds.root / "blob"
     if blob.is_dir():
         for path in sorted(blob.rglob("*")):
@@ -268,6 +276,63 @@ def check_tensors(ds: Dataset, lazy: bool = False) -> Iterator[DataError | str]:
                "and verified, not written (as an audit does; --lazy skips them)")
     if skipped:
         yield f"{skipped} workload(s) not checked: tensors not present locally (--lazy)"
+    yield from _check_expected(ds, lazy, reported)
+
+
+def _check_expected(ds: Dataset, lazy: bool, reported: set[str]) -> Iterator[DataError | str]:
+    """Each receipt's engine outputs (``expected_output``): on disk, hashing to their
+    names, with the shape and dtype of the definition's output at the workload's axes.
+
+    Receipts that ``check_files`` already blames (no workload, another definition, an
+    ``expected_output`` that does not fit) are left to it.
+    """
+    rows = {row.value.workload.uuid: row for rows in ds.workloads.values() for row in rows}
+    skipped = 0
+    for uuid, located in ds.receipts.items():
+        receipt, row = located.value, rows.get(uuid)
+        if (row is None or receipt.definition not in ds.definitions
+                or row.value.definition != receipt.definition):
+            continue
+        try:
+            expected = ds.engine_outputs(located)
+        except DataError:
+            continue
+        if not expected:
+            continue
+        absent = {d.path: state for d in expected.values()
+                  if (state := local_state(ds.root / d.path)) != "present"}
+        if absent:
+            if lazy:
+                skipped += 1
+                continue
+            for path, state in sorted(absent.items()):
+                if path not in reported:
+                    reported.add(path)
+                    yield _absent_problem(path, state)
+            continue
+        definition = ds.definitions[receipt.definition].value
+        axes = row.value.workload.axes
+        for name, desc in expected.items():
+            try:
+                tensor = ds.store.load(desc, "cpu", mapped=True)
+            except DataError as err:
+                yield err
+                continue
+            spec = definition.outputs[name]
+            want = (definition.shape_of(spec, axes)
+                    if all(a in axes for a in definition.var_axes) else None)
+            if want is not None and tuple(tensor.shape) != want:
+                yield DataError(ds.where(located), f"{desc.path} has shape "
+                                f"{tuple(tensor.shape)}; output {name!r} of this workload is "
+                                f"{want}", field=f"expected_output.{name}")
+            elif tensor.dtype != TORCH_DTYPES[spec.dtype]:
+                yield DataError(ds.where(located), f"{desc.path} has dtype {tensor.dtype}; "
+                                f"output {name!r} is {spec.dtype}",
+                                field=f"expected_output.{name}")
+            del tensor
+    if skipped:
+        yield (f"{skipped} receipt(s) not checked: engine outputs not present locally "
+               "(--lazy)")
 
 
 def _check_row(ds: Dataset, definition, rules, row, absent: dict[str, str],

@@ -73,9 +73,10 @@ EPILOG = """\
 exit status:
   0    every case passed (check: no problem found)
   1    a candidate failed: a case's status is not PASSED and not DATA_ERROR
-       (check: at least one problem found)
+       (check: at least one problem found; replay: an engine output failed)
   2    bad input or data: a file that does not load, a DATA_ERROR, a missing or
-       damaged report, a selection that matches no case, a bad argument; also
+       damaged report, a selection that matches no case (replay: none of it has
+       an engine output), a bad argument; also
        an audit that could not finish (the harness failed, on a full disk say,
        or with --ray the cluster): the report keeps what was judged (--resume)
   130  interrupted

@@ -46,7 +46,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                     device=args.device, write=not args.no_write)
     for line in result.lines():
         print(line)
-    return 1 if result.failures else 0
+    return result.exit_code
 
 
 def cmd_import_fib(args: argparse.Namespace) -> int:
@@ -89,7 +89,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--report-json", type=Path, help="also write the capture report here")
     c.set_defaults(func=cmd_capture)
 
-    r = sub.add_parser("replay", help="judge captured expected outputs against the references")
+    r = sub.add_parser("replay", help="judge each receipt's engine output (expected_output) "
+                       "against the reference", description="Judge each selected receipt's "
+                       "engine output (expected_output) against the definition's reference "
+                       "under the task's tolerance, and record the result in the receipt "
+                       "(validation.replay). Receipts without one are counted. Exit 1 when an "
+                       "engine output fails; 2 on a DATA_ERROR, a receipt that does not "
+                       "load, or when nothing in the selection has an engine output.")
     r.add_argument("--definitions", type=_csv, help="comma-separated names (default: all)")
     r.add_argument("--uuid", action="append", help="replay only these workload UUIDs")
     r.add_argument("--device", default="cpu", help="cpu or cuda[:N]")

@@ -19,6 +19,7 @@ from hf_eval.errors import DataError
 from hf_eval.schema import (
     Definition,
     Receipt,
+    SafetensorsInput,
     Solution,
     TaskConfig,
     WorkloadTrace,
@@ -34,6 +35,8 @@ class Located:
     value: object
     path: Path
     line: int | None = None
+    #: the line as read, for rows that are written back unchanged (receipts)
+    text: str | None = None
 
 
 def _claimed_names(path: Path, kind: str) -> tuple[str | None, str | None]:
@@ -96,7 +99,7 @@ class DatasetFiles:
             for located in ds._load_lines(WorkloadTrace, path):
                 ds.workloads.setdefault(located.value.definition, []).append(located)
         if (root / "captures.jsonl").is_file():
-            for located in ds._load_lines(Receipt, root / "captures.jsonl"):
+            for located in ds._load_lines(Receipt, root / "captures.jsonl", keep_text=True):
                 ds._add_unique(ds.receipts, located, "receipt", key=located.value.uuid)
         return ds
 
@@ -118,7 +121,7 @@ class DatasetFiles:
                 self.rejected.append(Rejected(kind, name, definition, problem))
             return None
 
-    def _load_lines(self, model, path: Path) -> list[Located]:
+    def _load_lines(self, model, path: Path, keep_text: bool = False) -> list[Located]:
         rows: list[Located] = []
         lines = path.read_text().splitlines()
         for number, text in enumerate(lines, start=1):
@@ -129,7 +132,7 @@ class DatasetFiles:
             except DataError as err:
                 self.problems.append(err)
                 continue
-            rows.append(Located(row, path, number))
+            rows.append(Located(row, path, number, text if keep_text else None))
         return rows
 
     def _add_unique(self, index: dict, located: Located | None, kind: str,
@@ -185,6 +188,13 @@ class DatasetFiles:
 
     def solutions_for(self, definition: str) -> list[Solution]:
         return [s.value for s in self.solutions.values() if s.value.definition == definition]
+
+    def engine_outputs(self, located: Located) -> dict[str, SafetensorsInput] | None:
+        """A receipt's engine output by output name (None: it has none, as an imported
+        workload); a ``DataError`` naming the line when it does not fit its definition."""
+        receipt: Receipt = located.value
+        return receipt.expected_by_output(self.definition(receipt.definition),
+                                          self._rel(located.path), located.line)
 
     def where(self, located: Located) -> str:
         return self._rel(located.path) + (f":{located.line}" if located.line else "")

@@ -38,10 +38,11 @@ def row_features():
 
 
 def provenance_summary(receipt: Receipt | None) -> dict:
-    """Kind, origin (generator, capture program or import source), seed and case."""
-    if receipt is None:
+    """Kind, origin (generator, capture program or import source), seed and case; None
+    where the receipt (or its provenance) does not say."""
+    p = receipt.provenance if receipt is not None else None
+    if p is None:
         return {"kind": None, "origin": None, "seed": None, "case": None}
-    p = receipt.provenance
     return {"kind": p.kind, "origin": p.generator or p.program or p.source,
             "seed": p.seed, "case": p.case}
 

@@ -1,8 +1,10 @@
 """Validated models of every file the dataset holds, and loaders whose errors name the place.
 
 The fields and rules are FlashInfer Trace's (FlashInfer-Bench 0.1.2, see
-``../shared/spec/peers.md``) plus this project's own (task configs and receipts). Models
-forbid unknown fields, so a typo in a key is an error rather than a silently ignored value.
+``../shared/spec/peers.md``) plus this project's own (task configs). Models forbid
+unknown fields, so a typo in a key is an error rather than a silently ignored value; the
+receipts (``captures.jsonl``) are the exception: they keep the published format's keys of
+their own and write them back unchanged.
 """
 
 from __future__ import annotations
@@ -17,12 +19,16 @@ from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
+    PrivateAttr,
     StrictBool,
     StrictFloat,
     StrictInt,
+    Tag,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -376,19 +382,61 @@ class TaskConfig(Model):
 
 
 # -------------------------------------------------------------------------------- receipts
-class Provenance(BaseModel):
-    """Where a workload came from. Extra keys carry details (request, engine op, ...)."""
+class Kept(BaseModel):
+    """Base of the receipt models: a published file's own format, read unchanged.
 
-    model_config = ConfigDict(extra="allow")
-    kind: Literal["generated", "captured", "imported"]
+    Unknown keys are kept (``extra="allow"``), and :meth:`to_json` gives the keys that
+    were read, in the order they were read, plus any set since, so that a line read and
+    written again unchanged is the same bytes (:meth:`Receipt.to_line`). Known fields
+    are strict: a value is never converted (a seed of ``"7"`` is an error, not ``7``).
+    """
+
+    model_config = ConfigDict(extra="allow", strict=True, use_attribute_docstrings=True)
+    _order: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_order(cls, data: Any, handler: Any) -> Kept:
+        model = handler(data)
+        if isinstance(data, dict):
+            model._order = list(data)
+        return model
+
+    @model_serializer(mode="wrap")
+    def _in_read_order(self, handler: Any) -> Any:
+        out = handler(self)
+        if not isinstance(out, dict):
+            return out
+        first = {k: out[k] for k in self._order if k in out}
+        return {**first, **{k: v for k, v in out.items() if k not in first}}
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys read (or set), in order; defaults never read or set are left out."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class Provenance(Kept):
+    """Where a workload came from. Unknown keys carry details (request, engine op, ...)."""
+
+    kind: Literal["generated", "captured", "imported"] | None = None
+    """``generated`` (a sample drawn by a generator), ``captured`` (recorded from a running
+    program) or ``imported`` (taken from another dataset); when given, the keys that kind
+    needs are required. Absent in receipts that do not label their kind."""
     generator: NonEmpty | None = None
+    """A generated workload's generator: the module of its family (``hf_eval.families.*``)."""
     seed: int | None = None
+    """A generated workload's seed."""
     case: NonEmpty | None = None
+    """A generated workload's case label in ``hf_eval/samples/cases/<definition>.json``."""
     program: NonEmpty | None = None
+    """A captured workload's program (the script the capture ran)."""
     source: NonEmpty | None = None
+    """An imported workload's source dataset."""
 
     @model_validator(mode="after")
     def _required_per_kind(self) -> Provenance:
+        if self.kind is None:
+            return self
         need = {"generated": ("generator", "seed"), "captured": ("program",),
                 "imported": ("source",)}[self.kind]
         missing = [k for k in need if getattr(self, k) is None]
@@ -397,13 +445,118 @@ class Provenance(BaseModel):
         return self
 
 
-class Receipt(Model):
+#: The two spellings of ``expected_output`` (the tags of its union).
+ONE_DESCRIPTOR, BY_OUTPUT = "one descriptor", "by output"
+
+
+def _expected_shape(value: Any) -> str:
+    """One descriptor (its ``type`` is a string) or a dict of descriptors by output name."""
+    if isinstance(value, SafetensorsInput) or (
+            isinstance(value, dict) and isinstance(value.get("type"), str)):
+        return ONE_DESCRIPTOR
+    return BY_OUTPUT
+
+
+ExpectedOutput = Annotated[
+    Annotated[SafetensorsInput, Tag(ONE_DESCRIPTOR)]
+    | Annotated[dict[NonEmpty, SafetensorsInput], Tag(BY_OUTPUT)],
+    Discriminator(_expected_shape)]
+
+
+class Receipt(Kept):
+    """One line of ``captures.jsonl``: what is known about one workload, by its UUID.
+
+    Only ``uuid`` and ``definition`` are required. The published receipts also carry the
+    model revision, request, engine operation and so on under keys of their own: those
+    are kept and written back as they were read.
+    """
+
     uuid: NonEmpty
+    """The workload's UUID (``workload.uuid`` of one line of ``workloads/``)."""
     definition: NonEmpty
-    provenance: Provenance
-    adaptations: list[Any] = []
-    expected_outputs: dict[NonEmpty, SafetensorsInput] | None = None
-    validation: dict[str, Any] | None = None
+    """The name of the workload's definition."""
+    provenance: Provenance | None = None
+    """Where the workload came from: a generator and seed, a capture, an import."""
+    adaptations: Any = None
+    """How the engine's call was adapted to the definition's inputs (this harness's
+    capture writes a list of strings), as the receipt recorded them."""
+    expected_output: ExpectedOutput | None = None
+    """The engine's own output, saved when the workload was captured: one safetensors
+    descriptor (the definition's single output) or a dict of them by output name.
+    Absent when there is none (imported workloads): those are checked by running the
+    reference instead. :meth:`expected_by_output` gives it by output name."""
+    validation: Any = None
+    """Validation results; ``replay`` writes its own under ``validation.replay``."""
+
+    @property
+    def kind(self) -> str | None:
+        """The provenance's kind, or None where the receipt does not say."""
+        return self.provenance.kind if self.provenance is not None else None
+
+    @property
+    def expected_descriptors(self) -> list[SafetensorsInput]:
+        """Every descriptor ``expected_output`` holds, however it is spelled."""
+        expected = self.expected_output
+        if expected is None:
+            return []
+        return [expected] if isinstance(expected, SafetensorsInput) else list(expected.values())
+
+    def expected_by_output(self, definition: Definition, file: str | Path,
+                           line: int | None = None) -> dict[str, SafetensorsInput] | None:
+        """``expected_output`` by output name (None when there is none).
+
+        One descriptor stands for the definition's single output; for a definition with
+        several outputs it is an error, as is a dict that names an output the definition
+        lacks or leaves one out. Errors are ``DataError`` naming ``file``, ``line`` and
+        the field.
+        """
+        expected = self.expected_output
+        if expected is None:
+            return None
+        outputs = list(definition.outputs)
+        if isinstance(expected, SafetensorsInput):
+            if len(outputs) != 1:
+                raise DataError(file, f"one descriptor, but {definition.name} has "
+                                f"{len(outputs)} outputs ({', '.join(outputs)}): give a "
+                                "dict by output name", line=line, field="expected_output")
+            return {outputs[0]: expected}
+        unknown = [name for name in expected if name not in definition.outputs]
+        if unknown:
+            raise DataError(file, f"{definition.name} has no output {unknown[0]!r} (outputs: "
+                            f"{', '.join(outputs)})", line=line,
+                            field=f"expected_output.{unknown[0]}")
+        missing = [name for name in outputs if name not in expected]
+        if missing:
+            raise DataError(file, f"no descriptor for output {missing[0]!r} (a receipt "
+                            "holds every output or none)", line=line, field="expected_output")
+        return {name: expected[name] for name in outputs}
+
+    def to_line(self, like: str | None = None) -> str:
+        """The receipt as one line of ``captures.jsonl``, keys in the order read: in the
+        JSON style of ``like`` (the line it was read from, see :func:`dumps_like`),
+        compact otherwise."""
+        return dumps_like(self.to_json(), like)
+
+
+#: The JSON styles a line is recognised in: separators and whether non-ASCII is escaped
+#: (compact, as this harness writes; and ``json.dumps``'s default).
+JSON_STYLES = (((",", ":"), False), ((", ", ": "), True), ((",", ":"), True),
+               ((", ", ": "), False))
+
+
+def dumps_like(data: Any, like: str | None = None) -> str:
+    """``data`` as one line of JSON in the style ``like`` is written in, when it is one of
+    :data:`JSON_STYLES` (so a value read from ``like`` and written back unchanged is the
+    same bytes); compact, non-ASCII as is, otherwise."""
+    if like is not None:
+        try:
+            original = json.loads(like)
+        except ValueError:
+            original = None
+        for separators, ascii_only in JSON_STYLES:
+            if json.dumps(original, separators=separators, ensure_ascii=ascii_only) == like:
+                return json.dumps(data, separators=separators, ensure_ascii=ascii_only)
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------------- loaders
@@ -412,7 +565,10 @@ M = TypeVar("M", bound=BaseModel)
 
 def _first_error(exc: ValidationError) -> tuple[str, str]:
     err = exc.errors()[0]
-    field = ".".join(str(p) for p in err["loc"]) or None
+    loc = list(err["loc"])
+    if loc[:1] == ["expected_output"] and loc[1:2] in ([ONE_DESCRIPTOR], [BY_OUTPUT]):
+        del loc[1]  # the union's tag is no key of the file
+    field = ".".join(str(p) for p in loc) or None
     return field, err["msg"].removeprefix("Value error, ")
 
 

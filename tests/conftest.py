@@ -88,7 +88,7 @@ def build_toy_root(tmp_path: Path, call_timeout_s: float = 300.0) -> Path:
     (root / "workloads/toy").mkdir(parents=True)
     (root / "workloads/toy/toy_linear_n8_k16.jsonl").write_text(
         "".join(r.model_dump_json() + "\n" for r in rows))
-    (root / "captures.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in receipts))
+    (root / "captures.jsonl").write_text("".join(r.to_line() + "\n" for r in receipts))
     write_json(root / "tasks/toy_linear_n8_k16.json", {
         "definition": "toy_linear_n8_k16",
         "workloads": ["workloads/toy/toy_linear_n8_k16.jsonl"],

@@ -203,7 +203,7 @@ def test_export_loads_in_flashinfer_bench_and_its_evaluator_accepts_it(
     assert first == second
 
 
-def test_export_of_captured_data_keeps_receipts_and_expected_outputs(tmp_path, monkeypatch):
+def test_export_of_captured_data_keeps_receipts_and_expected_output(tmp_path, monkeypatch):
     from hf_eval.capture import Capture
 
     torch.manual_seed(0)
@@ -213,8 +213,11 @@ def test_export_of_captured_data_keeps_receipts_and_expected_outputs(tmp_path, m
     monkeypatch.setenv("FIB_CACHE_PATH", str(tmp_path / "fib-cache"))
     export_fib(tmp_path / "ds", tmp_path / "out")
     assert run_check(tmp_path / "out") == ([], [])
-    receipt = json.loads((tmp_path / "out/captures.jsonl").read_text())
-    assert receipt["provenance"]["kind"] == "captured" and receipt["expected_outputs"]
+    line = (tmp_path / "out/captures.jsonl").read_text()
+    assert line == (tmp_path / "ds/captures.jsonl").read_text()  # byte for byte
+    receipt = json.loads(line)
+    assert receipt["provenance"]["kind"] == "captured"
+    assert list(receipt["expected_output"]) == ["output"]  # a dict by output name
     statuses = fib_evaluate(tmp_path / "out", monkeypatch)
     assert statuses == {"torch_attention_causal_h2_d8_fp32": [EvaluationStatus.PASSED]}
     with pytest.raises(DataError, match="not empty"):

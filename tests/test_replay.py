@@ -28,7 +28,8 @@ def test_replay_passes_and_records_its_result_in_the_receipts(tmp_path):
     root = captured_root(tmp_path)
     result = replay(root)
     assert [r["status"] for r in result.results] == ["PASSED", "PASSED"]
-    assert result.lines()[-1] == "replay: 2 replayed, 0 failed"
+    assert result.lines()[-1] == "replay: 2 replayed, 0 failed, 0 without an engine output"
+    assert result.exit_code == 0
     ds = open_dataset(root)
     for receipt in ds.receipts.values():
         record = receipt.value.validation["replay"]
@@ -43,17 +44,17 @@ def test_a_wrong_expected_output_fails_replay_with_its_reason(tmp_path, capsys):
     ds = open_dataset(root)
     located = next(iter(ds.receipts.values()))
     receipt = located.value
-    good = ds.store.load(receipt.expected_outputs["y"])
+    good = ds.store.load(receipt.expected_output["y"])
     wrong = ds.store.write(good * 1.01, "blob/workloads/elsewhere", "y")
     lines = (root / "captures.jsonl").read_text().splitlines()
-    lines = [json.dumps({**json.loads(t), "expected_outputs": {"y": wrong.model_dump()}})
+    lines = [json.dumps({**json.loads(t), "expected_output": {"y": wrong.model_dump()}})
              if json.loads(t)["uuid"] == receipt.uuid else t for t in lines]
     (root / "captures.jsonl").write_text("\n".join(lines) + "\n")
     before = (root / "captures.jsonl").read_text()
     assert main(["--root", str(root), "replay", "--no-write"]) == 1
     out = capsys.readouterr().out
     assert f"{receipt.uuid}: FAILED (y: " in out and "elements outside tolerance" in out
-    assert "replay: 2 replayed, 1 failed" in out
+    assert "replay: 2 replayed, 1 failed, 0 without an engine output" in out
     assert (root / "captures.jsonl").read_text() == before  # --no-write wrote nothing
     failed = replay(root).failures
     assert [f["uuid"] for f in failed] == [receipt.uuid]
@@ -62,7 +63,18 @@ def test_a_wrong_expected_output_fails_replay_with_its_reason(tmp_path, capsys):
 
 
 def test_generated_samples_are_reported_as_having_nothing_to_replay(toy_root, capsys):
-    assert main(["--root", str(toy_root), "replay"]) == 0
-    out = capsys.readouterr().out
-    assert "toy_linear_n8_k16: 3 workload(s) have no expected output to replay" in out
-    assert "replay: 0 replayed, 0 failed" in out
+    before = (toy_root / "captures.jsonl").read_bytes()
+    assert main(["--root", str(toy_root), "replay"]) == 2
+    assert capsys.readouterr().out.splitlines() == [
+        "toy_linear_n8_k16: 3 receipt(s) have no expected_output (no engine output to replay; "
+        "judged against the reference only)",
+        "replay: 0 replayed, 0 failed, 3 without an engine output",
+        "replay: nothing to replay: none of the 3 selected workload(s) has an engine output "
+        "(expected_output)"]
+    assert (toy_root / "captures.jsonl").read_bytes() == before
+
+
+def test_a_selection_that_matches_nothing_is_bad_input(toy_root, capsys):
+    assert main(["--root", str(toy_root), "replay", "--uuid", "no-such-uuid"]) == 2
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "replay: nothing to replay: the selection matches no workload")

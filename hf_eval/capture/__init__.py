@@ -5,7 +5,8 @@ references, and move workloads between this format and FlashInfer-Bench's.
 - ``adapters.py``: engine arguments -> a definition's inputs (recorded adaptations);
 - ``matching.py``: shapes and constants against definitions' ``capture:`` tags;
 - ``proposals.py``: new per-shape definitions for calls nothing matches;
-- ``replay.py``: captured expected outputs against the references, under task tolerances;
+- ``replay.py``: the engine outputs receipts hold (``expected_output``) against the
+  references, under task tolerances;
 - ``interop.py``: FlashInfer Trace import and export.
 """
 

@@ -9,7 +9,8 @@ definition whose shapes and constants match (``matching.py``), and writes:
 - the inputs through the content-addressed :class:`~hf_eval.store.TensorStore`
   (identical tensors share one file; a tensor seen again unchanged, such as a layer's
   weight, is not even re-hashed);
-- the program's own output as the expected output (in the receipt);
+- the program's own output as the receipt's ``expected_output``, always a dict of
+  descriptors by output name (also for a single output);
 - one workload row and one receipt with provenance (program, model and revision when
   given, op, call index, call site and module, constants, engine argument shapes) and
   the adapter's list of adaptations.
@@ -499,17 +500,20 @@ class Capture:
         if workload_uuid in self.uuids:
             stats.already_present += 1
             return
-        provenance = Provenance(
+        details = dict(
             kind="captured", program=self.program, model=self.model, revision=self.revision,
             op=spec.name, call_index=index, call_site=site, constants=adapted.constants,
             engine_arguments=_engine_arguments(arguments), **self.extra_provenance)
+        provenance = Provenance(**{k: v for k, v in details.items() if v is not None})
         row = WorkloadTrace(definition=name, workload={"uuid": workload_uuid, "axes": axes,
                                                        "inputs": inputs})
+        # expected_output is always a dict by output name, even for a single output (the
+        # published format's one-descriptor spelling is read, never written here).
         receipt = Receipt(uuid=workload_uuid, definition=name, provenance=provenance,
-                          adaptations=list(adapted.adaptations), expected_outputs=expected)
+                          adaptations=list(adapted.adaptations), expected_output=expected)
         self._append(self._workload_file(target), row.model_dump_json())
         if workload_uuid not in self.receipt_uuids:
-            self._append(self.root / "captures.jsonl", receipt.model_dump_json(exclude_none=True))
+            self._append(self.root / "captures.jsonl", receipt.to_line())
             self.receipt_uuids.add(workload_uuid)
         self.uuids.add(workload_uuid)
 

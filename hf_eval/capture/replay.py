@@ -1,14 +1,18 @@
-"""Replay: judge each workload's recorded expected output against the definition's reference.
+"""Replay: judge each workload's recorded engine output against the definition's reference.
 
 This is how a capture is validated (the published dataset checked its captures this way):
-the engine's own output, saved at capture time, must agree with what the definition's
-reference computes from the saved inputs, under the task's tolerance. A failure means
-the adapter, the definition or the engine is wrong, and is reported; each result is
-written into the workload's receipt (``validation.replay``) with the reference's hash,
-the tolerance and the torch version, so the dataset records how it was validated.
+the engine's own output, saved at capture time in the receipt's ``expected_output``, must
+agree with what the definition's reference computes from the saved inputs, under the
+task's tolerance. A failure means the adapter, the definition or the engine is wrong, and
+is reported; each result is written into the workload's receipt (``validation.replay``)
+with the reference's hash, the tolerance and the torch version, so the dataset records
+how it was validated. Only that key of the receipt's line changes; every other line of
+``captures.jsonl`` is written back as it was read.
 
-Workloads whose receipts hold no expected output (generated samples) are counted and
-reported as such, never silently passed.
+Receipts without an ``expected_output`` (imported workloads, which are checked against
+the reference instead, and generated samples) are counted and reported as such, never
+silently passed; a replay that finds nothing to replay says so and is an error of the
+input (:attr:`ReplayResult.exit_code`).
 """
 
 from __future__ import annotations
@@ -19,42 +23,83 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from hf_eval.acceptance import compare_outputs
 from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
-from hf_eval.schema import Receipt
+from hf_eval.schema import dumps_like
 from hf_eval.sources import compile_reference, source_hash
 
 
 @dataclass
 class ReplayResult:
+    """Every replayed workload's record, and the selected workloads that had nothing to
+    replay, by definition."""
+
     results: list[dict] = field(default_factory=list)
+    #: workloads whose receipt has no ``expected_output``, by definition
     no_expected_output: Counter = field(default_factory=Counter)
+    #: workloads with no receipt at all, by definition
+    no_receipt: Counter = field(default_factory=Counter)
+    #: UUIDs of receipts whose ``validation`` is not an object (the replay is not written in)
+    not_recorded: list[str] = field(default_factory=list)
+    #: the lines of ``captures.jsonl`` that do not load (their workloads have no receipt)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[dict]:
         return [r for r in self.results if r["status"] != "PASSED"]
 
+    @property
+    def selected(self) -> int:
+        return (len(self.results) + sum(self.no_expected_output.values())
+                + sum(self.no_receipt.values()))
+
+    @property
+    def exit_code(self) -> int:
+        """1: an engine output failed; 2: a ``DATA_ERROR``, a receipt that does not load,
+        or nothing could be replayed (the selection matched no workload, or none of it
+        has an engine output); else 0."""
+        if any(r["status"] == "FAILED" for r in self.results):
+            return 1
+        if self.failures or self.problems or not self.results:
+            return 2
+        return 0
+
     def lines(self) -> list[str]:
-        out = [f"{r['definition']} {r['uuid']}: {r['status']}"
+        out = list(self.problems)
+        out += [f"{r['definition']} {r['uuid']}: {r['status']}"
                + (f" ({r['reason']})" if r.get("reason") else "") for r in self.results]
-        out += [f"{name}: {n} workload(s) have no expected output to replay (not captured)"
+        out += [f"{name}: {n} receipt(s) have no expected_output (no engine output to replay; "
+                "judged against the reference only)"
                 for name, n in sorted(self.no_expected_output.items())]
-        out.append(f"replay: {len(self.results)} replayed, {len(self.failures)} failed")
+        out += [f"{name}: {n} workload(s) have no receipt in captures.jsonl"
+                for name, n in sorted(self.no_receipt.items())]
+        out += [f"{uuid}: validation is not an object; the replay was not recorded"
+                for uuid in self.not_recorded]
+        none = sum(self.no_expected_output.values()) + sum(self.no_receipt.values())
+        out.append(f"replay: {len(self.results)} replayed, {len(self.failures)} failed, "
+                   f"{none} without an engine output")
+        if not self.selected:
+            out.append("replay: nothing to replay: the selection matches no workload")
+        elif not self.results:
+            out.append(f"replay: nothing to replay: none of the {self.selected} selected "
+                       "workload(s) has an engine output (expected_output)")
         return out
 
 
 def replay(root: str | Path, definitions: list[str] | None = None,
            uuids: list[str] | None = None, device: str = "cpu",
            write: bool = True) -> ReplayResult:
-    """Replay every selected workload that has an expected output; record results."""
+    """Replay every selected workload whose receipt has an engine output; record results."""
     dataset = open_dataset(root)
     names = definitions or sorted(dataset.workloads)
-    result = ReplayResult()
-    updated: dict[str, Receipt] = {}
+    result = ReplayResult(problems=[str(p) for p in dataset.problems
+                                    if p.file == "captures.jsonl"])
+    updated: dict[str, Any] = {}
     dev = torch.device(device)
     for name in names:
         definition = dataset.definition(name)
@@ -66,19 +111,17 @@ def replay(root: str | Path, definitions: list[str] | None = None,
             if uuids and uuid not in uuids:
                 continue
             located = dataset.receipts.get(uuid)
-            if located is None or not located.value.expected_outputs:
+            if located is None:
+                result.no_receipt[name] += 1
+                continue
+            if located.value.expected_output is None:
                 result.no_expected_output[name] += 1
                 continue
-            receipt: Receipt = located.value
             record = {"definition": name, "uuid": uuid}
             try:
+                descriptors = dataset.engine_outputs(located)
                 inputs = dataset.materialise_inputs(definition, row, dev)
-                missing = [o for o in outputs if o not in receipt.expected_outputs]
-                if missing:
-                    raise DataError(dataset.where(located), f"no expected output for {missing}",
-                                    field="expected_outputs")
-                expected = tuple(dataset.store.load(receipt.expected_outputs[o], dev)
-                                 for o in outputs)
+                expected = tuple(dataset.store.load(descriptors[o], dev) for o in outputs)
                 with torch.no_grad():
                     truth = reference(*inputs)
                 truth = truth if isinstance(truth, tuple) else (truth,)
@@ -93,31 +136,38 @@ def replay(root: str | Path, definitions: list[str] | None = None,
             if failed:
                 record["reason"] = f"{failed[0].name}: {failed[0].reason}"
             result.results.append(record)
-            validation = dict(receipt.validation or {})
-            validation["replay"] = {
+            validation = located.value.validation
+            if validation is not None and not isinstance(validation, dict):
+                result.not_recorded.append(uuid)
+                continue
+            updated[uuid] = {**(validation or {}), "replay": {
                 "status": record["status"], "outputs": record["outputs"],
                 "reference_sha256": source_hash(definition.reference),
                 "tolerance": {o: task.tolerance_for(o).model_dump() for o in outputs},
                 "torch": torch.__version__, "device": str(dev),
-                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-            updated[uuid] = receipt.model_copy(update={"validation": validation})
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}}
     if write and updated:
-        rewrite_receipts(Path(root) / "captures.jsonl", updated)
+        rewrite_receipts(Path(root) / "captures.jsonl", {u: {"validation": v}
+                                                         for u, v in updated.items()})
     return result
 
 
-def rewrite_receipts(path: Path, updated: dict[str, Receipt]) -> None:
-    """Replace the lines of ``updated`` receipts in place (locked: captures may append)."""
-    with open(path, "r+") as fh:
+def rewrite_receipts(path: Path, changes: dict[str, dict[str, Any]]) -> None:
+    """Set top-level keys of some receipts (``changes``: by UUID, key to new value).
+
+    Locked, since a capture may append meanwhile. A changed line keeps its keys' order
+    and its JSON style; every other line is written back byte for byte.
+    """
+    with open(path, "r+", encoding="utf-8", newline="") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
-        lines = fh.read().splitlines()
         out = []
-        for line in lines:
+        for raw in fh.read().splitlines(keepends=True):
+            line = raw.rstrip("\r\n")
             if line.strip():
-                uuid = json.loads(line).get("uuid")
-                if uuid in updated:
-                    line = updated[uuid].model_dump_json(exclude_none=True)
-            out.append(line)
+                data = json.loads(line)
+                if isinstance(data, dict) and data.get("uuid") in changes:
+                    raw = dumps_like({**data, **changes[data["uuid"]]}, line) + raw[len(line):]
+            out.append(raw)
         fh.seek(0)
         fh.truncate()
-        fh.write("".join(line + "\n" for line in out))
+        fh.write("".join(out))

@@ -19,7 +19,13 @@ import torch
 from hf_eval.errors import DataError
 from hf_eval.families.registry import family_of
 from hf_eval.samples import cases as recipes
-from hf_eval.samples.cases import generate_case, infer_axes, load_cases, sample_uuid
+from hf_eval.samples.cases import (
+    SampleCase,
+    generate_case,
+    infer_axes,
+    load_cases,
+    sample_uuid,
+)
 from hf_eval.samples.regenerate import REGENERATED_MARK
 from hf_eval.schema import (
     Definition,
@@ -33,6 +39,17 @@ from hf_eval.schema import (
 from hf_eval.store import TensorStore
 
 COMMIT_LIMIT = 256 << 10
+
+
+def sample_receipt(definition: str, uuid: str, generator: str, case: SampleCase) -> Receipt:
+    """A sample workload's receipt, in the published receipts' format: labelled generated,
+    with its generator, seed and case in the provenance, and no key that says nothing
+    (no engine output: a sample is judged against the reference only)."""
+    details = dict(kind="generated", generator=generator, seed=case.seed, case=case.label,
+                   params=case.params, note=case.note,
+                   description="synthetic sample, not captured data")
+    return Receipt(uuid=uuid, definition=definition, provenance=Provenance(
+        **{k: v for k, v in details.items() if v is not None and v != {} and v != ""}))
 
 
 def build_definition(root: Path, definition: Definition) -> list[Receipt]:
@@ -65,10 +82,7 @@ def build_definition(root: Path, definition: Definition) -> list[Receipt]:
         uuid = sample_uuid(definition.name, case.label)
         rows.append(WorkloadTrace(definition=definition.name,
                                   workload=Workload(uuid=uuid, axes=axes, inputs=inputs)))
-        receipts.append(Receipt(uuid=uuid, definition=definition.name, provenance=Provenance(
-            kind="generated", generator=family.module, seed=case.seed, case=case.label,
-            params=case.params, note=case.note,
-            description="synthetic sample, not captured data")))
+        receipts.append(sample_receipt(definition.name, uuid, family.module, case))
         del values
     workload_file = root / "workloads" / definition.op_type / f"{definition.name}.jsonl"
     workload_file.parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +109,7 @@ def write_receipts(root: Path, definition: str, receipts: list[Receipt]) -> None
         fcntl.flock(fh, fcntl.LOCK_EX)
         keep = [line for line in fh.read().splitlines()
                 if line.strip() and json.loads(line).get("definition") != definition]
-        keep += [r.model_dump_json() for r in receipts]
+        keep += [r.to_line() for r in receipts]
         keep.sort(key=lambda line: (json.loads(line)["definition"], json.loads(line)["uuid"]))
         fh.seek(0)
         fh.truncate()

@@ -50,7 +50,7 @@ def _case_of(files: DatasetFiles, row: Located, where: str
     """(definition, recipe) behind a generated workload row, or None when it has none."""
     trace = row.value
     receipt = files.receipts.get(trace.workload.uuid)
-    if receipt is None or receipt.value.provenance.kind != "generated":
+    if receipt is None or receipt.value.kind != "generated":
         return None
     definition = files.definition(trace.definition)
     spec = load_cases(definition.name)
@@ -143,7 +143,7 @@ class DrawnInMemory:
             receipt = receipts.get(other.value.workload.uuid)
             desc = other.value.workload.inputs.get(name)
             uses = isinstance(desc, SafetensorsInput) and desc.path == path
-            if uses and receipt is not None and receipt.value.provenance.kind == "generated":
+            if uses and receipt is not None and receipt.value.kind == "generated":
                 return other
         raise DataError(path, "listed as regenerated, but no generated sample workload of "
                         f"{row.value.definition} uses it: it cannot be drawn")
@@ -172,7 +172,7 @@ class SampleRegenerator:
                 found = _case_of(self.files, row, relpath)
                 if found is None:
                     receipt = self.files.receipts.get(trace.workload.uuid)
-                    if receipt is None or receipt.value.provenance.kind != "generated":
+                    if receipt is None or receipt.value.kind != "generated":
                         continue
                     return False  # generated, but its recipes are not in this harness
                 definition, case = found
