@@ -151,6 +151,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.resume:
         for note in repair_for_resume(report):
             print(f"note: {note}", file=sys.stderr)
+    if args.ray is not None and args.gpus:  # an argument error, before any device check
+        print("error: --ray takes its GPUs from the cluster (one lane each); --gpus is "
+              "for the local path", file=sys.stderr)
+        return 2
     devices = [f"cuda:{i}" for i in args.gpus] if args.gpus else [args.device]
     for device in devices:
         problem = _device_problem(device)
@@ -171,10 +175,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
     #: The Ray path's own errors (lazily imported): the cluster could not finish the audit.
     cluster_errors: tuple[type[Exception], ...] = ()
     if args.ray is not None:
-        if args.gpus:
-            print("error: --ray takes its GPUs from the cluster (one lane each); --gpus is "
-                  "for the local path", file=sys.stderr)
-            return 2
         try:
             from hf_eval.distributed import RayAudit, RayAuditError
         except ImportError as exc:

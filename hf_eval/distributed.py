@@ -369,6 +369,11 @@ class RayAudit:
     def notes(self) -> list[str]:
         return self.audit.notes
 
+    @property
+    def refused(self) -> list[DataError]:
+        """What the plan refused (a dev UUID that names no workload, say): the audit's."""
+        return self.audit.refused
+
     def summary(self) -> str:
         """One line for the command line: lanes, nodes, start-up, retries, shared truths."""
         kind = "GPU" if self.device_type == "cuda" else "CPU"

@@ -37,8 +37,8 @@ DENIED = r"Permission denied|Operation not permitted"
 #: A refusal by the kernel (Landlock, DAC, seals) or a process the worker cannot see.
 DENIED = r"Permission denied|Operation not permitted"
 UNSEEN = DENIED + r"|No such file or directory|No such process"
-#: The tampering a reply that names a status is (the worker never names one).
-NAMES_A_STATUS = r"^result channel tampering: a reply with unknown field\(s\) \['status'\]$"
+#: What a candidate that sets its own ``collect`` on the worker instance gets.
+SHADOWS_COLLECT = r"^harness integrity: candidate code replaced Worker\.collect$"
 
 #: candidate -> (expected status, a regular expression the reason must match)
 EXPECTED = {
@@ -49,15 +49,22 @@ EXPECTED = {
     "forge_isolation_walls": ("PASSED", r"^$"),
     # the verdict is the audit's alone: the worker's words are a RUNTIME_ERROR at most
     "declare_passed": ("RUNTIME_ERROR", r"^CandidateError: PASSED$"),
-    "declare_passed_reply": ("RUNTIME_ERROR", NAMES_A_STATUS),
-    "declare_data_error_reply": ("RUNTIME_ERROR", NAMES_A_STATUS),
-    "declare_unknown_status_reply": ("RUNTIME_ERROR", NAMES_A_STATUS),
+    # (a handler set on the worker instance is never called, and is itself tampering;
+    # the protocol's refusal of a status: tests/test_channel.py)
+    "declare_passed_reply": ("RUNTIME_ERROR", SHADOWS_COLLECT),
+    "declare_data_error_reply": ("RUNTIME_ERROR", SHADOWS_COLLECT),
+    "declare_unknown_status_reply": ("RUNTIME_ERROR", SHADOWS_COLLECT),
     # outputs that are not fresh, plain, correct tensors
     "alias_input": ("RUNTIME_ERROR", r"killed by SIGSEGV .*inputs are mapped read-only"),
     "nan_output": ("INCORRECT_NUMERICAL", r"first call: y: .*non-finite"),
     "wrong_dtype": ("INCORRECT_DTYPE", r"dtype torch.float32 != torch.bfloat16"),
     "wrong_shape": ("INCORRECT_SHAPE", r"first call: y: shape"),
     "outputs_short_row": ("INCORRECT_SHAPE", r"^first call: y: shape \(0, 8\) != \(1, 8\)$"),
+    # the worker's own state reshaped: slots that iterate empty, a send on the instance
+    "slots_iter_bypass": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                           r"candidate code replaced Worker\.slots$"),
+    "shadow_channel_send": ("RUNTIME_ERROR", r"^harness integrity: candidate code replaced "
+                                             r"Channel\.send$"),
     # another number of outputs is a shape failure, not a reply the audit distrusts
     "extra_output": ("INCORRECT_SHAPE", r"^first call: returned 3 outputs, the definition "
                                         r"has 2 \("),

@@ -165,3 +165,12 @@ def test_a_send_the_other_end_never_reads_times_out():
     big = {"blob": b"x" * (64 << 20)}
     with pytest.raises(ChannelTimeout):
         audit.send(big, time.monotonic() + 0.5)
+
+
+@pytest.mark.parametrize("status", ["PASSED", "DATA_ERROR", "SKIPPED"])
+def test_a_reply_that_names_a_status_is_refused(status):
+    """A worker never names a status: a reply with one is tampering, whatever it says."""
+    from hf_eval.isolation.protocol import ProtocolError, parse
+
+    with pytest.raises(ProtocolError, match=r"^a reply with unknown field\(s\) \['status'\]$"):
+        parse({"ok": True, "nonce": "n", "status": status, "outputs": [[None, None]]}, "n")

@@ -36,10 +36,12 @@ memory              the audit lends sealed memfds only          adversarial/alia
                     The audit keeps private copies for its      outputs_short_row,
                     truths, byte checks and fresh sets, draws   cfunc_torch_equal_mutate;
                     every judged set's truth before the call,   test_channel.py
-                    and judges a private copy of each slot. On
-                    CPU a trial's unmasked inputs live in a
-                    writable memfd the audit lent and reads
-                    back after the trial (inputs unchanged).
+                    and judges a private copy of each slot. On  clobber_inputs_restore_
+                    CPU a trial's unmasked inputs live in a     after_reply,
+                    writable memfd the audit lent: its bytes    slot_self_copy
+                    at secret positions are copied inside the
+                    clock, and it is read whole after the
+                    trial. No output may lie in a slot.
 fds                 the worker is given its socket, its log     adversarial/
                     and the memfds above; it gives none back    reply_with_descriptor
                     (a reply with a descriptor is refused).
@@ -77,9 +79,14 @@ time claims         the worker's device time (CUDA events; a    adversarial/forg
                     (:class:`hf_eval.trials.TrialTime`).
 the harness in      every harness module global and class is    adversarial/patch_timer,
 the worker          snapshotted before candidate code runs and  patch_torch,
-                    compared after every request (a check that  rebind_harness_global
-                    only turns a patch into an error sooner:
-                    nothing the worker says is trusted).
+                    compared after every request, and so are    rebind_harness_global,
+                    the worker's containers and slots (exact    slots_iter_bypass,
+                    types) and its and its channel's methods    shadow_channel_send
+                    (none shadowed on the instance); the
+                    channel's recv and send are bound before
+                    candidate code (a check that only turns a
+                    patch into an error sooner: nothing the
+                    worker says is trusted).
 terminal            candidate text is printed with control      tests/test_report.py
                     characters escaped (``report.safe_text``).
 ==================  ==========================================  ===========================

@@ -127,6 +127,32 @@ def _integrity_problems(baseline: Snapshot) -> list[str]:
     return changed
 
 
+#: The harness's containers on a worker, by attribute, and the exact type of each.
+_CONTAINERS = {"sets": dict, "sources": dict, "arenas": dict, "arena_of": dict,
+               "launches": dict, "produced": list, "slots": list}
+
+
+def _state_problems(worker: Worker) -> list[str]:
+    """The worker's and its channel's state that candidate code reshaped: an attribute set
+    on the instance over a method of its class (a ``send`` that rewrites replies), or a
+    harness container, or the output slots, of another type than the harness made (a
+    list whose iteration hides what indexing returns)."""
+    problems = []
+    for owner in (worker, worker.channel):
+        shadowed = set(vars(owner)) & set(dir(type(owner)))
+        problems += [f"{type(owner).__name__}.{name}" for name in sorted(shadowed)]
+    state = vars(worker)
+    for name, kind in _CONTAINERS.items():
+        if type(state.get(name)) is not kind:
+            problems.append(f"Worker.{name}")
+    slots = state.get("slots")
+    if type(slots) is list and not all(
+            type(slot) is list and all(type(t) is torch.Tensor for t in slot)
+            for slot in slots):
+        problems.append("Worker.slots")
+    return problems
+
+
 def _span(t: torch.Tensor) -> tuple[int, int, str]:
     storage = _untyped_storage(t)
     start = storage.data_ptr()
@@ -490,6 +516,9 @@ class Worker:
         n_outputs = request["n_outputs"]
         entries, spans = [], []
         # An output in a slot would skip its own copy, which the stand-in pays.
+        problems = _state_problems(self)
+        if problems:
+            raise CandidateError(f"harness integrity: candidate code replaced {problems[0]}")
         slots = [_span(t) for slot in self.slots for t in slot]
         for index, (set_id, produced) in enumerate(self.produced):
             outputs = self._checked(produced, set_id, spans, slots)
@@ -525,7 +554,12 @@ class Worker:
                 expected[arena_id] = self.arenas[arena_id].unmasked_source()
             for index, (mine, source) in enumerate(zip(self.sets[set_id],
                                                        self.sources[set_id])):
-                if not isinstance(mine, torch.Tensor) or mine is source:
+                if not isinstance(mine, torch.Tensor):
+                    continue
+                if mine is source:
+                    if mine.device.type != "cpu":  # a device copy is never its source
+                        raise CandidateError("harness integrity: an input's device copy "
+                                             "was made its own source")
                     continue
                 key = mine.data_ptr()
                 if key not in verdict:
@@ -614,6 +648,10 @@ class Worker:
         # by the check it did not replace).
         check, baseline = _integrity_problems, _snapshot()
         check_code = check.__code__
+        state = _state_problems
+        state_code = state.__code__
+        # The channel's methods, bound now: one set on the instance later is never called.
+        recv, send = self.channel.recv, self.channel.send
         # A tuple of bound methods, taken from the class now: nothing the candidate can
         # reach rebinds a handler (a dict could be found through gc and changed).
         handlers = (("load", self.load), ("register", self.register),
@@ -625,7 +663,7 @@ class Worker:
                     ("null", lambda request: (self._sync(), {"walls": self.walls})[1]))
         while True:
             try:
-                request = self.channel.recv()
+                request = recv()
             except ChannelClosed:
                 return
             if request["op"] == "exit":
@@ -640,11 +678,13 @@ class Worker:
                          "traceback": _format_traceback()}
             tampered = (check(baseline) if check.__code__ is check_code
                         else ["hf_eval.isolation.server._integrity_problems.__code__"])
+            tampered += (state(self) if state.__code__ is state_code
+                         else ["hf_eval.isolation.server._state_problems.__code__"])
             if tampered:
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
                                                + ", ".join(tampered[:20])}
             reply["nonce"] = request["nonce"]
-            self.channel.send(reply)
+            send(reply)
 
 
 def _quiet_collector() -> None:
