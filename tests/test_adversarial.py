@@ -65,6 +65,15 @@ EXPECTED = {
                                            r"candidate code replaced Worker\.slots$"),
     "shadow_channel_send": ("RUNTIME_ERROR", r"^harness integrity: candidate code replaced "
                                              r"Channel\.send$"),
+    # ... meta tensors in the slots, the worker's class swapped for one whose output check
+    # does nothing, a profile hook that swaps the slots between a check and its use
+    "meta_slots": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: candidate "
+                                    r"code replaced Worker\.slots$"),
+    "class_swap_worker": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                           r"candidate code replaced Worker\.__class__$"),
+    "profile_hook_toctou": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                             r"candidate code replaced sys\.setprofile or "
+                                             r"sys\.settrace \(a hook left set\)$"),
     # another number of outputs is a shape failure, not a reply the audit distrusts
     "extra_output": ("INCORRECT_SHAPE", r"^first call: returned 3 outputs, the definition "
                                         r"has 2 \("),

@@ -22,6 +22,7 @@ import gc
 import os
 import statistics
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -133,23 +134,36 @@ _CONTAINERS = {"sets": dict, "sources": dict, "arenas": dict, "arena_of": dict,
 
 
 def _state_problems(worker: Worker) -> list[str]:
-    """The worker's and its channel's state that candidate code reshaped: an attribute set
-    on the instance over a method of its class (a ``send`` that rewrites replies), or a
-    harness container, or the output slots, of another type than the harness made (a
-    list whose iteration hides what indexing returns)."""
+    """The worker's and its channel's state that candidate code reshaped: another class
+    (``__class__`` assigned), an attribute set on the instance over a method of its class
+    (a ``send`` that rewrites replies), a harness container or the output slots of
+    another type than the harness made (a list whose iteration hides what indexing
+    returns), a slot that is not in the memory the audit lent (a meta tensor), or a
+    profile or trace hook left set (which can change any of these between a check and
+    its use)."""
     problems = []
-    for owner in (worker, worker.channel):
-        shadowed = set(vars(owner)) & set(dir(type(owner)))
-        problems += [f"{type(owner).__name__}.{name}" for name in sorted(shadowed)]
+    for owner, kind in ((worker, Worker), (worker.channel, Channel)):
+        if type(owner) is not kind:
+            problems.append(f"{kind.__name__}.__class__")
+            continue
+        shadowed = set(vars(owner)) & set(dir(kind))
+        problems += [f"{kind.__name__}.{name}" for name in sorted(shadowed)]
     state = vars(worker)
     for name, kind in _CONTAINERS.items():
         if type(state.get(name)) is not kind:
             problems.append(f"Worker.{name}")
+    arenas = state.get("arenas")
+    if type(arenas) is dict and any(type(a) is not _Arena for a in arenas.values()):
+        problems.append("Worker.arenas")
     slots = state.get("slots")
     if type(slots) is list and not all(
-            type(slot) is list and all(type(t) is torch.Tensor for t in slot)
+            type(slot) is list and all(type(t) is torch.Tensor and t.device.type == "cpu"
+                                       and t.data_ptr() != 0 for t in slot)
             for slot in slots):
         problems.append("Worker.slots")
+    hooks = (sys.getprofile(), sys.gettrace(), threading.getprofile(), threading.gettrace())
+    if any(hook is not None for hook in hooks):
+        problems.append("sys.setprofile or sys.settrace (a hook left set)")
     return problems
 
 
