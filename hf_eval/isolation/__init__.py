@@ -81,12 +81,13 @@ the harness in      every harness module global and class is    adversarial/patc
 the worker          snapshotted before candidate code runs and  patch_torch,
                     compared after every request, and so are    rebind_harness_global,
                     the worker's containers and slots (exact    slots_iter_bypass,
-                    types) and its and its channel's methods    shadow_channel_send
-                    (none shadowed on the instance); the
-                    channel's recv and send are bound before
-                    candidate code (a check that only turns a
-                    patch into an error sooner: nothing the
-                    worker says is trusted).
+                    types, slots with memory), its and its      shadow_channel_send,
+                    channel's class and methods (none shadowed  meta_slots,
+                    on the instance) and no profile or trace    class_swap_worker,
+                    hook left set; recv and send are bound      profile_hook_toctou
+                    before candidate code (a check that only
+                    turns a patch into an error sooner:
+                    nothing the worker says is trusted).
 terminal            candidate text is printed with control      tests/test_report.py
                     characters escaped (``report.safe_text``).
 ==================  ==========================================  ===========================
