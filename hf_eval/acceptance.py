@@ -88,7 +88,8 @@ def compare(name: str, candidate: torch.Tensor, reference: torch.Tensor,
         mismatched += a.numel() - int((ok & finite).sum())
         diff = torch.where(finite, diff, 0.0)
         max_abs = max(max_abs, float(diff.max()))
-        max_rel = max(max_rel, float((diff / (scale + REL_EPS)).max()))
+        # in FP64: a finite FP32 difference over a small scale can overflow FP32
+        max_rel = max(max_rel, float((diff.double() / (scale.double() + REL_EPS)).max()))
         del a32, r32, diff, finite, scale, ok
 
     matched = numel - mismatched

@@ -99,7 +99,11 @@ class ReportWriter:
         """Write ``record`` as one line, or raise :class:`~hf_eval.records.RecordError`
         (naming the field and the rule) and write nothing when it is not a valid record."""
         validate_record(record)
-        line = json.dumps(record, sort_keys=True) + "\n"
+        try:  # strict JSON: every reader parses the line (no NaN or Infinity)
+            line = json.dumps(record, sort_keys=True, allow_nan=False) + "\n"
+        except ValueError:
+            raise RecordError("record", "holds a non-finite number (NaN or infinity), "
+                              "which JSON cannot carry") from None
         self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())

@@ -425,8 +425,7 @@ class AuditService:
                                "service): choose another name (records are read by "
                                "solution name)")
         digest = solution_hash(solution)
-        owner = self.names.setdefault(solution.name, digest)
-        if owner != digest:
+        if self.names.get(solution.name, digest) != digest:
             raise RequestError(400, f"solution name: {solution.name!r} names other sources in "
                                f"this server's report ({self.report}): choose another name "
                                "(records are read by solution name)")
@@ -434,7 +433,9 @@ class AuditService:
             raise RequestError(400, f"solution.spec.target_hardware: "
                                f"{solution.spec.target_hardware} does not include this "
                                f"server's device ({self.device.type}; or 'local')")
-        return Job(request, definition, task, solution, self._rows(request, task))
+        job = Job(request, definition, task, solution, self._rows(request, task))
+        self.names[solution.name] = digest  # taken only by a request that is judged
+        return job
 
     def _candidate(self, request: AuditRequest) -> Solution:
         """The request's Solution: parsed, or packaged from ``main_py`` as ``--candidate``

@@ -140,6 +140,39 @@ def load_entry(solution: Solution, where: str | Path | None = None) -> Entry:
     return Entry(run, prepare if callable(prepare) else None, module)
 
 
+def _read_beneath(package: Path, parts: tuple[str, ...], limit: int) -> bytes:
+    """The bytes of ``package/parts``, opened one component at a time without following
+    a link (a folder swapped for a link while the package is read cannot redirect the
+    read outside it), from a regular file of at most ``limit`` bytes."""
+    where = package.joinpath(*parts)
+    fds = [os.open(package, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        for part in parts[:-1]:
+            fds.append(os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                               dir_fd=fds[-1]))
+        fds.append(os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK,
+                           dir_fd=fds[-1]))
+        info = os.fstat(fds[-1])
+        if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read for ever
+            raise DataError(where, "candidate source is not a regular file")
+        if info.st_size > limit:
+            raise DataError(where, f"candidate sources are over the package's limit of "
+                            f"{MAX_PACKAGE_BYTES >> 20} MiB or {MAX_PACKAGE_FILES} files")
+        chunks, size = [], 0
+        while chunk := os.read(fds[-1], 1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise DataError(where, "candidate source grew while it was read")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise DataError(where, f"candidate source could not be read without following a "
+                        f"link ({exc.strerror})") from None
+    finally:
+        for fd in reversed(fds):
+            os.close(fd)
+
+
 def solution_from_directory(entry: Path, definition: str) -> Solution:
     """Package ``path/main.py`` and the Python files beside it as a solution (``--candidate``).
 
@@ -160,15 +193,17 @@ def solution_from_directory(entry: Path, definition: str) -> Solution:
         resolved = path.resolve()
         if package not in resolved.parents:
             raise DataError(path, "candidate source escapes its package directory (a link?)")
-        info = resolved.stat()
-        if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read for ever
-            raise DataError(path, "candidate source is not a regular file")
-        total += info.st_size  # checked before reading: a sparse file costs no disk
-        if total > MAX_PACKAGE_BYTES or len(sources) >= MAX_PACKAGE_FILES:
+        if resolved != package.joinpath(*inside):
+            raise DataError(path, "candidate source is a link (links are not followed: copy "
+                            "the file into the folder)")
+        if len(sources) >= MAX_PACKAGE_FILES:
             raise DataError(path, f"candidate sources are over the package's limit of "
                             f"{MAX_PACKAGE_BYTES >> 20} MiB or {MAX_PACKAGE_FILES} files")
+        # size checked before reading (a sparse file costs no disk), by the open file
+        data = _read_beneath(package, inside, MAX_PACKAGE_BYTES - total)
+        total += len(data)
         try:
-            content = resolved.read_bytes().decode("utf-8")
+            content = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataError(path, f"candidate source is not UTF-8 text (byte {exc.start})") \
                 from None

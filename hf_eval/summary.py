@@ -25,6 +25,7 @@ A case is one solution on one workload of one definition, on one device. The rul
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -144,6 +145,10 @@ class _Cases:
     #: Per definition, the baseline and how it is timed, as the last record naming one
     #: says (a task's baseline may have changed between reports).
     baselines: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: Per (definition, solution name), the solution hashes its records name: more than
+    #: one is two solutions under one name (two folders of the same name, say).
+    sources: dict[tuple[str, str], set[str]] = field(
+        default_factory=lambda: defaultdict(set))
 
 
 def _where(entry: ReportEntry) -> str:
@@ -185,6 +190,10 @@ def _collect(records: Iterable[dict | ReportEntry]) -> _Cases:
             cases.invalid.append(invalid)
         if key is None:
             continue
+        if isinstance(entry, ReportLine):
+            digest = (entry.record.get("hashes") or {}).get("solution")
+            if digest:
+                cases.sources[(key.definition, key.solution)].add(digest)
         if isinstance(entry, ReportLine) and entry.record.get("baseline"):
             cases.baselines[key.definition] = (entry.record["baseline"],
                                                entry.record.get("baseline_timed") or "call")
@@ -232,9 +241,10 @@ def _failures(valid: dict, invalid: int) -> str | None:
 
 
 def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
-                     baseline: str | None, timed: str) -> dict:
+                     baseline: str | None, timed: str, shared: set[str]) -> dict:
     """The rows of one definition's solutions, ranked where the rules allow, against
-    ``baseline`` timed as ``timed`` (``call`` or ``launch``)."""
+    ``baseline`` timed as ``timed`` (``call`` or ``launch``); a name in ``shared`` names
+    several solutions' records, so it gets no rank and is no baseline."""
     base_recs = {k: e.record for k, e in solutions.get(baseline, {}).items()
                  if isinstance(e, ReportLine)}
     comparison = {k for k, r in base_recs.items()
@@ -256,10 +266,14 @@ def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
         row.unranked = _failures(valid, invalid)
         if row.unranked:
             continue
-        if baseline is None:
+        if solution in shared:
+            row.unranked = "names several solutions (see the notes)"
+        elif baseline is None:
             row.unranked = "no baseline recorded"
         elif baseline not in solutions:
             row.unranked = f"baseline {baseline} not audited in these reports"
+        elif baseline in shared:
+            row.unranked = f"baseline {baseline} names several solutions (see the notes)"
         elif not comparison:
             row.unranked = f"no workload where {baseline} passed and was timed"
         elif solution == baseline:
@@ -305,22 +319,39 @@ def summarize_records(records: Iterable[dict | ReportEntry]) -> dict:
         defaultdict(lambda: defaultdict(dict))
     for key, entry in cases.latest.items():
         by_def[key.definition][key.solution][(key.device, key.workload)] = entry
+    shared = {k: sorted(v) for k, v in cases.sources.items() if len(v) > 1}
     definitions = {}
     for definition, solutions in sorted(by_def.items()):
         workloads = {k for entries in solutions.values() for k in entries}
         baseline, timed = cases.baselines.get(definition, (None, "call"))
+        rows = _definition_rows(solutions, baseline, timed,
+                                {s for d, s in shared if d == definition})
         definitions[definition] = {"workloads": len(workloads), "baseline": baseline,
-                                   "solutions": _definition_rows(solutions, baseline, timed)}
+                                   "solutions": rows}
+    conflicts = [safe_text(f"{solution} names {len(digests)} different solutions on "
+                           f"{definition} (sources {', '.join(d[:12] for d in digests)}): "
+                           "its records are not one solution's, so it is not ranked and "
+                           "no speed-up is given against it; rename one")
+                 for (definition, solution), digests in sorted(shared.items())]
     return {"definitions": definitions,
             "invalid_records": [asdict(i) for i in cases.invalid],
             "replaced": [{**r.case._asdict(), "kept": r.kept, "replaced": r.replaced}
                          for r in cases.replaced],
-            "notes": [r.note() for r in cases.replaced] + [i.note() for i in cases.invalid]}
+            "notes": conflicts + [r.note() for r in cases.replaced]
+            + [i.note() for i in cases.invalid]}
+
+
+#: What markdown would read as markup in a table cell: emphasis, code, links and images,
+#: strike-through, the cell's end, and an underscore that is not inside a word.
+_MARKUP = re.compile(r"([\\`*\[\]|~!])|((?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
 
 def _cell(text: object) -> str:
-    """Record text as a markdown table cell: escaped (:func:`safe_text`), no ``|``."""
-    return safe_text(text).replace("|", "\\|")
+    """Record text as a markdown table cell that renders as the text it is: control
+    characters escaped (:func:`safe_text`), markup backslash-escaped, ``<`` and ``&`` as
+    entities (no tag), so a name can be no emphasis, link, image or HTML."""
+    text = safe_text(text).replace("&", "&amp;").replace("<", "&lt;")
+    return _MARKUP.sub(lambda m: "\\" + m.group(0), text)
 
 
 def _speedup_cell(solution: str, row: dict) -> str:

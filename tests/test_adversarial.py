@@ -588,6 +588,28 @@ def test_a_candidate_folder_is_bounded_before_it_is_read(tmp_path):
             parse(Solution, {**base, "sources": sources}, "solution.json")
 
 
+def test_a_candidate_folder_is_read_without_following_links(tmp_path):
+    """A folder swapped for a link between the check and the read (a racer of the
+    author's, while a root audit packages the folder) cannot redirect the read: every
+    component is opened without following links. A link inside the folder is refused."""
+    from hf_eval.sources import _read_beneath
+
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret/x.py").write_text("TOKEN = 1\n")
+    package = tmp_path / "pkg"
+    shutil.copytree(HERE / "honest", package)
+    (package / "sub").symlink_to(tmp_path / "secret")  # as the racer leaves it
+    with pytest.raises(DataError, match=r"sub/x.py: candidate source could not be read "
+                       r"without following a link \("):
+        _read_beneath(package, ("sub", "x.py"), 1 << 20)
+    (package / "sub").unlink()
+    (package / "helper.py").write_text("K = 1\n")
+    (package / "alias.py").symlink_to(package / "helper.py")
+    with pytest.raises(DataError, match=r"alias.py: candidate source is a link \(links "
+                       r"are not followed: copy the file into the folder\)$"):
+        solution_from_directory(package / "main.py", DEFINITION)
+
+
 def test_a_candidate_folder_packages_its_own_sources_only(tmp_path):
     """A virtual environment or a git folder beside main.py is not packaged, nor is an
     empty __init__.py (the schema wants content; Python imports the folder without it);

@@ -50,6 +50,34 @@ def test_the_writer_refuses_an_invalid_record_and_writes_nothing(tmp_path):
     assert read_report(tmp_path / "r.jsonl") == [record("w1")]
 
 
+def test_a_record_with_a_non_finite_number_is_refused_not_written_as_infinity(tmp_path):
+    """Every reader parses a line as strict JSON: NaN and Infinity are not JSON."""
+    writer = ReportWriter(tmp_path / "r.jsonl")
+    with pytest.raises(RecordError) as info:
+        writer.write(record("w1", outputs=[{"name": "o", "max_relative_error": float("inf")}]))
+    writer.close()
+    assert str(info.value) == ("record: holds a non-finite number (NaN or infinity), which "
+                               "JSON cannot carry")
+    assert (tmp_path / "r.jsonl").read_text() == ""
+
+
+def test_a_huge_error_under_a_matched_ratio_has_a_finite_relative_error():
+    """One wrong element allowed by a matched ratio below 1, far out of range: its
+    relative error overflows FP32 but not the record."""
+    import torch
+
+    from hf_eval.acceptance import compare
+    from hf_eval.schema import Tolerance
+
+    reference = torch.zeros(10_000, dtype=torch.bfloat16)
+    candidate = reference.clone()
+    candidate[0] = 3e38
+    verdict = compare("o", candidate, reference,
+                      Tolerance(atol=0.01, rtol=0.01, required_matched_ratio=0.9999))
+    assert verdict.passed and verdict.mismatched == 1
+    assert verdict.max_relative_error > 1e38 and verdict.max_relative_error != float("inf")
+
+
 # ------------------------------------------------------------------------------- reading
 def test_an_invalid_line_is_a_problem_naming_file_line_field_and_rule(tmp_path):
     report = write_lines(tmp_path / "r.jsonl", [record("w1"), record("w2", status="SKIPPED"),

@@ -269,6 +269,20 @@ def test_a_name_is_taken_by_the_first_sources_that_use_it(served):
         "solution name: 'taken_name' names other sources in this server's report (")
 
 
+def test_a_refused_request_takes_no_name(served):
+    """Only a request that is judged takes its name: one refused (here for a device this
+    server lacks) leaves the name to whoever sends a request that is judged."""
+    squat = {**toy_solution("squatted_name"), "spec": {
+        **toy_solution("x")["spec"], "target_hardware": ["NVIDIA H200"]}}
+    answer = call(served, "POST", "/audit", json.dumps(
+        {"definition": DEF, "solution": squat}).encode())
+    assert answer.status == 400, answer.raw
+    assert answer.lines[0]["error"].startswith("solution.spec.target_hardware: ")
+    honest = audit(served, {"definition": DEF, "main_py": GOOD_SOLUTION,
+                            "name": "squatted_name", "validation_only": True})
+    complete(honest, "squatted_name", cases=len(honest.records))
+
+
 def test_a_body_that_never_arrives_takes_no_in_flight_slot(served):
     """Connections that announce a body and send none sit in their own reads: they hold
     none of the 16 in-flight slots, so a whole request is still judged."""

@@ -174,5 +174,33 @@ def test_files_written(tmp_path):
 def test_record_text_in_the_markdown_is_escaped():
     evil = record("x\x1b[2J|y", "w1", 1.0)
     text = performance_markdown(summarize_records([record("base", "w1", 2.0), evil]))
-    assert "| d | x\\x1b[2J\\|y | 1/1 | 1.000 | 2.00× (2.00–2.00), 1/1 vs base | 1 |" in text
+    assert "| d | x\\\\x1b\\[2J\\|y | 1/1 | 1.000 | 2.00× (2.00–2.00), 1/1 vs base | 1 |" in text
     assert "\x1b" not in text
+
+
+def test_a_name_renders_as_its_text_not_as_markup():
+    """A candidate's name (a folder's) is no emphasis, link, image or HTML tag in the
+    markdown: it cannot print a rank or a speed-up of its own."""
+    evil = record("**rank_1** [x](http://e) ![i](http://e/i.png) <b>b</b> & _y_", "w1", 1.0)
+    text = performance_markdown(summarize_records([record("base", "w1", 2.0), evil]))
+    assert ("| d | \\*\\*rank_1\\*\\* \\[x\\](http://e) \\!\\[i\\](http://e/i.png) "
+            "&lt;b>b&lt;/b> &amp; \\_y\\_ | 1/1 |") in text
+
+
+def test_two_solutions_under_one_name_are_neither_ranked_nor_a_baseline():
+    """Two folders of the same name give two candidates of the same name: their records
+    are not one solution's, so the name gets no rank (and no speed-up against it), and a
+    note says which sources share it, instead of the later record replacing the other."""
+    def of(solution, workload, ms, digest):
+        return {**record(solution, workload, ms), "hashes": {"solution": digest * 64}}
+
+    summary = summarize_records(BASE + [of("candidate-foo", "w1", 1.0, "a"),
+                                        of("candidate-foo", "w2", 1.0, "a"),
+                                        of("candidate-foo", "w3", 1.0, "b")])
+    foo = summary["definitions"]["d"]["solutions"]["candidate-foo"]
+    assert (foo["rank"], foo["speedup_vs_baseline"]) == (None, None)
+    assert foo["unranked"] == "names several solutions (see the notes)"
+    assert summary["notes"] == [f"candidate-foo names 2 different solutions on d (sources "
+                                f"{'a' * 12}, {'b' * 12}): its records are not one "
+                                "solution's, so it is not ranked and no speed-up is given "
+                                "against it; rename one"]

