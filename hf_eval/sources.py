@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import stat
 import sys
 import types
@@ -140,81 +141,125 @@ def load_entry(solution: Solution, where: str | Path | None = None) -> Entry:
     return Entry(run, prepare if callable(prepare) else None, module)
 
 
-def _read_beneath(package: Path, parts: tuple[str, ...], limit: int) -> bytes:
-    """The bytes of ``package/parts``, opened one component at a time without following
-    a link (a folder swapped for a link while the package is read cannot redirect the
-    read outside it), from a regular file of at most ``limit`` bytes."""
-    where = package.joinpath(*parts)
-    fds = [os.open(package, os.O_RDONLY | os.O_DIRECTORY)]
+#: The deepest a candidate folder may nest its sources.
+MAX_PACKAGE_DEPTH = 16
+#: What a candidate's folder may be called (its name is the solution's): ASCII letters,
+#: digits, ``_``, ``.``, ``-``, as the service's names (no look-alike, no markup).
+FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,89}")
+
+
+def _open_dir(path: Path) -> int:
+    """A descriptor of the directory ``path`` (absolute, links resolved), opened from the
+    root one component at a time without following a link: a component swapped for a
+    link after ``path`` was resolved makes the open fail instead of leading elsewhere."""
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for part in parts[:-1]:
-            fds.append(os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
-                               dir_fd=fds[-1]))
-        fds.append(os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK,
-                           dir_fd=fds[-1]))
-        info = os.fstat(fds[-1])
+        for part in path.parts[1:]:
+            next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = next_fd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_file(dir_fd: int, name: str, where: Path, limit: int) -> bytes:
+    """The bytes of the regular file ``name`` in the open directory ``dir_fd`` (not a
+    link), of at most ``limit`` bytes: its size is checked by the open file before it
+    is read (a sparse file costs no disk)."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read for ever
             raise DataError(where, "candidate source is not a regular file")
         if info.st_size > limit:
             raise DataError(where, f"candidate sources are over the package's limit of "
                             f"{MAX_PACKAGE_BYTES >> 20} MiB or {MAX_PACKAGE_FILES} files")
         chunks, size = [], 0
-        while chunk := os.read(fds[-1], 1 << 20):
+        while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:
                 raise DataError(where, "candidate source grew while it was read")
         return b"".join(chunks)
-    except OSError as exc:
-        raise DataError(where, f"candidate source could not be read without following a "
-                        f"link ({exc.strerror})") from None
     finally:
-        for fd in reversed(fds):
-            os.close(fd)
+        os.close(fd)
+
+
+def _package_files(package: Path, entry_name: str) -> list[tuple[tuple[str, ...], bytes]]:
+    """(relative parts, bytes) of every ``*.py`` under ``package``, in path order, read
+    through one tree of descriptors opened without following links (nothing swapped
+    while it is read can redirect it); hidden folders and ``__pycache__`` are left out."""
+    files, total = [], 0
+    root = _open_dir(package)
+    try:
+        walk = os.fwalk(".", dir_fd=root, follow_symlinks=False)
+        for top, dirs, names, dir_fd in walk:
+            here = Path(top).parts  # "./sub" -> ("sub",); "." -> ()
+            if len(here) >= MAX_PACKAGE_DEPTH:
+                raise DataError(package.joinpath(*here), "candidate folder nests deeper "
+                                f"than {MAX_PACKAGE_DEPTH} folders")
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+            for name in sorted(n for n in names if n.endswith(".py")):
+                where = package.joinpath(*here, name)
+                if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                    raise DataError(where, "candidate source is a link (links are not "
+                                    "followed: copy the file into the folder)")
+                if len(files) >= MAX_PACKAGE_FILES:
+                    raise DataError(where, f"candidate sources are over the package's limit "
+                                    f"of {MAX_PACKAGE_BYTES >> 20} MiB or "
+                                    f"{MAX_PACKAGE_FILES} files")
+                data = _read_file(dir_fd, name, where, MAX_PACKAGE_BYTES - total)
+                total += len(data)
+                files.append(((*here, name), data))
+    except OSError as exc:
+        raise DataError(package, f"candidate folder could not be read without following "
+                        f"a link ({exc.strerror})") from None
+    except RecursionError:
+        raise DataError(package, f"candidate folder nests deeper than {MAX_PACKAGE_DEPTH} "
+                        "folders") from None
+    finally:
+        os.close(root)
+    if not any(parts == (entry_name,) for parts, _ in files):
+        raise DataError(package / entry_name, "candidate entry file is a link or not a "
+                        "regular file")
+    return sorted(files)
 
 
 def solution_from_directory(entry: Path, definition: str) -> Solution:
     """Package ``path/main.py`` and the Python files beside it as a solution (``--candidate``).
 
-    Files are read relative to the entry's directory; a link that points outside it, or
-    any path that escapes it, is refused. Left out: hidden folders (``.venv``, ``.git``),
-    ``__pycache__``, and empty files (an empty ``__init__.py``: Python imports its folder
-    as a namespace package all the same).
+    The folder is read through descriptors opened without following links, so nothing
+    outside it is read, however its contents change meanwhile; a link in it is refused.
+    Left out: hidden folders (``.venv``, ``.git``) and ``__pycache__``. An empty file is
+    packaged as one newline (the same module to Python; a source needs content). The
+    solution is named ``candidate-<folder>``; the folder's name must be ASCII letters,
+    digits, ``_``, ``.`` or ``-``.
     """
     entry = Path(entry)
     if not entry.is_file():
         raise DataError(entry, "candidate entry file not found")
     package = entry.parent.resolve()
-    sources, total = [], 0
-    for path in sorted(entry.parent.rglob("*.py")):
-        inside = path.relative_to(entry.parent).parts
-        if any(part.startswith(".") or part == "__pycache__" for part in inside[:-1]):
-            continue
-        resolved = path.resolve()
-        if package not in resolved.parents:
-            raise DataError(path, "candidate source escapes its package directory (a link?)")
-        if resolved != package.joinpath(*inside):
-            raise DataError(path, "candidate source is a link (links are not followed: copy "
-                            "the file into the folder)")
-        if len(sources) >= MAX_PACKAGE_FILES:
-            raise DataError(path, f"candidate sources are over the package's limit of "
-                            f"{MAX_PACKAGE_BYTES >> 20} MiB or {MAX_PACKAGE_FILES} files")
-        # size checked before reading (a sparse file costs no disk), by the open file
-        data = _read_beneath(package, inside, MAX_PACKAGE_BYTES - total)
-        total += len(data)
+    if not FOLDER_NAME.fullmatch(package.name):
+        raise DataError(package, "candidate folder name must be ASCII letters, digits, '_', "
+                        "'.' or '-' (at most 90; it names the solution in every record)")
+    sources = []
+    for parts, data in _package_files(package, entry.name):
+        where = package.joinpath(*parts)
         try:
             content = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DataError(path, f"candidate source is not UTF-8 text (byte {exc.start})") \
+            raise DataError(where, f"candidate source is not UTF-8 text (byte {exc.start})") \
                 from None
         if "\x00" in content:
-            raise DataError(path, f"candidate source holds a NUL byte (at character "
+            raise DataError(where, f"candidate source holds a NUL byte (at character "
                             f"{content.index(chr(0))}): not source text")
         if not content:
-            if path == entry:
-                raise DataError(path, "candidate entry file is empty (it must define run)")
-            continue
-        sources.append({"path": path.relative_to(entry.parent).as_posix(), "content": content})
+            if parts == (entry.name,):
+                raise DataError(where, "candidate entry file is empty (it must define run)")
+            content = "\n"
+        sources.append({"path": "/".join(parts), "content": content})
     data = {"name": f"candidate-{package.name}", "definition": definition, "author": "local",
             "description": f"local candidate from {entry}",
             "spec": {"language": "python", "target_hardware": ["local"],

@@ -259,6 +259,11 @@ def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
         for r in valid.values():
             statuses[r["status"]] += 1
         times = [t[1] for r in passed if (t := reported_time(r)) is not None]
+        if solution in shared:  # no figure of its records is one solution's
+            rows[solution] = SolutionRow(passed=0, audited=0, invalid=0, statuses={},
+                                         baseline=baseline, ms_geomean=None,
+                                         unranked="names several solutions (see the notes)")
+            continue
         row = SolutionRow(passed=len(passed), audited=len(valid), invalid=invalid,
                           statuses=dict(statuses), baseline=baseline,
                           ms_geomean=geomean(times) if times else None)
@@ -266,9 +271,7 @@ def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
         row.unranked = _failures(valid, invalid)
         if row.unranked:
             continue
-        if solution in shared:
-            row.unranked = "names several solutions (see the notes)"
-        elif baseline is None:
+        if baseline is None:
             row.unranked = "no baseline recorded"
         elif baseline not in solutions:
             row.unranked = f"baseline {baseline} not audited in these reports"
@@ -351,7 +354,10 @@ def _cell(text: object) -> str:
     characters escaped (:func:`safe_text`), markup backslash-escaped, ``<`` and ``&`` as
     entities (no tag), so a name can be no emphasis, link, image or HTML."""
     text = safe_text(text).replace("&", "&amp;").replace("<", "&lt;")
-    return _MARKUP.sub(lambda m: "\\" + m.group(0), text)
+    text = _MARKUP.sub(lambda m: "\\" + m.group(0), text)
+    # no autolink either (GitHub links www.x, x@y.z and scheme://x in plain text)
+    text = re.sub(r"(?i)\bwww\.", lambda m: m.group(0)[:-1] + "&#46;", text)
+    return text.replace("@", "&#64;").replace("://", ":&#47;&#47;")
 
 
 def _speedup_cell(solution: str, row: dict) -> str:

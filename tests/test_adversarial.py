@@ -454,7 +454,7 @@ def test_source_path_escaping_the_package_is_refused(tmp_path):
     package.mkdir()
     (package / "main.py").write_text("from helper import run\n")
     (package / "helper.py").symlink_to(tmp_path / "outside.py")
-    with pytest.raises(DataError, match="escapes its package"):
+    with pytest.raises(DataError, match="helper.py: candidate source is a link"):
         solution_from_directory(package / "main.py", DEFINITION)
     data = json.loads(json.dumps({
         "name": "s", "definition": DEFINITION, "author": "a",
@@ -589,20 +589,22 @@ def test_a_candidate_folder_is_bounded_before_it_is_read(tmp_path):
 
 
 def test_a_candidate_folder_is_read_without_following_links(tmp_path):
-    """A folder swapped for a link between the check and the read (a racer of the
-    author's, while a root audit packages the folder) cannot redirect the read: every
-    component is opened without following links. A link inside the folder is refused."""
-    from hf_eval.sources import _read_beneath
+    """A folder swapped for a link while a root audit packages it (a racer of the
+    author's) cannot redirect a read: the folder is opened from the root one component
+    at a time without following a link, walked through descriptors, and a linked folder
+    inside it is not walked. A linked file inside it is refused."""
+    from hf_eval.sources import _open_dir
 
     (tmp_path / "secret").mkdir()
     (tmp_path / "secret/x.py").write_text("TOKEN = 1\n")
+    (tmp_path / "swapped").symlink_to(tmp_path / "secret")  # as the racer leaves it
+    with pytest.raises(OSError):
+        _open_dir(tmp_path / "swapped")
     package = tmp_path / "pkg"
     shutil.copytree(HERE / "honest", package)
-    (package / "sub").symlink_to(tmp_path / "secret")  # as the racer leaves it
-    with pytest.raises(DataError, match=r"sub/x.py: candidate source could not be read "
-                       r"without following a link \("):
-        _read_beneath(package, ("sub", "x.py"), 1 << 20)
-    (package / "sub").unlink()
+    (package / "sub").symlink_to(tmp_path / "secret")
+    solution = solution_from_directory(package / "main.py", DEFINITION)
+    assert [s.path for s in solution.sources] == ["main.py"]
     (package / "helper.py").write_text("K = 1\n")
     (package / "alias.py").symlink_to(package / "helper.py")
     with pytest.raises(DataError, match=r"alias.py: candidate source is a link \(links "
@@ -610,13 +612,29 @@ def test_a_candidate_folder_is_read_without_following_links(tmp_path):
         solution_from_directory(package / "main.py", DEFINITION)
 
 
+def test_a_candidate_folder_is_named_in_ascii_and_nests_a_bounded_depth(tmp_path):
+    """The folder names the solution in every record: no look-alike letters, no markup.
+    A tree nested without end is one error, not a traceback."""
+    package = tmp_path / "f\u043eo"  # a Cyrillic o
+    shutil.copytree(HERE / "honest", package)
+    with pytest.raises(DataError, match=r"candidate folder name must be ASCII letters, "
+                       r"digits, '_', '.' or '-'"):
+        solution_from_directory(package / "main.py", DEFINITION)
+    package = tmp_path / "deep"
+    shutil.copytree(HERE / "honest", package)
+    (package / ("d/" * 40)).mkdir(parents=True)
+    with pytest.raises(DataError, match=r"candidate folder nests deeper than 16 folders$"):
+        solution_from_directory(package / "main.py", DEFINITION)
+
+
 def test_a_candidate_folder_packages_its_own_sources_only(tmp_path):
-    """A virtual environment or a git folder beside main.py is not packaged, nor is an
-    empty __init__.py (the schema wants content; Python imports the folder without it);
-    an empty entry file is one error naming it."""
+    """A virtual environment or a git folder beside main.py is not packaged; an empty
+    file is, as one newline (a module that ``import`` must find: the schema wants
+    content); an empty entry file is one error naming it."""
     package = tmp_path / "pkg"
     shutil.copytree(HERE / "honest", package)
     (package / "__init__.py").write_text("")
+    (package / "empty.py").write_text("")
     for hidden in (".venv/lib/python3.11/site-packages/x.py", ".git/hooks/y.py",
                    "__pycache__/z.py"):
         (package / hidden).parent.mkdir(parents=True, exist_ok=True)
@@ -624,7 +642,8 @@ def test_a_candidate_folder_packages_its_own_sources_only(tmp_path):
     (package / "helpers").mkdir()
     (package / "helpers/util.py").write_text("K = 2\n")
     solution = solution_from_directory(package / "main.py", DEFINITION)
-    assert sorted(s.path for s in solution.sources) == ["helpers/util.py", "main.py"]
+    assert {s.path: s.content for s in solution.sources if s.path != "main.py"} == {
+        "__init__.py": "\n", "empty.py": "\n", "helpers/util.py": "K = 2\n"}
     (package / "main.py").write_text("")
     with pytest.raises(DataError, match=r"main.py: candidate entry file is empty"):
         solution_from_directory(package / "main.py", DEFINITION)

@@ -181,10 +181,12 @@ def test_record_text_in_the_markdown_is_escaped():
 def test_a_name_renders_as_its_text_not_as_markup():
     """A candidate's name (a folder's) is no emphasis, link, image or HTML tag in the
     markdown: it cannot print a rank or a speed-up of its own."""
-    evil = record("**rank_1** [x](http://e) ![i](http://e/i.png) <b>b</b> & _y_", "w1", 1.0)
+    evil = record("**rank_1** [x](http://e) ![i](http://e/i.png) <b>b</b> & _y_ "
+                  "www.e.com a@e.com", "w1", 1.0)
     text = performance_markdown(summarize_records([record("base", "w1", 2.0), evil]))
-    assert ("| d | \\*\\*rank_1\\*\\* \\[x\\](http://e) \\!\\[i\\](http://e/i.png) "
-            "&lt;b>b&lt;/b> &amp; \\_y\\_ | 1/1 |") in text
+    assert ("| d | \\*\\*rank_1\\*\\* \\[x\\](http:&#47;&#47;e) \\!\\[i\\]"
+            "(http:&#47;&#47;e/i.png) &lt;b>b&lt;/b> &amp; \\_y\\_ www&#46;e.com a&#64;e.com "
+            "| 1/1 |") in text
 
 
 def test_two_solutions_under_one_name_are_neither_ranked_nor_a_baseline():
@@ -199,6 +201,8 @@ def test_two_solutions_under_one_name_are_neither_ranked_nor_a_baseline():
                                         of("candidate-foo", "w3", 1.0, "b")])
     foo = summary["definitions"]["d"]["solutions"]["candidate-foo"]
     assert (foo["rank"], foo["speedup_vs_baseline"]) == (None, None)
+    # no figure of either author's records is shown as the name's
+    assert (foo["passed"], foo["audited"], foo["ms_geomean"]) == (0, 0, None)
     assert foo["unranked"] == "names several solutions (see the notes)"
     assert summary["notes"] == [f"candidate-foo names 2 different solutions on d (sources "
                                 f"{'a' * 12}, {'b' * 12}): its records are not one "
