@@ -164,13 +164,13 @@ def _open_dir(path: Path) -> int:
     return fd
 
 
-def _read_file(dir_fd: int, name: str, where: Path, limit: int) -> bytes:
+def _read_file(dir_fd: int, name: str, where: Path, limit: int, owner: int) -> bytes:
     """The bytes of the regular file ``name`` in the open directory ``dir_fd`` (not a
-    link), of at most ``limit`` bytes: its size is checked by the open file before it
-    is read (a sparse file costs no disk)."""
+    link, ``owner``'s), of at most ``limit`` bytes: its size is checked by the open file
+    before it is read (a sparse file costs no disk)."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
     try:
-        info = os.fstat(fd)
+        info = _owned(fd, where, owner)
         if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read for ever
             raise DataError(where, "candidate source is not a regular file")
         if info.st_size > limit:
@@ -187,40 +187,75 @@ def _read_file(dir_fd: int, name: str, where: Path, limit: int) -> bytes:
         os.close(fd)
 
 
+#: The most folders a candidate's package may hold (each is opened and listed).
+MAX_PACKAGE_FOLDERS = 1000
+
+
+def _owned(fd: int, where: Path, owner: int | None) -> os.stat_result:
+    """``fd``'s status, refused unless it belongs to ``owner`` (None: whoever owns it)
+    and, for a folder, only its owner can write in it: a root audit must package the
+    author's files only, never another user's left in a shared folder."""
+    info = os.fstat(fd)
+    if owner is not None and info.st_uid != owner:
+        raise DataError(where, f"candidate source is owned by uid {info.st_uid}, not by the "
+                        f"folder's owner (uid {owner}): package only your own files")
+    if stat.S_ISDIR(info.st_mode) and info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise DataError(where, "candidate folder is writable by others (group or world): "
+                        "package from a folder only you can write")
+    return info
+
+
 def _package_files(package: Path, entry_name: str) -> list[tuple[tuple[str, ...], bytes]]:
     """(relative parts, bytes) of every ``*.py`` under ``package``, in path order, read
-    through one tree of descriptors opened without following links (nothing swapped
-    while it is read can redirect it); hidden folders and ``__pycache__`` are left out."""
-    files, total = [], 0
+    through descriptors opened without following links and without blocking (nothing
+    swapped meanwhile, a link or a FIFO, can redirect or hold the read); every folder and
+    file must be the package owner's, and no folder writable by others. Hidden folders
+    and ``__pycache__`` are left out; a linked folder or file is refused."""
+    files, total, folders = [], 0, 0
     root = _open_dir(package)
+    opened = [root]
     try:
-        walk = os.fwalk(".", dir_fd=root, follow_symlinks=False)
-        for top, dirs, names, dir_fd in walk:
-            here = Path(top).parts  # "./sub" -> ("sub",); "." -> ()
-            if len(here) >= MAX_PACKAGE_DEPTH:
-                raise DataError(package.joinpath(*here), "candidate folder nests deeper "
-                                f"than {MAX_PACKAGE_DEPTH} folders")
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-            for name in sorted(n for n in names if n.endswith(".py")):
+        owner = _owned(root, package, None).st_uid
+        pending = [((), root)]
+        while pending:
+            here, dir_fd = pending.pop()
+            with os.scandir(dir_fd) as listing:
+                entries = sorted((e.name, e.stat(follow_symlinks=False).st_mode)
+                                 for e in listing)
+            for name, mode in entries:
                 where = package.joinpath(*here, name)
-                if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                if stat.S_ISDIR(mode):
+                    if name.startswith(".") or name == "__pycache__":
+                        continue
+                    folders += 1
+                    if len(here) + 1 > MAX_PACKAGE_DEPTH or folders > MAX_PACKAGE_FOLDERS:
+                        raise DataError(where, "candidate folder nests deeper than "
+                                        f"{MAX_PACKAGE_DEPTH} folders or holds more than "
+                                        f"{MAX_PACKAGE_FOLDERS}")
+                    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+                                 | os.O_NONBLOCK, dir_fd=dir_fd)
+                    opened.append(fd)
+                    _owned(fd, where, owner)
+                    pending.append(((*here, name), fd))
+                    continue
+                if not name.endswith(".py"):
+                    continue
+                if stat.S_ISLNK(mode):
                     raise DataError(where, "candidate source is a link (links are not "
                                     "followed: copy the file into the folder)")
                 if len(files) >= MAX_PACKAGE_FILES:
                     raise DataError(where, f"candidate sources are over the package's limit "
                                     f"of {MAX_PACKAGE_BYTES >> 20} MiB or "
                                     f"{MAX_PACKAGE_FILES} files")
-                data = _read_file(dir_fd, name, where, MAX_PACKAGE_BYTES - total)
+                data = _read_file(dir_fd, name, where, MAX_PACKAGE_BYTES - total, owner)
                 total += len(data)
                 files.append(((*here, name), data))
     except OSError as exc:
         raise DataError(package, f"candidate folder could not be read without following "
                         f"a link ({exc.strerror})") from None
-    except RecursionError:
-        raise DataError(package, f"candidate folder nests deeper than {MAX_PACKAGE_DEPTH} "
-                        "folders") from None
     finally:
-        os.close(root)
+        for fd in opened:
+            os.close(fd)
     if not any(parts == (entry_name,) for parts, _ in files):
         raise DataError(package / entry_name, "candidate entry file is a link or not a "
                         "regular file")

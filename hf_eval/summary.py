@@ -145,6 +145,9 @@ class _Cases:
     #: Per definition, the baseline and how it is timed, as the last record naming one
     #: says (a task's baseline may have changed between reports).
     baselines: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: Later records without timing that left an earlier timed one of the same solution
+    #: and status in place (``kept`` is the timed one).
+    untimed: list[Replacement] = field(default_factory=list)
     #: Per (definition, solution name), the solution hashes its records name: more than
     #: one is two solutions under one name (two folders of the same name, say).
     sources: dict[tuple[str, str], set[str]] = field(
@@ -176,12 +179,28 @@ def _key(entry: ReportEntry) -> CaseKey | None:
     return None
 
 
+def _digest(entry: ReportEntry) -> str | None:
+    """The solution hash a valid record names, or None."""
+    if not isinstance(entry, ReportLine):
+        return None
+    return (entry.record.get("hashes") or {}).get("solution") or None
+
+
 def _collect(records: Iterable[dict | ReportEntry]) -> _Cases:
+    """The latest entry per case. A name whose records name several solution hashes
+    (two folders of one name, two authors) is several solutions: each hash's records go
+    under ``name@<hash>``, so neither replaces the other. A later record without timing
+    never replaces an earlier timed one of the same solution and status (a re-check)."""
     cases = _Cases()
+    entries = [_entry(item, index) for index, item in enumerate(records, start=1)]
+    for entry in entries:
+        key, digest = _key(entry), _digest(entry)
+        if key is not None and digest:
+            cases.sources[(key.definition, key.solution)].add(digest)
+    shared = {k for k, v in cases.sources.items() if len(v) > 1}
     #: The invalid record a case's latest line is, while it is the latest.
     current_invalid: dict[CaseKey, InvalidRecord] = {}
-    for index, item in enumerate(records, start=1):
-        entry = _entry(item, index)
+    for entry in entries:
         key = _key(entry)
         invalid = None
         if isinstance(entry, RecordProblem):
@@ -190,15 +209,22 @@ def _collect(records: Iterable[dict | ReportEntry]) -> _Cases:
             cases.invalid.append(invalid)
         if key is None:
             continue
-        if isinstance(entry, ReportLine):
-            digest = (entry.record.get("hashes") or {}).get("solution")
-            if digest:
-                cases.sources[(key.definition, key.solution)].add(digest)
+        digest = _digest(entry)
+        if digest and (key.definition, key.solution) in shared:
+            key = key._replace(solution=f"{key.solution}@{digest[:12]}")
         if isinstance(entry, ReportLine) and entry.record.get("baseline"):
             cases.baselines[key.definition] = (entry.record["baseline"],
                                                entry.record.get("baseline_timed") or "call")
-        if key in cases.latest:
-            cases.replaced.append(Replacement(key, _where(entry), _where(cases.latest[key])))
+        earlier = cases.latest.get(key)
+        if (isinstance(earlier, ReportLine) and isinstance(entry, ReportLine)
+                and _digest(earlier) == digest
+                and earlier.record["status"] == entry.record["status"]
+                and reported_time(earlier.record) is not None
+                and reported_time(entry.record) is None):
+            cases.untimed.append(Replacement(key, _where(earlier), _where(entry)))
+            continue
+        if earlier is not None:
+            cases.replaced.append(Replacement(key, _where(entry), _where(earlier)))
             if key in current_invalid:
                 current_invalid.pop(key).counted_as = "replaced"
         cases.latest[key] = entry
@@ -243,8 +269,9 @@ def _failures(valid: dict, invalid: int) -> str | None:
 def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
                      baseline: str | None, timed: str, shared: set[str]) -> dict:
     """The rows of one definition's solutions, ranked where the rules allow, against
-    ``baseline`` timed as ``timed`` (``call`` or ``launch``); a name in ``shared`` names
-    several solutions' records, so it gets no rank and is no baseline."""
+    ``baseline`` timed as ``timed`` (``call`` or ``launch``); a baseline name in
+    ``shared`` names several solutions (its rows are split by hash), so nothing pairs
+    with it."""
     base_recs = {k: e.record for k, e in solutions.get(baseline, {}).items()
                  if isinstance(e, ReportLine)}
     comparison = {k for k, r in base_recs.items()
@@ -259,11 +286,6 @@ def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
         for r in valid.values():
             statuses[r["status"]] += 1
         times = [t[1] for r in passed if (t := reported_time(r)) is not None]
-        if solution in shared:  # no figure of its records is one solution's
-            rows[solution] = SolutionRow(passed=0, audited=0, invalid=0, statuses={},
-                                         baseline=baseline, ms_geomean=None,
-                                         unranked="names several solutions (see the notes)")
-            continue
         row = SolutionRow(passed=len(passed), audited=len(valid), invalid=invalid,
                           statuses=dict(statuses), baseline=baseline,
                           ms_geomean=geomean(times) if times else None)
@@ -273,10 +295,10 @@ def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
             continue
         if baseline is None:
             row.unranked = "no baseline recorded"
-        elif baseline not in solutions:
-            row.unranked = f"baseline {baseline} not audited in these reports"
         elif baseline in shared:
             row.unranked = f"baseline {baseline} names several solutions (see the notes)"
+        elif baseline not in solutions:
+            row.unranked = f"baseline {baseline} not audited in these reports"
         elif not comparison:
             row.unranked = f"no workload where {baseline} passed and was timed"
         elif solution == baseline:
@@ -332,15 +354,18 @@ def summarize_records(records: Iterable[dict | ReportEntry]) -> dict:
         definitions[definition] = {"workloads": len(workloads), "baseline": baseline,
                                    "solutions": rows}
     conflicts = [safe_text(f"{solution} names {len(digests)} different solutions on "
-                           f"{definition} (sources {', '.join(d[:12] for d in digests)}): "
-                           "its records are not one solution's, so it is not ranked and "
-                           "no speed-up is given against it; rename one")
+                           f"{definition}: their records are kept apart, as "
+                           f"{', '.join(f'{solution}@{d[:12]}' for d in digests)}")
                  for (definition, solution), digests in sorted(shared.items())]
+    untimed = [safe_text(f"{u.replaced} has no timing: {u.kept}, timed, is kept for "
+                         f"{u.case.solution} on {u.case.definition} workload "
+                         f"{u.case.workload} ({u.case.device or 'no device'})")
+               for u in cases.untimed]
     return {"definitions": definitions,
             "invalid_records": [asdict(i) for i in cases.invalid],
             "replaced": [{**r.case._asdict(), "kept": r.kept, "replaced": r.replaced}
                          for r in cases.replaced],
-            "notes": conflicts + [r.note() for r in cases.replaced]
+            "notes": conflicts + untimed + [r.note() for r in cases.replaced]
             + [i.note() for i in cases.invalid]}
 
 

@@ -623,7 +623,28 @@ def test_a_candidate_folder_is_named_in_ascii_and_nests_a_bounded_depth(tmp_path
     package = tmp_path / "deep"
     shutil.copytree(HERE / "honest", package)
     (package / ("d/" * 40)).mkdir(parents=True)
-    with pytest.raises(DataError, match=r"candidate folder nests deeper than 16 folders$"):
+    with pytest.raises(DataError, match=r"candidate folder nests deeper than 16 folders or "
+                       r"holds more than 1000$"):
+        solution_from_directory(package / "main.py", DEFINITION)
+
+
+def test_a_candidate_folder_holds_its_owners_files_only(tmp_path):
+    """A root audit packages the author's own files only: a folder others can write in
+    (a shared one such as /tmp, where other users leave files) is refused, and so is a
+    file or folder of another owner."""
+    package = tmp_path / "pkg"
+    shutil.copytree(HERE / "honest", package)
+    package.chmod(0o1777)
+    with pytest.raises(DataError, match=r"pkg: candidate folder is writable by others "
+                       r"\(group or world\): package from a folder only you can write$"):
+        solution_from_directory(package / "main.py", DEFINITION)
+    package.chmod(0o755)
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another owner needs root")
+    (package / "theirs.py").write_text("SECRET = 1\n")
+    os.chown(package / "theirs.py", 65534, 65534)
+    with pytest.raises(DataError, match=r"theirs.py: candidate source is owned by uid 65534, "
+                       rf"not by the folder's owner \(uid {os.geteuid()}\)"):
         solution_from_directory(package / "main.py", DEFINITION)
 
 

@@ -189,22 +189,34 @@ def test_a_name_renders_as_its_text_not_as_markup():
             "| 1/1 |") in text
 
 
-def test_two_solutions_under_one_name_are_neither_ranked_nor_a_baseline():
+def test_two_solutions_under_one_name_are_kept_apart():
     """Two folders of the same name give two candidates of the same name: their records
-    are not one solution's, so the name gets no rank (and no speed-up against it), and a
-    note says which sources share it, instead of the later record replacing the other."""
-    def of(solution, workload, ms, digest):
-        return {**record(solution, workload, ms), "hashes": {"solution": digest * 64}}
+    are not one solution's, so each hash's records get a row of their own (name@hash),
+    and neither author's figures replace or blank the other's."""
+    def of(solution, workload, ms, digest, status="PASSED"):
+        return {**record(solution, workload, ms, status), "hashes": {"solution": digest * 64}}
 
-    summary = summarize_records(BASE + [of("candidate-foo", "w1", 1.0, "a"),
-                                        of("candidate-foo", "w2", 1.0, "a"),
-                                        of("candidate-foo", "w3", 1.0, "b")])
-    foo = summary["definitions"]["d"]["solutions"]["candidate-foo"]
-    assert (foo["rank"], foo["speedup_vs_baseline"]) == (None, None)
-    # no figure of either author's records is shown as the name's
-    assert (foo["passed"], foo["audited"], foo["ms_geomean"]) == (0, 0, None)
-    assert foo["unranked"] == "names several solutions (see the notes)"
-    assert summary["notes"] == [f"candidate-foo names 2 different solutions on d (sources "
-                                f"{'a' * 12}, {'b' * 12}): its records are not one "
-                                "solution's, so it is not ranked and no speed-up is given "
-                                "against it; rename one"]
+    summary = summarize_records(BASE + [of("candidate-foo", w, 1.0, "a")
+                                        for w in ("w1", "w2", "w3")]
+                                + [of("candidate-foo", w, None, "b", "INCORRECT_NUMERICAL")
+                                   for w in ("w1", "w2", "w3")])
+    rows_ = summary["definitions"]["d"]["solutions"]
+    alice, mallory = rows_[f"candidate-foo@{'a' * 12}"], rows_[f"candidate-foo@{'b' * 12}"]
+    assert (alice["passed"], alice["rank"]) == (3, 1)
+    assert (mallory["passed"], mallory["rank"]) == (0, None)
+    assert "candidate-foo" not in rows_
+    assert summary["notes"] == [f"candidate-foo names 2 different solutions on d: their "
+                                f"records are kept apart, as candidate-foo@{'a' * 12}, "
+                                f"candidate-foo@{'b' * 12}"]
+
+
+def test_an_untimed_record_never_replaces_a_timed_one_of_the_same_solution():
+    """A re-check without timing (--validation-only) of the same sources keeps the timed
+    record: a copy of someone's sources cannot erase their time."""
+    timed = {**record("fast", "w1", 1.0), "hashes": {"solution": "c" * 64}}
+    check = {**record("fast", "w1", None), "hashes": {"solution": "c" * 64}}
+    summary = summarize_records(BASE + [timed, check])
+    fast = summary["definitions"]["d"]["solutions"]["fast"]
+    assert (fast["ms_geomean"], fast["passed"]) == (1.0, 1)
+    assert summary["notes"] == ["record 5 has no timing: record 4, timed, is kept for fast "
+                                "on d workload w1 (cpu)"]
