@@ -18,6 +18,7 @@ into an error text sooner.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import statistics
@@ -133,6 +134,13 @@ _CONTAINERS = {"sets": dict, "sources": dict, "arenas": dict, "arena_of": dict,
                "launches": dict, "produced": list, "slots": list}
 
 
+@functools.cache
+def _class_names(kind: type) -> frozenset[str]:
+    """Every attribute name of ``kind`` (its methods among them), listed once: the state
+    check runs inside every clocked request."""
+    return frozenset(dir(kind))
+
+
 def _state_problems(worker: Worker) -> list[str]:
     """The worker's and its channel's state that candidate code reshaped: another class
     (``__class__`` assigned), an attribute set on the instance over a method of its class
@@ -146,7 +154,7 @@ def _state_problems(worker: Worker) -> list[str]:
         if type(owner) is not kind:
             problems.append(f"{kind.__name__}.__class__")
             continue
-        shadowed = set(vars(owner)) & set(dir(kind))
+        shadowed = set(vars(owner)) & _class_names(kind)
         problems += [f"{kind.__name__}.{name}" for name in sorted(shadowed)]
     state = vars(worker)
     for name, kind in _CONTAINERS.items():
