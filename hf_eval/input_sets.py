@@ -52,32 +52,82 @@ def fresh_content(definition: Definition, inputs: list[object],
     return permute_floats(inputs, generator)
 
 
-def permute_floats(inputs: list[object], generator: torch.Generator) -> list[object]:
-    """Inputs with new floating-point content (others shared), on the inputs' device and
-    the generator's: new shared memory on CPU, new device memory on a GPU (where the
-    audit of a GPU lane draws it, which is far faster for the large sets of benchmark
-    shapes)."""
+def fresh_contents(definition: Definition, inputs: list[object], generator: torch.Generator,
+                   count: int) -> list[list[object]]:
+    """``count`` sets of :func:`fresh_content`, each with content of its own. Without a
+    family transform the permutations of the small inputs are drawn for all sets at once
+    (:func:`permute_floats_many`): a trial's 50 sets then take a few kernels, not 150."""
+    family = find(definition.op_type)
+    if family is not None and family.fresh_content is not None:
+        return [family.fresh_content(inputs, generator) for _ in range(count)]
+    return permute_floats_many(inputs, generator, count)
+
+
+#: Elements of the random keys :func:`permute_floats_many` draws at once for one input.
+BATCH_KEYS_LIMIT = 1 << 24
+
+
+def permute_floats_many(inputs: list[object], generator: torch.Generator,
+                        count: int) -> list[list[object]]:
+    """``count`` sets as :func:`permute_floats` makes them (the same inputs vary). An
+    input whose ``count`` permutations fit :data:`BATCH_KEYS_LIMIT` keys gets them from
+    one draw: each set's permutation sorts a row of random 62-bit keys (a tie, about
+    n²/2⁶³ per row, still leaves a permutation). The others are drawn set by set."""
+    sets = [list(inputs) for _ in range(count)]
+    for i in _varied(inputs):
+        value = inputs[i]
+        if count > 1 and value.numel() <= PERMUTE_LIMIT and \
+                value.numel() * count <= BATCH_KEYS_LIMIT:
+            keys = torch.randint(0, 1 << 62, (count, value.numel()), generator=generator,
+                                 device=value.device)
+            rows = value.reshape(-1)[keys.argsort(dim=1)]
+            if rows.device.type == "cpu":
+                rows.share_memory_()
+            for k in range(count):
+                sets[k][i] = rows[k].view(value.shape)
+        else:
+            for k in range(count):
+                sets[k][i] = _fresh_tensor(value, generator)
+    return sets
+
+
+def _varied(inputs: list[object]) -> list[int]:
+    """The inputs that get new content: every floating input of more than one element up
+    to :data:`VARY_LIMIT_BYTES`, else the smallest floating input."""
     floats = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)
               and v.dtype.is_floating_point and v.numel() > 1]
     vary = [i for i in floats if _nbytes(inputs[i]) <= VARY_LIMIT_BYTES]
     if not vary and floats:
         vary = [min(floats, key=lambda i: _nbytes(inputs[i]))]
+    return vary
+
+
+def _fresh_tensor(value: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """``value``'s elements in a new order: a full random permutation up to
+    :data:`PERMUTE_LIMIT` elements, else a random cyclic shift no row boundary divides."""
+    flat = value.reshape(-1)
+    if value.numel() <= PERMUTE_LIMIT:
+        perm = torch.randperm(value.numel(), generator=generator, device=value.device)
+        new = flat[perm]
+    else:
+        row = value.shape[-1] if value.dim() else 1
+        shift = int(torch.randint(1, value.numel(), (1,), generator=generator,
+                                  device=value.device))
+        if row > 1 and shift % row == 0:
+            shift += 1
+        new = _roll(flat, shift)
+    new = new.reshape(value.shape)
+    return new.share_memory_() if new.device.type == "cpu" else new
+
+
+def permute_floats(inputs: list[object], generator: torch.Generator) -> list[object]:
+    """Inputs with new floating-point content (others shared), on the inputs' device and
+    the generator's: new shared memory on CPU, new device memory on a GPU (where the
+    audit of a GPU lane draws it, which is far faster for the large sets of benchmark
+    shapes)."""
     fresh = list(inputs)
-    for i in vary:
-        value = inputs[i]
-        flat = value.reshape(-1)
-        if value.numel() <= PERMUTE_LIMIT:
-            perm = torch.randperm(value.numel(), generator=generator, device=value.device)
-            new = flat[perm]
-        else:
-            row = value.shape[-1] if value.dim() else 1
-            shift = int(torch.randint(1, value.numel(), (1,), generator=generator,
-                                      device=value.device))
-            if row > 1 and shift % row == 0:
-                shift += 1
-            new = _roll(flat, shift)
-        new = new.reshape(value.shape)
-        fresh[i] = new.share_memory_() if new.device.type == "cpu" else new
+    for i in _varied(inputs):
+        fresh[i] = _fresh_tensor(inputs[i], generator)
     return fresh
 
 

@@ -6,20 +6,24 @@ stand-in worker, every workload's tensors and every reference. This service pays
 once and answers each candidate over local HTTP (the standard library's
 :class:`~http.server.ThreadingHTTPServer`; nothing is installed for it):
 
-- ``GET /health``: ``{"ok": true, ...}`` (device, report, requests queued and served).
+- ``GET /health``: ``{"ok": true, ...}`` (device, report, requests queued and served,
+  whether a spare worker is ready).
 - ``POST /audit`` with an :class:`AuditRequest` as JSON: the answer is
   ``application/x-ndjson``, streamed: one line per case record as soon as it is judged
   (the same line the report gets), then a last :class:`Done` line.
 
 What is kept between requests: the opened dataset, one :class:`~hf_eval.audit.Audit` and
 its :class:`~hf_eval.audit.Lane` (whose :class:`~hf_eval.isolation.workers.Isolation` keeps
-the fork server and the stand-in worker), and the prepared cases (sealed inputs and the
+the fork server and the stand-in worker, and a spare worker started between requests:
+forked, behind its walls, its device and CUPTI started, no candidate code), and the
+prepared cases (sealed inputs and the
 reference) of the most recently audited definitions (:class:`WarmCases`); a record whose
 reference was kept says so (``"reference": {"source": "memory"}``). What is not: each
 request draws a new secret (:meth:`~hf_eval.audit.Audit.renew_secret`), so no request's
-fresh content repeats another's, and its candidate gets a fresh confined worker, ended
-when the request is answered. Each case goes through the CLI audit's own per-unit path
-(:meth:`~hf_eval.audit.Audit.judge_unit`), so the records are the CLI's records.
+fresh content repeats another's, and its candidate gets a fresh confined worker (the
+spare, which never served another), ended when the request is answered. Each case goes
+through the CLI audit's own per-unit path (:meth:`~hf_eval.audit.Audit.judge_unit`), so
+the records are the CLI's records.
 
 Two processes: the front end speaks HTTP (headers, bodies, streaming answers) and the
 judge (:func:`_judge_main`) holds the service and never runs HTTP code, so no client's
@@ -339,10 +343,19 @@ class AuditService:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        """Start the stand-in worker (and so the fork server) now, not in the first
-        request, and the thread that judges requests."""
+        """Start the stand-in worker (and so the fork server) and the first candidate's
+        worker now, not in the first request, and the thread that judges requests."""
         self.lane.isolation.stand_in()
+        self._spare()
         self._thread.start()
+
+    def _spare(self) -> None:
+        """Start the next candidate's worker (:meth:`Isolation.spare`) while no request is
+        judged; where that fails, the next request starts its own, as the CLI does."""
+        try:
+            self.lane.isolation.spare()
+        except Exception as exc:  # noqa: BLE001 - a request starts its own worker instead
+            _log(f"error: starting a spare worker: {type(exc).__name__}: {exc}")
 
     def close(self) -> None:
         """Stop: the case being judged is finished, requests not yet judged are answered
@@ -372,6 +385,7 @@ class AuditService:
                 "root": str(self.root), "report": str(self.report),
                 "definitions": len(self.dataset.definitions),
                 "busy": self._running is not None, "queued": self._jobs.qsize(),
+                "spare_worker": self.lane.isolation.spare_ready,
                 "served": self._served, "warm_cases": len(self.cases)}
 
     # ------------------------------------------------------------------ requests
@@ -522,6 +536,8 @@ class AuditService:
             finally:
                 self._running = None
                 self._served += 1
+            if not self._stopping.is_set():
+                self._spare()  # outside ``judging``: requests are read meanwhile
 
     def _done(self, job: Job, statuses: Counter, seconds: float,
               error: str | None = None) -> Done:

@@ -51,7 +51,7 @@ import torch
 
 from hf_eval.acceptance import compare_outputs
 from hf_eval.families.registry import find
-from hf_eval.input_sets import InPlace, fresh_content
+from hf_eval.input_sets import InPlace, fresh_content, fresh_contents
 from hf_eval.isolation import memory
 from hf_eval.isolation.protocol import Cupti, Reply
 from hf_eval.isolation.reveal import Arena
@@ -360,9 +360,26 @@ class Session:
         return InputSet(f"s{self.counter}-{digest[8:12].hex()}", inputs,
                         lambda: self.reference(inputs))
 
+    def fresh_many(self, count: int) -> list[InputSet]:
+        """``count`` input sets of new content from one draw (each with its reference),
+        as :meth:`fresh` makes one."""
+        if count == 1:
+            return [self.fresh()]
+        first = self.counter + 1
+        self.counter += count
+        digest = hashlib.sha256(self.secret + first.to_bytes(8, "little")
+                                + count.to_bytes(8, "little")).digest()
+        generator = torch.Generator(self.device).manual_seed(
+            int.from_bytes(digest[:8], "little") >> 1)
+        contents = fresh_contents(self.definition, self.main_here, generator, count)
+        self.distinct_sets += count
+        return [InputSet(f"s{first + k}-{digest[8:12].hex()}", inputs,
+                         (lambda inputs=inputs: self.reference(inputs)))
+                for k, inputs in enumerate(contents)]
+
     def _fresh_sets(self, count: int) -> tuple[list[InputSet], Arena]:
         """``count`` fresh sets packed into one arena (not yet written)."""
-        sets = [self.fresh() for _ in range(count)]
+        sets = self.fresh_many(count)
         arena = Arena.pack(self.main_here, [s.inputs for s in sets])
         for index, s in enumerate(sets):
             s.arena, s.arena_index = arena, index
@@ -736,8 +753,7 @@ class Session:
         profiled: dict[bool, Cupti | None] = {False: None, True: None}
         for trial in range(2 * spec.trials + 2):  # the last two profiled
             cold, profile = trial % 2 == 1, trial >= 2 * spec.trials
-            for b in buffers:
-                content = self.fresh()
+            for b, content in zip(buffers, self.fresh_many(len(buffers))):
                 b.inputs, b.truth = content.inputs, content.truth
             self._write(arena, buffers)
             when = f"graph replay {trial // 2 + 1}{' (cold L2)' if cold else ''}"

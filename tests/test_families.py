@@ -77,6 +77,31 @@ def test_the_second_input_set_is_the_familys_own_when_it_declares_one(monkeypatc
     assert len(calls) == 1 and torch.equal(own[0], -inputs[0])
 
 
+def test_many_fresh_sets_are_drawn_at_once_each_a_permutation_of_its_own():
+    """A trial's sets come from one draw: each varied input a permutation of the
+    workload's, no two sets alike; integers shared; an input too large for one draw of
+    all sets is still varied, set by set."""
+    from hf_eval.input_sets import BATCH_KEYS_LIMIT, permute_floats_many
+
+    small = torch.arange(48, dtype=torch.float32).reshape(4, 12)
+    ints = torch.arange(6, dtype=torch.int32)
+    large = torch.arange(BATCH_KEYS_LIMIT // 8 + 1, dtype=torch.bfloat16)
+    inputs = [small, ints, large, 0.5]
+    sets = permute_floats_many(inputs, torch.Generator().manual_seed(7), 10)
+    assert len(sets) == 10
+    for fresh in sets:
+        assert fresh[1] is ints and fresh[3] == 0.5
+        assert fresh[0].shape == small.shape and fresh[0].dtype == small.dtype
+        assert torch.equal(fresh[0].reshape(-1).sort().values, small.reshape(-1))
+        assert fresh[2].shape == large.shape and not torch.equal(fresh[2], large)
+        assert torch.equal(fresh[2].float().sort().values, large.float().sort().values)
+    orders = {tuple(fresh[0].reshape(-1).tolist()) for fresh in sets}
+    assert len(orders) == 10 and tuple(small.reshape(-1).tolist()) not in orders
+    # one set is drawn as permute_floats draws it
+    one = permute_floats_many(inputs, torch.Generator().manual_seed(7), 1)[0]
+    assert torch.equal(one[0], permute_floats(inputs, torch.Generator().manual_seed(7))[0])
+
+
 def _large_fp8(device: str) -> torch.Tensor:
     """An FP8 tensor above PERMUTE_LIMIT, so fresh content rolls it (the benchmark's large
     activations, e.g. grouped GEMM n5120 at m24576_t4096)."""

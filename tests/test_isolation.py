@@ -133,6 +133,35 @@ def test_a_lane_keeps_one_candidate_worker_alive(tmp_path, hierarchy, isolation)
     assert list(isolation.workers) == [second.solution_key]
 
 
+def test_a_spare_worker_serves_the_next_new_solution_and_no_other(tmp_path, isolation):
+    isolation.spare()
+    spare = isolation._spare
+    assert isolation.spare_ready and spare.alive()
+    assert "seccomp" in spare.walls  # behind its walls before any candidate is known
+    first, loaded = isolation.worker(_solution("honest", tmp_path), 10.0)
+    assert first is spare and loaded.error is None and loaded.walls == spare.walls
+    assert not isolation.spare_ready  # taken: never offered again
+    second, loaded = isolation.worker(_solution("slow_honest", tmp_path), 10.0)
+    assert second is not spare and loaded.error is None
+    assert not spare.alive()  # the first candidate's worker ended with its solution
+
+
+def test_a_dead_spare_is_replaced_and_every_spare_ends_with_the_lane(tmp_path):
+    lane = Isolation(torch.device("cpu"))
+    try:
+        lane.spare()
+        dead = lane._spare
+        dead.kill()
+        handle, loaded = lane.worker(_solution("honest", tmp_path), 10.0)
+        assert handle is not dead and handle.alive() and loaded.error is None
+        lane.spare()
+        waiting = lane._spare
+        assert waiting.alive() and waiting is not handle
+    finally:
+        lane.close()
+    assert not waiting.alive() and not handle.alive() and lane._spare is None
+
+
 @needs_groups
 def test_ending_a_worker_ends_everything_it_started(tmp_path, hierarchy, isolation):
     handle, _ = isolation.worker(_solution("leave_process", tmp_path), 10.0)

@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -161,6 +162,20 @@ def test_health(served):
     # the process that times candidates is not the one that parses clients' requests
     assert health["front_pid"] == served.process.pid != health["judge_pid"]
     assert health["report"] == str(served.report) and health["definitions"] == 1
+
+
+def test_a_spare_worker_waits_between_requests(served):
+    """The next candidate's worker is started while no request is judged."""
+    deadline = time.monotonic() + WAIT_S
+    while not call(served, "GET", "/health").lines[0]["spare_worker"]:
+        assert time.monotonic() < deadline, "no spare worker started"
+        time.sleep(0.2)
+    answer = audit(served, {"definition": DEF, "uuids": UUIDS[:1], "validation_only": True,
+                            "solution": toy_solution("toy_spare")})
+    complete(answer, "toy_spare", cases=1)
+    while not call(served, "GET", "/health").lines[0]["spare_worker"]:
+        assert time.monotonic() < deadline, "no spare worker after the request"
+        time.sleep(0.2)
 
 
 def test_a_solution_streams_its_records_and_a_done_line_matching_the_report(served):

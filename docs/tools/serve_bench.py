@@ -9,7 +9,10 @@ the device (for the default, dense attention d64 on CPU: ``torch_sdpa_dense_h32_
 on CUDA give ``--solution torch_sdpa_dense_h32_d64``: the preferred one needs
 FlashAttention 4) on the ``dev`` suite:
 once cold (the first request of a server just started: the definition's tensors read and
-verified, its references computed) and ``--warm`` times warm. Every request is a new
+verified, its references computed) and ``--warm`` times warm. Before each request it
+waits until the server is idle with its spare worker started (as when an agent writes
+its next candidate in between; the waits are printed); ``--back-to-back`` sends each
+request as soon as the last answer ends. Every request is a new
 solution to the server: renamed, and its ``main.py`` given a comment of its own so that
 its content hash is new too. Seconds are the client's, from sending the request to the
 last line of the answer. By default the server gets an empty harness cache (references
@@ -64,6 +67,20 @@ def renamed(solution: dict, tag: str) -> dict:
     return {**solution, "name": f"{solution['name']}-bench-{tag}", "sources": sources}
 
 
+def wait_until_ready(url: str, limit_s: float = 120.0) -> float:
+    """Seconds until the server is idle with a spare worker ready (``GET /health``): where
+    an agent writes its next candidate between two requests, this is the state its next
+    request finds."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < limit_s:
+        with urllib.request.urlopen(f"{url}/health", timeout=10) as answer:
+            health = json.loads(answer.read())
+        if health.get("spare_worker") and not health.get("busy") and not health.get("queued"):
+            break
+        time.sleep(0.1)
+    return time.perf_counter() - started
+
+
 def post(url: str, body: dict) -> tuple[float, list[dict]]:
     """Send one audit request; the client's seconds to the last line, and the lines."""
     data = json.dumps(body).encode()
@@ -84,6 +101,9 @@ def main() -> int:
     parser.add_argument("--warm", type=int, default=3, help="warm requests after the cold one")
     parser.add_argument("--keep-cache", action="store_true",
                         help="use $HF_EVAL_CACHE instead of an empty cache")
+    parser.add_argument("--back-to-back", action="store_true",
+                        help="send each request as soon as the last answer ends, without "
+                             "waiting for the server's spare worker")
     args = parser.parse_args()
     solution = preferred_solution(args.definition, args.device, args.solution)
     with tempfile.TemporaryDirectory(prefix="serve-bench-") as tmp:
@@ -103,8 +123,10 @@ def main() -> int:
                 raise SystemExit(f"the server did not start: {ready!r}")
             start_s = time.perf_counter() - started
             url = ready.split()[2]
-            runs = []
+            runs, waits = [], []
             for _ in range(1 + args.warm):
+                if not args.back_to_back:
+                    waits.append(round(wait_until_ready(url), 3))
                 body = {"definition": args.definition,
                         "solution": renamed(solution, secrets.token_hex(4))}
                 seconds, lines = post(url, body)
@@ -119,7 +141,8 @@ def main() -> int:
     print(json.dumps({
         "definition": args.definition, "solution": solution["name"], "device": args.device,
         "suite": "dev", "cases_per_request": done[0]["cases"],
-        "server_start_s": round(start_s, 3), "cold_s": round(runs[0][0], 3),
+        "server_start_s": round(start_s, 3), "back_to_back": args.back_to_back,
+        "ready_waits_s": waits, "cold_s": round(runs[0][0], 3),
         "warm_s": warm, "warm_median_s": statistics.median(warm) if warm else None,
         "server_seconds": [d["seconds"] for d in done], "statuses": sorted(set(statuses)),
         "report_lines": written, "server_exit": code,

@@ -116,9 +116,16 @@ class Arena:
         must be drawn there) and copied into the shared buffer in one transfer."""
         staging = (self.buffer if device.type == "cpu"
                    else torch.empty(self.buffer.numel(), dtype=torch.uint8, device=device))
-        for places, inputs in zip(self.places, sets):
-            for i, place in places.items():
-                self.place_in(staging, place).copy_(inputs[i])
+        targets = [self.place_in(staging, place) for places in self.places
+                   for place in places.values()]
+        values = [inputs[i] for places, inputs in zip(self.places, sets) for i in places]
+        try:  # on CUDA a few fused launches, not one per input
+            if staging.device.type != "cuda":
+                raise NotImplementedError
+            torch._foreach_copy_(targets, values)
+        except (NotImplementedError, RuntimeError):  # a dtype it lacks (FP8, say), or CPU
+            for target, value in zip(targets, values):
+                target.copy_(value)
         self.seed = secrets.randbits(SEED_BITS)
         mask = mask_into(torch.empty_like(staging), self.seed)
         staging.view(torch.int64).bitwise_xor_(mask.view(torch.int64))

@@ -252,6 +252,8 @@ class Worker:
         self.walls = walls
         self.entry: Entry | None = None
         self.device = torch.device("cpu")
+        #: Whether ``warm`` or ``load`` has taken the device (the timed path run once).
+        self.device_taken = False
         self.sets: dict[str, list[object]] = {}  # id -> inputs on the worker's device
         self.sources: dict[str, list[object]] = {}  # id -> the shared CPU inputs
         self.arenas: dict[str, _Arena] = {}  # id -> a trial's masked arena
@@ -572,10 +574,15 @@ class Worker:
         byte-checks the inputs it maps itself (the workload's own, on CPU)."""
         changed, verdict = [], {}  # a tensor shared by several sets is compared once
         expected: dict[str, torch.Tensor] = {}
+        # An arena whose whole private copy is as expected leaves every view of it
+        # unchanged: one comparison instead of one per input (and per device sync).
+        intact: dict[str, bool] = {}
         for set_id in request["ids"]:
             arena_id = self.arena_of.get(set_id)
             if arena_id is not None and arena_id not in expected:
                 expected[arena_id] = self.arenas[arena_id].unmasked_source()
+                intact[arena_id] = _same_bytes(self.arenas[arena_id].private,
+                                               expected[arena_id])
             for index, (mine, source) in enumerate(zip(self.sets[set_id],
                                                        self.sources[set_id])):
                 if not isinstance(mine, torch.Tensor):
@@ -586,6 +593,10 @@ class Worker:
                                              "was made its own source")
                     continue
                 key = mine.data_ptr()
+                if key not in verdict and intact.get(arena_id) and (
+                        _untyped_storage(mine).data_ptr()
+                        == _untyped_storage(self.arenas[arena_id].private).data_ptr()):
+                    verdict[key] = True
                 if key not in verdict:
                     arena = self.arenas.get(arena_id)
                     if arena is not None and _untyped_storage(source).data_ptr() == arena.storage:
@@ -627,13 +638,34 @@ class Worker:
         return checked
 
     # ----------------------------------------------------------------- serving
-    def load(self, request: dict) -> dict:
-        device = torch.device(request["device"])
+    def warm(self, request: dict) -> dict:
+        """Before any candidate is known (a spare worker, see
+        :meth:`hf_eval.isolation.workers.Isolation.spare`): take the device, run the timed
+        path once, and on CUDA start and stop CUPTI once (its first start takes seconds);
+        no candidate code runs. ``load`` then only imports the candidate."""
+        self._take_device(request["device"])
+        if self.device.type == "cuda":
+            self.arm({})
+            self.disarm({})
+        return {}
+
+    def _take_device(self, name: str) -> None:
+        """Use device ``name`` from now on and run the timed path once; a second call for
+        the same device does nothing, for another one fails."""
+        device = torch.device(name)
         if device.type == "cuda":
             device = torch.device("cuda", device.index or 0)
+        if self.device_taken:
+            if device != self.device:
+                raise RuntimeError(f"the worker serves {self.device}, not {device}")
+            return
+        if device.type == "cuda":
             torch.cuda.set_device(device)
-        self.device = device
+        self.device, self.device_taken = device, True
         self._warm_timed_path()
+
+    def load(self, request: dict) -> dict:
+        self._take_device(request["device"])
         if request.get("stand_in"):
             _quiet_collector()
             return {"walls": self.walls, "prepare": False}
@@ -678,7 +710,7 @@ class Worker:
         recv, send = self.channel.recv, self.channel.send
         # A tuple of bound methods, taken from the class now: nothing the candidate can
         # reach rebinds a handler (a dict could be found through gc and changed).
-        handlers = (("load", self.load), ("register", self.register),
+        handlers = (("warm", self.warm), ("load", self.load), ("register", self.register),
                     ("reload", self.reload), ("slots", self.set_slots),
                     ("refresh", self.refresh), ("forget", self.forget),
                     ("prepare", self.prepare), ("capture", self.capture),

@@ -121,7 +121,8 @@ class WorkerHandle:
 
     def __init__(self, solution: Solution | None, device: torch.device,
                  limits: Limits | None = None) -> None:
-        """``solution`` None: a stand-in worker that never loads candidate code."""
+        """``solution`` None: a worker for no candidate yet (the stand-in, which never
+        loads candidate code, or a spare: :meth:`Isolation.spare`)."""
         self.solution_key = solution_hash(solution) if solution is not None else "stand-in"
         self.limits = limits or Limits.from_environment()
         self.lease = UidLease()
@@ -313,6 +314,8 @@ class Isolation:
         self.device = device
         self.workers: dict[str, tuple[WorkerHandle, protocol.Reply]] = {}
         self._stand_in: WorkerHandle | None = None
+        #: A worker started before its candidate is known (:meth:`spare`), or None.
+        self._spare: WorkerHandle | None = None
         #: Workers killed but still dying when they were ended (their uid and group held).
         self.dying: list[WorkerHandle] = []
         #: What a reader of the report should know (a worker slow to die).
@@ -338,6 +341,45 @@ class Isolation:
                 raise sandbox.SandboxError(f"the stand-in worker failed: {reply.error}")
         return self._stand_in
 
+    def spare(self) -> None:
+        """Start the next candidate's worker now, while no candidate is judged: forked,
+        behind its walls, its device taken and (on CUDA) CUPTI started once, so that
+        ``load`` only imports the candidate. No candidate code has run in it; the next
+        new solution gets it (:meth:`worker`), and it is never given to a second one.
+        ``hf-eval serve`` starts one between requests: the seconds a new worker costs
+        then fall while the client writes its next candidate, not inside its request."""
+        if self._spare is not None and self._spare.alive():
+            return
+        if self._spare is not None:
+            self._end(self._spare, "the spare worker")
+            self._spare = None
+        handle = WorkerHandle(None, self.device)
+        try:
+            reply, _ = handle.request({"op": "warm", "device": str(self.device)},
+                                      LOAD_TIMEOUT_S)
+        except BaseException:
+            self._end(handle, "the spare worker")
+            raise
+        if reply.error is not None:
+            self._end(handle, "the spare worker")
+            raise sandbox.SandboxError(f"the spare worker failed: {reply.error}")
+        self._spare = handle
+
+    @property
+    def spare_ready(self) -> bool:
+        """Whether a spare worker waits for the next candidate."""
+        return self._spare is not None and self._spare.alive()
+
+    def _new_handle(self, solution: Solution) -> WorkerHandle:
+        """The spare worker (taken: never offered again), else a new one."""
+        handle, self._spare = self._spare, None
+        if handle is not None and handle.alive():
+            handle.solution_key = solution_hash(solution)
+            return handle
+        if handle is not None:
+            self._end(handle, "the spare worker")
+        return WorkerHandle(solution, self.device)
+
     def worker(self, solution: Solution, timeout: float
                ) -> tuple[WorkerHandle, protocol.Reply]:
         """The solution's live worker, or a new one (every other candidate's worker is
@@ -349,7 +391,7 @@ class Isolation:
         if found is None or not found[0].alive() or found[1].error is not None:
             if found is not None:
                 self.discard(key)
-            handle = WorkerHandle(solution, self.device)
+            handle = self._new_handle(solution)
             # Importing the solution (which may JIT-compile kernels) gets at least
             # LOAD_TIMEOUT_S, whatever the per-call timeout.
             try:
@@ -376,12 +418,16 @@ class Isolation:
     def kill_all(self) -> None:
         """SIGKILL every worker now, the stand-in too (from another thread, on Ctrl-C):
         a request in flight fails, and :meth:`close` then removes what is left."""
-        for handle in [found[0] for found in list(self.workers.values())] + [self._stand_in]:
+        for handle in ([found[0] for found in list(self.workers.values())]
+                       + [self._stand_in, self._spare]):
             if handle is not None:
                 handle.kill()
 
     def close(self) -> None:
         self.shutdown()
+        if self._spare is not None:
+            self._end(self._spare, "the spare worker")
+            self._spare = None
         if self._stand_in is not None:
             self._end(self._stand_in, "the stand-in")
             self._stand_in = None
