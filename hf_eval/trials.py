@@ -663,8 +663,9 @@ class Session:
         return {"status": Status.PASSED.value, "changed": swap.changed}
 
     def scale_probe(self, inputs: list[object], reference: tuple[torch.Tensor, ...]) -> dict:
-        """One call with every runtime ``*scale*`` scalar halved (``audit --scale-probe``),
-        judged against the reference of those inputs. The record's ``scale_probe``."""
+        """One call on the scale probe's inputs (``audit --scale-probe``,
+        :func:`hf_eval.input_sets.scale_probe`), judged against the reference of those
+        inputs. The record's ``scale_probe``."""
         self.call([InputSet(f"p-{self.main.id}", inputs, reference)], "scale probe")
         return {"status": Status.PASSED.value, "reason": None}
 
