@@ -848,8 +848,10 @@ class TrialTime:
 
 def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
                 cupti: Cupti | None = None) -> dict:
-    """Per-call times over trials: each counts at its device time, and at least at the
-    device time the least host time of the method implies (:data:`GUARD_REL`). Where
+    """Per-call times over trials, in milliseconds (the median also in microseconds,
+    ``median_us``, the published report's unit): each trial counts at its device time,
+    and at least at the device time the least host time of the method implies
+    (:data:`GUARD_REL`). Where
     CUPTI's span over every stream (in the profiled trial) exceeds the events' median by
     more than its own overhead explains, device work ran outside the timed stream: every
     trial's device time is then at least that span."""
@@ -870,7 +872,8 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
     counted = [max(t.device_ms, floor) / iters for t in trials]
     device = [t.device_ms / iters for t in trials]
     host = [t.host_ms / iters for t in trials]
-    out = {"median_ms": statistics.median(counted), "min_ms": min(counted),
+    median = statistics.median(counted)
+    out = {"median_ms": median, "median_us": median * 1000, "min_ms": min(counted),
            "max_ms": max(counted), "trials": len(trials), "iters": iters,
            "calls": calls, "l2": "flushed" if cold else "as revealed",
            "clock": trials[0].clock,
