@@ -156,8 +156,8 @@ def _compare_exact(name: str, a_flat: torch.Tensor, r_flat: torch.Tensor) -> Out
                             matched_ratio=ratio, max_absolute_error=max_abs, rule="exact")
     if mismatched:
         verdict.passed, verdict.status = False, Status.INCORRECT_NUMERICAL
-        verdict.reason = (f"{mismatched} of {numel} elements differ (outputs of dtype "
-                          f"{r_flat.dtype} must match exactly)")
+        verdict.reason = (f"{mismatched} of {numel} integer elements differ "
+                          "(exact match required)")
     return verdict
 
 
@@ -208,7 +208,8 @@ def _compare_floats(name: str, a_flat: torch.Tensor, r_flat: torch.Tensor,
         required = 1.0 if tol.required_matched_ratio is None else tol.required_matched_ratio
         verdict.passed, verdict.status = False, Status.INCORRECT_NUMERICAL
         verdict.reason = (f"{mismatched} of {numel} elements outside tolerance (matched "
-                          f"ratio {ratio!r} < {required!r}); max abs err {max_abs:.3g}")
+                          f"{matched}, ratio {ratio!r} < {required!r}); "
+                          f"max abs err {max_abs:.3g}")
     return verdict
 
 
