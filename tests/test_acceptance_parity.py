@@ -362,12 +362,23 @@ def everything() -> Iterator[Case]:
     yield from random_corpus()
 
 
-def disagreements(judge: Judge, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], Counter]:
+def moved(t: torch.Tensor, device: str) -> torch.Tensor:
+    """``t`` on ``device`` (a meta tensor stays; packed FP4 travels as its bytes)."""
+    if t.device.type == "meta" or device == "cpu":
+        return t
+    if t.dtype == torch.float4_e2m1fn_x2:
+        return t.view(torch.uint8).to(device).view(t.dtype)
+    return t.to(device)
+
+
+def disagreements(judge: Judge, monkeypatch: pytest.MonkeyPatch,
+                  device: str = "cpu") -> tuple[list[str], Counter]:
     wrong, seen = [], Counter()
     for case in everything():
         monkeypatch.setattr(acceptance, "CHUNK", case.chunk)
-        theirs = judged(judge, case.a, case.r, case.tol)
-        mine = ours(case.a, case.r, case.tol)
+        a, r = moved(case.a, device), moved(case.r, device)
+        theirs = judged(judge, a, r, case.tol)
+        mine = ours(a, r, case.tol)
         seen[theirs] += 1
         if mine != theirs:
             wrong.append(f"{case.label}: published {theirs}, hf_eval {mine}")
@@ -387,8 +398,11 @@ def test_the_corpus_reaches_every_verdict_and_the_precision_flips():
     assert sum(c.label.startswith("division") for c in FLIPS) >= 20
 
 
-def test_same_verdict_as_the_published_rule_on_every_case(monkeypatch):
-    wrong, seen = disagreements(published_rule, monkeypatch)
+@pytest.mark.parametrize("device", [
+    "cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                         reason="no CUDA device"))])
+def test_same_verdict_as_the_published_rule_on_every_case(monkeypatch, device):
+    wrong, seen = disagreements(published_rule, monkeypatch, device)
     assert not wrong, f"{len(wrong)} of {sum(seen.values())} differ:\n" + "\n".join(wrong[:20])
 
 
