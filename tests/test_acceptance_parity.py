@@ -465,8 +465,7 @@ def test_the_verdict_names_its_rule_and_counts():
 # ------------------------------------------------------- the published source, when present
 def published_source_dir() -> Path | None:
     configured = os.environ.get("HF_EVAL_PUBLISHED")
-    for candidate in ([Path(configured)] if configured else
-                      [REPO.parent / "shared/seed", Path("/work/shared/seed")]):
+    for candidate in [Path(configured) if configured else REPO.parent / "shared/seed"]:
         if candidate.is_dir() and any(candidate.glob("*.txt")):
             return candidate
     return None
