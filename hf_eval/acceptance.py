@@ -72,7 +72,8 @@ class OutputVerdict:
     matched_ratio: float = 0.0
     """``(numel - mismatched) / numel`` as a Python float; 1.0 for an empty output."""
     max_absolute_error: float = 0.0
-    """The largest ``|a - r|`` (FP32) over elements whose inputs are finite."""
+    """The largest ``|a - r|`` (FP32, or FP64 where FP32 overflows) over elements whose
+    inputs are finite."""
     max_relative_error: float = 0.0
     """The largest ``|a - r| / (|r| + 1e-8)`` (FP32, or FP64 where FP32 overflows) over
     elements whose inputs are finite."""
