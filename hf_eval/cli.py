@@ -457,7 +457,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     a.add_argument("--strict-diagnostic", action="store_true",
                    help="also report each task's diagnostic_tolerance (never acceptance)")
     a.add_argument("--scale-probe", action="store_true",
-                   help="call again with runtime *scale* scalars halved")
+                   help="call again with the runtime scale halved (a zero one: half of "
+                   "1/sqrt(head_size)) and other non-zero *scale* scalars halved")
     a.set_defaults(func=cmd_audit)
 
     v = sub.add_parser("serve", help="keep the audit warm for an agent: POST a candidate, "

@@ -11,8 +11,9 @@ input varies, which keeps a pool of many sets small; the output depends on every
 so one changed input already changes the answer. :class:`InPlace` writes such a set into
 the workload's own buffers (a cache keyed on pointers then fails).
 
-The scale probe calls again with every runtime ``*scale*`` scalar halved, which catches a
-kernel that hard-codes the scale.
+The scale probe (:func:`scale_probe`) calls again with the runtime ``scale`` halved (a
+zero, meaning the default ``1 / sqrt(head_size)``, becomes half that default) and every
+other ``*scale*`` scalar halved, which catches a kernel that hard-codes the scale.
 
 **Unchanged inputs** (:class:`InputSnapshot`): proof that inputs are byte-identical after
 a candidate ran (and after timing). On CPU a snapshot holds a digest of each tensor's
@@ -28,6 +29,7 @@ import hashlib
 
 import torch
 
+from hf_eval.errors import DataError
 from hf_eval.families.registry import find
 from hf_eval.schema import Definition
 
@@ -144,14 +146,43 @@ def _roll(flat: torch.Tensor, shift: int) -> torch.Tensor:
     return torch.roll(flat.contiguous().view(as_int), shift).view(flat.dtype)
 
 
+#: The input the published scale probe varies.
+PUBLISHED_SCALE = "scale"
+
+
+def _probed_value(definition: Definition, name: str, value: object) -> float | None:
+    """The value the probe sends in place of ``value``, or None to leave it."""
+    if isinstance(value, bool) or not isinstance(value, int | float | None):
+        return None
+    if name == PUBLISHED_SCALE:
+        if value is None or value == 0:  # 0 or null mean the default 1/sqrt(head_size)
+            head_size = definition.const_axes.get("head_size")
+            if head_size is None:
+                raise DataError(f"definitions/{definition.op_type}/{definition.name}.json",
+                                "the scale probe replaces a zero or null scale by "
+                                "head_size ** -0.5, which needs a const head_size axis",
+                                field="axes.head_size")
+            value = head_size ** -0.5
+        return value * 0.5
+    if "scale" in name.lower() and value:  # the project's own: other scales, halved
+        return value * 0.5
+    return None
+
+
 def scale_probe(definition: Definition, inputs: list[object]) -> list[object] | None:
-    """Inputs with every floating ``*scale*`` scalar halved, or None when there is none."""
+    """The scale probe's inputs, or None when it has nothing to vary.
+
+    As published: the scalar input named ``scale`` is halved, and a zero or null one (the
+    default, ``1 / sqrt(head_size)``) becomes ``0.5 * head_size ** -0.5``. Beyond that, every
+    other non-zero scalar whose name holds ``scale`` (``sm_scale``, ``routed_scale``) is
+    halved too.
+    """
     changed = False
     probe = []
     for (name, spec), value in zip(definition.inputs.items(), inputs):
-        if spec.shape is None and "scale" in name.lower() and isinstance(value, float):
-            value = value * 0.5 if value else 0.05
-            changed = True
+        new = _probed_value(definition, name, value) if spec.shape is None else None
+        if new is not None:
+            value, changed = new, True
         probe.append(value)
     return probe if changed else None
 

@@ -64,8 +64,10 @@ class CaseRecord(BaseModel):
     """Per method (``cold`` and ``graph`` on CUDA, ``eager`` and ``prepared`` on CPU or
     where no graph could be captured): per-call milliseconds (``median_ms``, ``min_ms``,
     ...), each trial counted at its device time, or at the audit's host time where the
-    guard flagged it. :func:`reported_time` picks the one figure every command reports.
-    Empty for a validation-only audit and for a case that did not pass."""
+    guard flagged it; the median also in microseconds (``median_us``, the published
+    report's unit; absent from records of older harnesses). :func:`reported_time` picks
+    the one figure every command reports. Empty for a validation-only audit and for a
+    case that did not pass."""
     baseline: str | None = None
     """The task's baseline solution, the one speed-ups are paired against."""
     baseline_timed: Literal["call", "launch"] | None = None
@@ -129,12 +131,24 @@ def _timing(value: Any) -> None:
         if not isinstance(timed, dict):
             raise RecordError(f"timing.{_key(method)}", f"must be an object ({_got(timed)})")
         median = timed.get("median_ms", _MISSING)
-        if median is _MISSING:
-            continue
-        if (isinstance(median, bool) or not isinstance(median, int | float)
-                or not math.isfinite(median) or median < 0):
+        micro = timed.get("median_us", _MISSING)
+        if median is not _MISSING and not _duration(median):
             raise RecordError(f"timing.{_key(method)}.median_ms",
                               f"must be a finite number of milliseconds >= 0 ({_got(median)})")
+        if micro is _MISSING:
+            continue
+        if median is _MISSING:
+            raise RecordError(f"timing.{_key(method)}.median_us",
+                              f"comes with median_ms, which is missing ({_got(micro)})")
+        if not _duration(micro) or micro != median * 1000:
+            raise RecordError(f"timing.{_key(method)}.median_us",
+                              f"must be median_ms * 1000 = {median * 1000!r} ({_got(micro)})")
+
+
+def _duration(value: Any) -> bool:
+    """A finite number >= 0 (not a bool)."""
+    return (not isinstance(value, bool) and isinstance(value, int | float)
+            and math.isfinite(value) and value >= 0)
 
 
 def validate_record(data: Any) -> CaseRecord:
@@ -144,7 +158,8 @@ def validate_record(data: Any) -> CaseRecord:
     The rules: a JSON object; ``definition``, ``workload`` and ``solution`` non-empty
     strings; ``status`` one of :class:`Status`'s values; ``reason`` (when present) a
     string; ``device`` a non-empty string; ``timing`` an object whose methods are objects,
-    each ``median_ms`` a finite number >= 0; ``baseline`` a non-empty string or null;
+    each ``median_ms`` a finite number >= 0 and each ``median_us`` (when present) exactly
+    ``median_ms * 1000``; ``baseline`` a non-empty string or null;
     ``baseline_timed`` ``call``, ``launch`` or null; ``hashes`` an object of strings.
     Other keys are kept as they are.
     """

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
 
@@ -24,13 +24,23 @@ _synchronize = torch.cuda.synchronize
 
 @dataclass
 class Timing:
-    """Per-call milliseconds over trials."""
+    """Per-call times over trials."""
 
     median_ms: float
+    """The median per-call time over trials, in milliseconds."""
     min_ms: float
+    """The fastest trial's per-call time, in milliseconds."""
     max_ms: float
+    """The slowest trial's per-call time, in milliseconds."""
     trials: int
+    """Trials timed."""
     iters: int
+    """Back-to-back calls per trial."""
+    median_us: float = field(init=False)
+    """``median_ms`` in microseconds, the published report's unit."""
+
+    def __post_init__(self) -> None:
+        self.median_us = self.median_ms * 1000
 
     def to_json(self) -> dict:
         return asdict(self)

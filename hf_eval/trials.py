@@ -680,8 +680,9 @@ class Session:
         return {"status": Status.PASSED.value, "changed": swap.changed}
 
     def scale_probe(self, inputs: list[object], reference: tuple[torch.Tensor, ...]) -> dict:
-        """One call with every runtime ``*scale*`` scalar halved (``audit --scale-probe``),
-        judged against the reference of those inputs. The record's ``scale_probe``."""
+        """One call on the scale probe's inputs (``audit --scale-probe``,
+        :func:`hf_eval.input_sets.scale_probe`), judged against the reference of those
+        inputs. The record's ``scale_probe``."""
         self.call([InputSet(f"p-{self.main.id}", inputs, reference)], "scale probe")
         return {"status": Status.PASSED.value, "reason": None}
 
@@ -863,8 +864,10 @@ class TrialTime:
 
 def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
                 cupti: Cupti | None = None) -> dict:
-    """Per-call times over trials: each counts at its device time, and at least at the
-    device time the least host time of the method implies (:data:`GUARD_REL`). Where
+    """Per-call times over trials, in milliseconds (the median also in microseconds,
+    ``median_us``, the published report's unit): each trial counts at its device time,
+    and at least at the device time the least host time of the method implies
+    (:data:`GUARD_REL`). Where
     CUPTI's span over every stream (in the profiled trial) exceeds the events' median by
     more than its own overhead explains, device work ran outside the timed stream: every
     trial's device time is then at least that span."""
@@ -885,7 +888,8 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
     counted = [max(t.device_ms, floor) / iters for t in trials]
     device = [t.device_ms / iters for t in trials]
     host = [t.host_ms / iters for t in trials]
-    out = {"median_ms": statistics.median(counted), "min_ms": min(counted),
+    median = statistics.median(counted)
+    out = {"median_ms": median, "median_us": median * 1000, "min_ms": min(counted),
            "max_ms": max(counted), "trials": len(trials), "iters": iters,
            "calls": calls, "l2": "flushed" if cold else "as revealed",
            "clock": trials[0].clock,

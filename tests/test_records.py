@@ -13,7 +13,8 @@ STATUSES = ("PASSED, INCORRECT_SHAPE, INCORRECT_NUMERICAL, INCORRECT_DTYPE, RUNT
 def good(**changes) -> dict:
     record = {"definition": "d", "workload": "w", "solution": "s", "status": "PASSED",
               "device": "cpu", "baseline": "base", "baseline_timed": "call",
-              "timing": {"eager": {"median_ms": 1.5}, "graph": {"error": "no capture"}},
+              "timing": {"eager": {"median_ms": 1.5, "median_us": 1500.0},
+                         "graph": {"error": "no capture"}},
               "hashes": {"solution": "ab"}, "environment": {"python": "3.12"}}
     record.update(changes)
     return record
@@ -25,6 +26,11 @@ def test_a_valid_record_keeps_every_field_as_written():
     assert record.status is Status.PASSED and record.passed
     assert record.model_dump(mode="json")["outputs"] == [{"name": "y"}]
     assert record.model_dump(mode="json")["environment"] == {"python": "3.12"}
+
+
+def test_a_record_of_an_older_harness_has_no_median_us():
+    record = validate_record(good(timing={"eager": {"median_ms": 1.5}}))
+    assert record.timing["eager"] == {"median_ms": 1.5}
 
 
 def test_optional_fields_may_be_left_out():
@@ -55,6 +61,14 @@ def test_optional_fields_may_be_left_out():
      "timing.eager.median_ms: must be a finite number of milliseconds >= 0 (got -1)"),
     (good(timing={"eager": {"median_ms": True}}),
      "timing.eager.median_ms: must be a finite number of milliseconds >= 0 (got True)"),
+    (good(timing={"eager": {"median_ms": 1.5, "median_us": 1.5}}),
+     "timing.eager.median_us: must be median_ms * 1000 = 1500.0 (got 1.5)"),
+    (good(timing={"eager": {"median_ms": 1.5, "median_us": float("inf")}}),
+     "timing.eager.median_us: must be median_ms * 1000 = 1500.0 (got inf)"),
+    (good(timing={"eager": {"median_ms": 0.0, "median_us": False}}),
+     "timing.eager.median_us: must be median_ms * 1000 = 0.0 (got False)"),
+    (good(timing={"eager": {"median_us": 1500.0}}),
+     "timing.eager.median_us: comes with median_ms, which is missing (got 1500.0)"),
     (good(baseline=""), "baseline: must be a non-empty string (got '')"),
     (good(baseline_timed="sometimes"),
      "baseline_timed: must be call, launch or null (got 'sometimes')"),

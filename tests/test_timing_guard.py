@@ -59,6 +59,7 @@ def test_statistics_are_per_call():
     out = _statistics(trials, iters=10, calls="graph replay", cold=True)
     assert out["counted_trials_ms"] == [1.0, 1.0, 1.2]
     assert out["median_ms"] == pytest.approx(1.0)
+    assert out["median_us"] == pytest.approx(1000.0)  # the published report's unit
     assert out["device_median_ms"] == pytest.approx(1.0)
     assert out["host_median_ms"] == pytest.approx(1.31)
     assert out["host_implied_ms"] == pytest.approx(1.0 / 1.05)
@@ -79,3 +80,12 @@ def test_statistics_are_per_call():
 ])
 def test_one_reported_time(timing, expected):
     assert reported_time({"timing": timing}) == expected
+
+
+def test_the_harness_own_timing_carries_microseconds():
+    from hf_eval.timing import summarise
+
+    timing = summarise([2.0, 0.5, 1.25], iters=4)
+    assert (timing.median_ms, timing.median_us, timing.min_ms, timing.max_ms) == (
+        1.25, 1250.0, 0.5, 2.0)
+    assert timing.to_json()["median_us"] == 1250.0
