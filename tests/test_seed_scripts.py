@@ -523,3 +523,15 @@ def test_every_script_has_help(work):
         assert result.returncode == 0 and "usage:" in result.stdout, result.stderr
     help_text = script("audit_solutions.py", "--help", cwd=work).stdout
     assert "--graph-timing" in help_text and "changes nothing here" in help_text
+
+
+def test_audit_root_defaults_to_the_clone_on_its_sample(tmp_path, work):
+    definition = "noncausal_dense_attention_h32_d64"
+    first = json.loads((REPO / "workloads/dense_attention" / f"{definition}.jsonl")
+                       .read_text().splitlines()[0])["workload"]["uuid"]
+    result = script("audit_solutions.py", "--gpu", "cpu", "--lock-directory", work / "locks",
+                    "--report", work / "r.jsonl", "--definition", definition, "--solution",
+                    "torch_sdpa_dense_h32_d64", "--validation-only", cwd=work,
+                    cache=tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    assert cases(work / "r.jsonl") == {("torch_sdpa_dense_h32_d64", first)}
