@@ -523,6 +523,8 @@ def test_every_script_has_help(work):
         assert result.returncode == 0 and "usage:" in result.stdout, result.stderr
     help_text = script("audit_solutions.py", "--help", cwd=work).stdout
     assert "--graph-timing" in help_text and "changes nothing here" in help_text
+    module = script("task_acceptance.py", cwd=work)  # a module: says how to import it
+    assert module.returncode == 0 and "from task_acceptance import compare_output" in module.stdout
 
 
 def test_audit_root_defaults_to_the_clone_on_its_sample(tmp_path, work):
