@@ -113,7 +113,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     _require_dataset(args.root)
     args.definitions, args.uuid = _unique(args.definitions), _unique(args.uuid)
     args.solutions = _unique(args.solutions)
-    dataset = open_dataset(args.root)
+    if args.data_root is not None and not args.data_root.is_dir():
+        print(f"error: --data-root {args.data_root}: not a folder", file=sys.stderr)
+        return 2
+    dataset = open_dataset(args.root, data_root=args.data_root)
     # Auditing everything: any bad file is an error. Auditing named definitions: only
     # problems in files that belong to them (by path, or by a rejected file's own field).
     # A bad file is refused, not the audit: the rest runs, and the exit code is then 2.
@@ -139,7 +142,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if not args.definitions or len(args.definitions) != 1:
             print("error: --candidate needs exactly one --definitions name", file=sys.stderr)
             return 2
-        extra.append(solution_from_directory(args.candidate, args.definitions[0]))
+        extra += [solution_from_directory(path, args.definitions[0]) for path in args.candidate]
     report = args.report or Path("reports") / f"audit-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     if args.resume and not args.report:
         print("error: --resume needs the --report to continue", file=sys.stderr)
@@ -442,8 +445,12 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     a.add_argument("--validation-only", action="store_true", help="check correctness, no timing")
     a.add_argument("--no-reference-cache", action="store_true",
                    help="always recompute reference outputs")
-    a.add_argument("--candidate", type=Path,
-                   help="path/to/main.py: audit this module (and its package) for one definition")
+    a.add_argument("--candidate", type=Path, action="append",
+                   help="path/to/main.py: audit this module (and its package) for one "
+                   "definition (repeatable)")
+    a.add_argument("--data-root", type=Path,
+                   help="read the workloads' tensors from this folder (same relative paths "
+                   "as under the root; default: the root)")
     a.add_argument("--gpus", type=_csv, action="extend",
                    help="e.g. 0,1: one worker per GPU of this host (repeatable)")
     a.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",

@@ -134,13 +134,19 @@ def _placed(tensor: torch.Tensor, device: str | torch.device, shared: bool) -> t
     return raw.view(tensor.dtype).reshape(tensor.shape)
 
 
-def open_dataset(root: str | Path, resolvers: list[Resolver] | None = None) -> Dataset:
+def open_dataset(root: str | Path, resolvers: list[Resolver] | None = None,
+                 data_root: str | Path | None = None) -> Dataset:
     """The dataset at ``root``: every file read (bad ones in ``problems``), tensors through
-    ``resolvers`` when a file is absent (default: LFS, sample regeneration, the Hub)."""
+    ``resolvers`` when a file is absent (default: LFS, sample regeneration, the Hub).
+
+    ``data_root`` is a folder holding the tensors under the same relative paths (a
+    materialised copy kept apart from the clone): the store reads and verifies them there
+    instead of under ``root``."""
     files = DatasetFiles.read(root)
     drawn = None
     if resolvers is None:
         resolvers = [GitLfsResolver(), SampleRegenerator(files), HubResolver.for_root(files.root)]
         drawn = DrawnInMemory(files)
     values = {f.name: getattr(files, f.name) for f in fields(DatasetFiles)}
-    return Dataset(**values, store=TensorStore(files.root, resolvers), drawn=drawn)
+    store = TensorStore(Path(data_root) if data_root is not None else files.root, resolvers)
+    return Dataset(**values, store=store, drawn=drawn)

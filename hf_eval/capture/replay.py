@@ -93,9 +93,12 @@ class ReplayResult:
 
 def replay(root: str | Path, definitions: list[str] | None = None,
            uuids: list[str] | None = None, device: str = "cpu",
-           write: bool = True) -> ReplayResult:
-    """Replay every selected workload whose receipt has an engine output; record results."""
-    dataset = open_dataset(root)
+           write: bool = True, data_root: str | Path | None = None) -> ReplayResult:
+    """Replay every selected workload whose receipt has an engine output; record results.
+
+    ``data_root``: the tensors are read there, under the same relative paths
+    (:func:`hf_eval.dataset.open_dataset`)."""
+    dataset = open_dataset(root, data_root=data_root)
     names = definitions or sorted(dataset.workloads)
     result = ReplayResult(problems=[str(p) for p in dataset.problems
                                     if p.file == "captures.jsonl"])

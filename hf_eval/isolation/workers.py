@@ -282,6 +282,21 @@ class WorkerHandle:
         return True
 
 
+#: Names the folder of the per-GPU lock files (default: the temporary folder). Every audit
+#: that shares a GPU must use the same folder; ``scripts/audit_solutions.py
+#: --lock-directory`` sets it.
+LOCK_DIRECTORY_VARIABLE = "HF_EVAL_LOCK_DIRECTORY"
+
+
+def gpu_lock_path(gpu_uuid: str) -> Path:
+    """The lock file of one physical GPU: ``hf_eval-gpu-<uuid>.lock`` in
+    ``$HF_EVAL_LOCK_DIRECTORY`` (created when absent), else in the temporary folder."""
+    folder = os.environ.get(LOCK_DIRECTORY_VARIABLE)
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    return Path(folder or tempfile.gettempdir()) / f"hf_eval-gpu-{gpu_uuid}.lock"
+
+
 @contextmanager
 def gpu_lock(device: torch.device):
     """An exclusive lock per GPU, so two audits never time on one GPU at once."""
@@ -290,7 +305,7 @@ def gpu_lock(device: torch.device):
         return
     index = device.index if device.index is not None else torch.cuda.current_device()
     uuid = str(getattr(torch.cuda.get_device_properties(index), "uuid", index))
-    path = Path(tempfile.gettempdir()) / f"hf_eval-gpu-{uuid}.lock"
+    path = gpu_lock_path(uuid)
     with open(path, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
