@@ -282,3 +282,193 @@ def qsa_tie_checks(root: str | Path, solution: str,
                                status="passed" if ref_ok and sol_ok else "failed"))
     status = "passed" if all(c.status == "passed" for c in checks) else "failed"
     return QsaTies(definition=QSA_DEFINITION, device="cpu", checks=checks, status=status)
+
+
+# ------------------------------------------------------------------- building them
+#: The published audit's preferred solution per definition (NVIDIA_B300, as published;
+#: solution names only, no figure of it is measured here).
+PUBLISHED_B300 = {
+    "prefix_cached_block_causal_h32_d128": "fa4_prefix_h32_d128",
+    "prefix_cached_block_causal_h32_d128_prefix0": "fa4_prefix0_h32_d128",
+    "noncausal_dense_attention_h32_d128": "fa4_noncausal_h32_d128",
+    "noncausal_dense_attention_h32_d64": "fa4_noncausal_h32_d64",
+    "gdn_decode_qk4_v8_d128_k_last": "flashinfer_gdn_decode",
+    "gdn_prefill_qk4_v8_d128_k_last": "flashinfer_gdn_prefill",
+    "dense_gemm_bf16_nt_n12288_k4096": "deepgemm_bf16_n12288_k4096",
+    "dense_gemm_bf16_nt_n4096_k12288": "deepgemm_bf16_n4096_k12288",
+    "dense_gemm_bf16_nt_n4096_k4096": "hybrid_bf16_n4096_k4096",
+    "grouped_gemm_fp8_fp4_e384_n4608_k5120_g32": "deepgemm_n4608_k5120",
+    "grouped_gemm_fp8_fp4_e384_n5120_k2304_g32": "deepgemm_n5120_k2304",
+    "mixed_mla_decode_deepseek41_h64_d512_k8128_k4512": "flashmla_v41",
+    "moe_router_gemm_topk_deepseek41_d5120_e384_topk6": "fused_router",
+    "neighborhood_attention_3d_h16_d64_kt3_ky7_kx7": "natten_blackwell_h16_3x7x7",
+    "neighborhood_attention_3d_h32_d64_kt3_ky7_kx7": "natten_blackwell_h32_3x7x7",
+    "neighborhood_attention_3d_h4_d64_kt11_ky11_kx11": "natten_blackwell_h4_11x11x11",
+    "neighborhood_attention_3d_h8_d64_kt3_ky5_kx5": "natten_blackwell_h8_3x5x5",
+    "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4": "sglang_tilelang_index",
+    "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4": "trtllm_sparse_gqa",
+    "sparse_mla_prefill_h64_d512_k128": "flashmla_prefill_k128",
+    "sparse_mla_prefill_h64_d512_k640": "flashmla_prefill_k640",
+}
+#: Package -> (GitHub repository, the commit the published audit recorded for it).
+REPOSITORIES: dict[str, tuple[str, str | None]] = {
+    "sglang-kernel": ("sgl-project/sglang", None),
+    "sgl-flash-mla": ("deepseek-ai/FlashMLA", "0f11e178da1f67becb087a324b400854931ec3e3"),
+    "sgl-deep-gemm": ("deepseek-ai/DeepGEMM", "1fc9c66975ee322d628b3288534ca0e9ce12a64d"),
+    "flashinfer-python": ("flashinfer-ai/flashinfer",
+                          "f64b4ba8762ded12a4f4b9a2092974c9a395e7ca"),
+    "tilelang": ("tile-ai/tilelang", None),
+    "flash-attn-4": ("Dao-AILab/flash-attention", "e7a6402a9ff099de5eb628ce207a88a3f0aa5378"),
+    "torch": ("pytorch/pytorch", None),
+    "natten": ("SHI-Labs/NATTEN", "39375ea1d2f3b1bb284315fa5f79f6ecbebb6382"),
+}
+#: The tie checks' (capacity, lengths): small, around topk, and a full 65536-block table.
+TIE_CASES = ((64, (0, 1, 32, 64)), (640, (0, 511, 512, 513, 640)),
+             (65536, (0, 511, 512, 513, 65536)))
+TIE_SOLUTION = "torch_gather_topk_qsa_index_h4"
+
+
+def package_key(requirement: str) -> str:
+    """``flashinfer_python[cu13]==0.7.2`` -> ``flashinfer-python``: the bare, normalised
+    package name of a requirement (or of a wheel reading's ``package`` text)."""
+    import re
+
+    name = re.split(r"[\s\[=<>!~(]", requirement.strip(), maxsplit=1)[0]
+    return name.lower().replace("_", "-")
+
+
+def build_upstreams(reading: object) -> UpstreamsFile:
+    """The release's pinned libraries (and NATTEN, which it uses unpinned) and what each
+    provides per definition, from the wheel reading."""
+    engine = reading.engine
+    libraries = []
+    for pin in [engine.kernel_package, *engine.pinned_dependencies, "natten"]:
+        key = package_key(pin)
+        provides = [Provision(definition=e.definition, provides=k.name)
+                    for e in reading.entries for k in e.native_kernels
+                    if package_key(k.package) == key]
+        repository, commit = REPOSITORIES[key]
+        ours = key == "natten"
+        libraries.append(Upstream(
+            package=key, pin="natten (optional; not pinned by the release)" if ours else pin,
+            pinned_by="this project" if ours else "sglang-0.5.23 METADATA",
+            repository=repository, published_audit_commit=commit, definitions=provides))
+    return UpstreamsFile(
+        engine=f"{engine.name}=={engine.version}",
+        source="the wheel reading (docs/interface-audit/sglang-0.5.23.json): "
+               "engine.kernel_package, engine.pinned_dependencies and each entry's "
+               "native_kernels", libraries=libraries)
+
+
+def build_sglang_recheck(audit: object, reading: object, wheel: Path) -> SglangRecheck:
+    """Each published source file looked up in the pinned wheel."""
+    import zipfile
+
+    from hf_eval.interfaces import _definitions_in, parse_source
+
+    files: list[CitedFile] = []
+    seen: set[tuple[str, str]] = set()
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        for e in audit.definitions:
+            _, path, line = parse_source(e.source)
+            if (path, e.native_call) in seen:
+                continue
+            seen.add((path, e.native_call))
+            function = start = None
+            if path in names and line is not None:
+                spans = _definitions_in(archive.read(path).decode())
+                head = e.native_call.split("(")[0].split(":")[0].split(" ")[0].strip()
+                found: list[str] = []
+                for name in (head, head.split(".")[-1]):
+                    found = [q for q in spans if q == name or q.endswith("." + name)]
+                    if found:
+                        break
+                if len(found) == 1:
+                    function, start = found[0], spans[found[0]][0]
+            status = ("not_located" if start is None else
+                      "same_line" if start == line else "moved")
+            files.append(CitedFile(path=path, in_wheel=path in names, cited_line=line,
+                                   cited_call=e.native_call, wheel_function=function,
+                                   wheel_line=start, status=status))
+    return SglangRecheck(
+        base=audit.sglang_audit_commit, head=reading.engine.wheel,
+        head_sha256=reading.engine.wheel_sha256,
+        checked="Every file the published source links name, looked up in the pinned wheel; "
+                "where the link names a line and the native call names one function, where "
+                "that function is defined in the wheel. Every wheel_evidence citation is "
+                "checked by `python -m hf_eval interfaces verify`.",
+        not_checked="The SGLang repository's history and current head (no network): which "
+                    "commits separate the published audit commit from the release, and "
+                    "whether the head has moved since. A moved line shows that a file "
+                    "changed, not how.",
+        files=files)
+
+
+def build_upstream_recheck(audit: object, upstreams: UpstreamsFile) -> UpstreamRecheck:
+    """What was and was not checked per repository the published audit rechecked."""
+    repositories = [RepositoryRecheck(
+        repository=u.repository, published_audit_commit=u.published_audit_commit,
+        pinned=u.pin, head_checked=False,
+        checked="Nothing at the repository: its head was not queried (no network). "
+                + ("The release used here is the one the pinned SGLang wheel names"
+                   if u.pinned_by != "this project" else
+                   "The release does not pin it; the versions this project's solutions use "
+                   "are in their dependencies")
+                + "; what it provides per definition is in upstreams.json.")
+        for u in upstreams.libraries if u.published_audit_commit]
+    repositories.append(RepositoryRecheck(
+        repository="sgl-project/sglang", published_audit_commit=audit.sglang_audit_commit,
+        pinned=upstreams.engine, head_checked=False,
+        checked="The pinned release's wheel against the files the published audit cites: "
+                "sglang-head-recheck-diff.json."))
+    return UpstreamRecheck(checked_on=audit.date, network=False, repositories=repositories)
+
+
+def build_preferred(root: str | Path) -> PreferredFile:
+    """Each task's ``preferred.h200`` beside the published B300 choice."""
+    from hf_eval.dataset import open_dataset
+
+    ds = open_dataset(root)
+    entries = []
+    for name in sorted(ds.tasks):
+        pick = ds.tasks[name].value.preferred.get("h200")
+        if pick is None:
+            continue
+        path = ds.solutions[pick.solution].path
+        entries.append(Preferred(
+            definition=name, solution=pick.solution,
+            path=str(path.resolve().relative_to(Path(root).resolve())),
+            evidence=pick.evidence,
+            published=PublishedChoice(hardware="NVIDIA_B300", solution=PUBLISHED_B300[name])))
+    return PreferredFile(hardware="NVIDIA H200",
+                         source="tasks/<definition>.json preferred.h200 (each entry's "
+                                "evidence is the task's)", definitions=entries)
+
+
+def build_all(root: str | Path, wheel: Path | None = None) -> dict[str, str]:
+    """Every companion file's text, by path relative to ``root``."""
+    import json
+
+    from hf_eval.interfaces import (
+        AUDIT_PATH,
+        find_wheel,
+        load_audit,
+        load_reading,
+        reading_path,
+    )
+
+    root = Path(root)
+    audit = load_audit(root / AUDIT_PATH)
+    reading = load_reading(reading_path(root, audit))
+    upstreams = build_upstreams(reading)
+    models = {
+        UPSTREAMS_PATH: upstreams,
+        SGLANG_RECHECK_PATH: build_sglang_recheck(audit, reading,
+                                                  wheel or find_wheel(root, reading)),
+        UPSTREAM_RECHECK_PATH: build_upstream_recheck(audit, upstreams),
+        QSA_TIES_PATH: qsa_tie_checks(root, TIE_SOLUTION, TIE_CASES),
+        PREFERRED_PATH: build_preferred(root),
+    }
+    return {path: json.dumps(m.model_dump(mode="json", exclude_none=True), indent=2,
+                             ensure_ascii=False) + "\n" for path, m in models.items()}

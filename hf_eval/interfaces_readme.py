@@ -150,6 +150,19 @@ def render(audit: InterfaceAudit, reading: WheelReading) -> str:
     if audit.snapshot_limit:
         out += [f"Limit of the captured snapshots: {audit.snapshot_limit}", ""]
     out += [
+        "Companion files (`python -m hf_eval interfaces companions` writes them; "
+        "`--check` compares): [`upstreams.json`](upstreams.json) (the release's pinned "
+        "libraries and what each provides per definition), "
+        "[`sglang-head-recheck-diff.json`](sglang-head-recheck-diff.json) (the published "
+        "audit commit's cited files in the pinned wheel), "
+        "[`upstream-head-recheck.json`](upstream-head-recheck.json) (what was and was not "
+        "checked per upstream repository: no head was queried offline), "
+        "[`qsa-tie-edge-cases.json`](qsa-tie-edge-cases.json) (the lower-ID tie rule "
+        "when every score is equal, run on the CPU), "
+        "[`preferred-solutions.json`](preferred-solutions.json) (the H200 preferred "
+        "solutions beside the published B300 choices), and "
+        "[`../gdn-prefill-numerics.md`](../gdn-prefill-numerics.md).", ""]
+    out += [
         "Columns: the published boundary class and native call; the call site nearest the "
         "kernel boundary in the pinned wheel; how many adapters sit between the engine's "
         "arguments and the definition's inputs and how many of them change values; whether "
@@ -223,8 +236,30 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_companions(args: argparse.Namespace) -> int:
+    """Write (or with --check, compare) the companion files."""
+    from hf_eval.interface_companions import build_all
+
+    root = Path(args.root)
+    stale = []
+    for rel, text in build_all(root, args.wheel).items():
+        target = root / rel
+        if args.check:
+            if not target.is_file() or target.read_text() != text:
+                stale.append(rel)
+            continue
+        target.write_text(text)
+        print(f"wrote {rel}")
+    for rel in stale:
+        print(f"{rel} is out of date: run `python -m hf_eval interfaces companions`",
+              file=sys.stderr)
+    if args.check and not stale:
+        print("companion files are up to date")
+    return 1 if stale else 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``interfaces render`` and ``interfaces verify`` to the CLI."""
+    """Add ``interfaces render``, ``interfaces verify`` and ``interfaces companions``."""
     p = sub.add_parser("interfaces", help="the SGLang interface audit (docs/interface-audit)")
     isub = p.add_subparsers(dest="interfaces_command", required=True)
     r = isub.add_parser("render", help="regenerate docs/interface-audit/README.md")
@@ -236,3 +271,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--wheel", type=Path,
                    help="path to the wheel (default: .cache/wheels/<recorded wheel>)")
     v.set_defaults(func=cmd_verify)
+    c = isub.add_parser("companions", help="regenerate the audit's companion files "
+                        "(upstreams, head rechecks, QSA tie checks, H200 preferred solutions)")
+    c.add_argument("--check", action="store_true",
+                   help="only report whether they are up to date (exit 1 if not)")
+    c.add_argument("--wheel", type=Path,
+                   help="path to the wheel (default: .cache/wheels/<recorded wheel>)")
+    c.set_defaults(func=cmd_companions)

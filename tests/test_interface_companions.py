@@ -106,9 +106,50 @@ def test_no_upstream_head_is_claimed_as_checked():
 
 
 def test_the_tie_rule_holds_when_every_score_is_equal():
-    """Recomputed at the smallest capacity; the expected IDs are built in the function
-    from the rule (lowest IDs first), not copied from the file."""
+    """Built here, independently of ``qsa_tie_checks``: all-zero keys, so every block
+    scores the same and the lowest IDs must be chosen; the solution and the reference are
+    run on it, and the committed smallest check is recomputed the same way."""
+    import torch
+
+    from hf_eval.dataset import open_dataset
+    from hf_eval.sources import compile_reference, load_entry
+
+    ds = open_dataset(REPO)
+    definition = ds.definitions["qsa_index_topk_decode_qwen38_h4_d128_topk512_c4"].value
+    lengths = [0, 3, 600, 640]
+    args = [torch.ones(4, 4, 128, dtype=torch.bfloat16),
+            torch.zeros(10, 64, 128, dtype=torch.bfloat16),
+            torch.arange(10, dtype=torch.int32).repeat(4, 1),
+            torch.tensor(lengths, dtype=torch.int32)]
+    want = torch.tensor([[-1] * 512, [0, 1, 2] + [-1] * 509, list(range(512)),
+                         list(range(512))], dtype=torch.int32)
+    for run in (compile_reference(definition),
+                load_entry(ds.solutions["torch_gather_topk_qsa_index_h4"].value).run):
+        out = run(*args)
+        got = out[0] if isinstance(out, (tuple, list)) else out
+        assert torch.equal(got.to(torch.int32), want)
     got = qsa_tie_checks(REPO, "torch_gather_topk_qsa_index_h4", ((64, (0, 1, 32, 64)),))
     committed = load_companion(QsaTies, REPO / QSA_TIES_PATH)
-    assert got.checks[0] == committed.checks[0]
-    assert got.status == "passed"
+    assert got.checks[0] == committed.checks[0] and got.status == "passed"
+
+
+def test_companions_check_passes_on_the_repository(capsys):
+    from hf_eval.cli import main
+
+    assert main(["--root", str(REPO), "interfaces", "companions", "--check"]) == 0
+    assert "companion files are up to date" in capsys.readouterr().out
+
+
+def test_companions_check_reports_a_stale_file_and_writes_nothing(tmp_path, monkeypatch,
+                                                                   capsys):
+    import hf_eval.interface_companions as companions
+    from hf_eval.cli import main
+
+    monkeypatch.setattr(companions, "build_all", lambda root, wheel=None: {"a.json": "{}\n"})
+    (tmp_path / "a.json").write_text("{ }\n")
+    assert main(["--root", str(tmp_path), "interfaces", "companions", "--check"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "a.json is out of date: run `python -m hf_eval interfaces companions`")
+    assert (tmp_path / "a.json").read_text() == "{ }\n"
+    assert main(["--root", str(tmp_path), "interfaces", "companions"]) == 0
+    assert (tmp_path / "a.json").read_text() == "{}\n"

@@ -141,6 +141,15 @@ def test_every_citation_exists_in_the_pinned_wheel(audit, reading, wheel):
     assert verify_against_wheel(reading, wheel, audit) == []
 
 
+def test_the_cli_render_check_and_verify_pass_on_the_repository(capsys):
+    from hf_eval.cli import main
+
+    assert main(["--root", str(REPO), "interfaces", "render", "--check"]) == 0
+    assert main(["--root", str(REPO), "interfaces", "verify"]) == 0
+    err = capsys.readouterr().err
+    assert err.strip().endswith("21 source links, 0 problem(s)")
+
+
 def test_every_source_link_is_a_plausible_path(audit):
     for e in audit.definitions:
         commit, path, line = parse_source(e.source)
