@@ -26,10 +26,11 @@ from hf_eval.interfaces import (
     TAG_PREFIX,
     coverage_problems,
     load_audit,
+    load_reading,
     pointer_tag,
 )
 from hf_eval.samples.regenerate import listed_as_regenerated, regenerate_in_memory
-from hf_eval.schema import RandomInput, SafetensorsInput
+from hf_eval.schema import RandomInput, SafetensorsInput, stays_inside
 from hf_eval.store import VerifiedFiles, expected_from_name, local_state
 
 
@@ -90,12 +91,14 @@ def check_files(ds: Dataset) -> Iterator[DataError]:
 
 
 def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
-    """docs/interface-audit/interfaces.json: valid, one entry per definition, none unknown;
-    every definition's tags point to its entry; named engine baselines exist and are the
-    ones the tasks name.
+    """docs/interface-audit/interfaces.json (the published audit) and the wheel reading it
+    names: both valid, one entry per definition in each, none unknown; each entry's
+    ``inputs`` are its definition's inputs; every definition's tags point to its entry;
+    named engine baselines exist and are the ones the tasks name.
 
     The rule binds once a dataset has an audit (the file or any pointer tag), so small
-    datasets without one (test fixtures) are not required to carry it.
+    datasets without one (test fixtures) are not required to carry it. A published
+    audit without ``wheel_reading`` (as the published dataset ships it) is checked alone.
     """
     path = ds.root / AUDIT_PATH
     tagged = any(t.startswith(TAG_PREFIX) for d in ds.definitions.values() for t in d.value.tags)
@@ -106,7 +109,13 @@ def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
     except DataError as err:
         yield DataError(AUDIT_PATH, err.rule, line=err.line, field=err.field)
         return
-    yield from coverage_problems(audit, ds.definitions)
+    yield from coverage_problems([e.definition for e in audit.definitions], ds.definitions)
+    for entry in audit.definitions:
+        located = ds.definitions.get(entry.definition)
+        if located is not None and entry.inputs != list(located.value.inputs):
+            yield DataError(AUDIT_PATH, f"inputs {entry.inputs} are not the definition's "
+                            f"{list(located.value.inputs)}",
+                            field=f"definitions[{entry.definition}].inputs")
     for name, located in ds.definitions.items():
         tags = located.value.tags
         wrong = [t for t in tags if t.startswith(TAG_PREFIX) and t != pointer_tag(name)]
@@ -116,22 +125,36 @@ def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
         for tag in wrong:
             yield DataError(ds.where(located), f"tag {tag!r} points to another entry",
                             field="tags")
-    for entry in audit.entries:
+    if audit.wheel_reading is None:
+        return
+    if not stays_inside(audit.wheel_reading):
+        yield DataError(AUDIT_PATH, "must be a relative path inside the dataset",
+                        field="wheel_reading")
+        return
+    where = audit.wheel_reading
+    try:
+        reading = load_reading(ds.root / where)
+    except DataError as err:
+        yield DataError(where, err.rule, line=err.line, field=err.field)
+        return
+    yield from coverage_problems([e.definition for e in reading.entries], ds.definitions,
+                                 where=where, field="entries")
+    for entry in reading.entries:
         solution = entry.engine_baseline.solution
         task = ds.tasks.get(entry.definition)
         if task is not None and task.value.engine_baseline != solution:
             # One engine baseline per definition: the task's and the audit's must agree.
             yield DataError(ds.where(task), f"engine_baseline {task.value.engine_baseline!r} "
                             f"differs from the interface audit's {solution!r} "
-                            f"({AUDIT_PATH})", field="engine_baseline")
+                            f"({where})", field="engine_baseline")
         if solution is None:
             continue
         located = ds.solutions.get(solution)
         if located is None:
-            yield DataError(AUDIT_PATH, f"unknown solution {solution!r}",
+            yield DataError(where, f"unknown solution {solution!r}",
                             field=f"{entry.definition}.engine_baseline.solution")
         elif located.value.definition != entry.definition:
-            yield DataError(AUDIT_PATH, f"solution {solution!r} is for another definition",
+            yield DataError(where, f"solution {solution!r} is for another definition",
                             field=f"{entry.definition}.engine_baseline.solution")
 
 

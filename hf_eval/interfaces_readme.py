@@ -1,9 +1,10 @@
 """``python -m hf_eval interfaces``: the interface audit's README, rendered from its JSON.
 
-``docs/interface-audit/README.md`` is generated, never edited by hand, so the table an
-integrator reads cannot drift from the data the checker validates (a test compares the
-committed file with :func:`render`). ``interfaces verify`` checks the call sites against
-the pinned wheel, as the test suite does.
+``docs/interface-audit/README.md`` is generated from the published audit
+(``interfaces.json``) and the project's reading of the pinned wheel, never edited by hand,
+so the table an integrator reads cannot drift from the data the checker validates (a test
+compares the committed file with :func:`render`). ``interfaces verify`` checks every cited
+file, function and line against the pinned wheel, as the test suite does.
 """
 
 from __future__ import annotations
@@ -17,9 +18,15 @@ from hf_eval.interfaces import (
     ENGINE_PATHS,
     README_PATH,
     InterfaceAudit,
-    InterfaceEntry,
+    PublishedEntry,
+    WheelEntry,
+    WheelReading,
+    citations,
     find_wheel,
     load_audit,
+    load_reading,
+    parse_source,
+    reading_path,
     verify_against_wheel,
 )
 
@@ -37,7 +44,7 @@ def _code(text: str) -> str:
     return f"`{text}`"
 
 
-def _row(entry: InterfaceEntry) -> str:
+def _row(published: PublishedEntry, entry: WheelEntry) -> str:
     call = next(site for site in entry.call_sites if site.boundary)
     place = f"{call.file.rsplit('/', 1)[-1]}:{call.line}"
     changing = sum(a.changes_values for a in entry.adapters)
@@ -46,21 +53,40 @@ def _row(entry: InterfaceEntry) -> str:
                                   if baseline.intended_solution else "none")
     cells = [
         _code(entry.definition),
-        entry.engine_model.engine_path.split(" (")[0]
-        + ("" if entry.engine_model.in_release else " (nearest)"),
+        published.boundary.replace("_", " "),
+        _code(published.native_call),
         f"{_code(call.function)}<br>{_code(place)}",
-        "; ".join(k.name for k in entry.native_kernels[:2]),
         f"{len(entry.adapters)} ({changing} change values)",
-        YES_NO[entry.drop_in.verdict],
+        YES_NO[published.integration_verified],
         f"{baseline.runs_on_sm90} ({', '.join(baseline.through)}): {named}",
     ]
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
-def _entry_section(entry: InterfaceEntry) -> list[str]:
+def _published_section(e: PublishedEntry) -> list[str]:
+    commit, path, line = parse_source(e.source)
+    out = [f"### `{e.definition}`", "",
+           f"Boundary class: **{e.boundary}**; integration verified: "
+           f"{YES_NO[e.integration_verified]}. Native call: `{e.native_call}` "
+           f"([`{path}`{f':{line}' if line else ''}]({e.source}) at `{commit[:12]}`).", "",
+           f"Adaptation: {e.adaptation}", "", f"Next step: {e.next_step}", ""]
+    if e.capture_recipe_note:
+        out += [f"Capture recipe: {e.capture_recipe_note}", ""]
+    if e.wheel_evidence:
+        out += ["In the pinned wheel:", ""]
+        out += [f"- `{c.file}:{c.line}` `{c.function}`: {c.statement}" for c in e.wheel_evidence]
+        out += [""]
+    if e.wheel_disagreement:
+        out += ["Where the pinned wheel contradicts the published entry:", ""]
+        out += [f"- `{d.field}`: `{d.file}:{d.line}` `{d.function}`: {d.statement}"
+                for d in e.wheel_disagreement]
+        out += [""]
+    return out
+
+
+def _entry_section(entry: WheelEntry) -> list[str]:
     model = entry.engine_model
-    out = [f"### `{entry.definition}`", "",
-           f"Model: {model.named} -> {model.engine_path}"
+    out = [f"Model: {model.named} -> {model.engine_path}"
            + ("" if model.in_release else " (absent from the release; nearest path)") + ".", ""]
     if model.differences:
         out += ["Differences from the engine model:", ""]
@@ -75,8 +101,7 @@ def _entry_section(entry: InterfaceEntry) -> list[str]:
             "|---|---|---|---|"]
     out += [f"| `{a.name}` | {a.kind} | {_cell(a.does)} | {YES_NO[a.changes_values]} |"
             for a in entry.adapters]
-    out += ["", f"Drop-in: **{YES_NO[entry.drop_in.verdict]}**. {entry.drop_in.reason}", "",
-            "Integration work left:", ""]
+    out += ["", "Integration work left:", ""]
     out += [f"- {w}" for w in entry.integration_work]
     b = entry.engine_baseline
     out += ["", f"Engine baseline (runs on sm_90: {b.runs_on_sm90}; through "
@@ -93,52 +118,96 @@ def _entry_section(entry: InterfaceEntry) -> list[str]:
     return out
 
 
-def render(audit: InterfaceAudit) -> str:
+def render(audit: InterfaceAudit, reading: WheelReading) -> str:
     """The whole README: summary table, simplifications, open questions, one section each."""
-    e = audit.engine
+    e = reading.engine
+    counts = ", ".join(f"{n} {c.replace('_', ' ')}" for c, n in audit.counts.items())
     out = [
         HEADER, "",
-        f"# Interface audit: the {len(audit.entries)} boundaries in SGLang {e.version}", "",
-        f"Where each definition sits in the serving engine, read from the `{e.wheel}` wheel "
-        f"(sha256 `{e.wheel_sha256[:12]}…`) and its kernel package `{e.kernel_package}`. "
-        f"The data is [`interfaces.json`](interfaces.json); `hf-eval check` requires one entry "
-        "per definition and each definition's tag "
+        f"# Interface audit: the {len(audit.definitions)} boundaries in SGLang", "",
+        "Where each definition sits in the serving engine. The audit "
+        "[`interfaces.json`](interfaces.json) is in the published dataset's schema: per "
+        "definition the boundary class, the native call with its link at SGLang commit "
+        f"`{audit.sglang_audit_commit[:12]}` (workloads captured at "
+        f"`{audit.sglang_capture_commit[:12]}`), the adaptation between the engine's call "
+        "and the definition, and the next integration step. This project adds what its "
+        f"own reading of the pinned `{e.wheel}` wheel (sha256 `{e.wheel_sha256[:12]}…`, "
+        f"kernel package `{e.kernel_package}`) shows, with file, function and line "
+        f"(`wheel_evidence`); the full reading (call sites, native kernels, adapters, "
+        f"engine baselines) is [`{Path(reading_path('', audit)).name}`]"
+        f"({Path(reading_path('', audit)).name}). `hf-eval check` requires one entry per "
+        "definition in both files and each definition's tag "
         "`interface:docs/interface-audit/interfaces.json#<name>`; the test suite checks every "
         "cited file, function and line against the wheel "
         "(`python -m hf_eval interfaces verify`).", "",
-        "Columns: the engine's model; the call site nearest the kernel boundary; the native "
-        "kernels it reaches (first two); how many adapters sit between the engine's arguments "
-        "and the definition's inputs and how many of them change values; whether a kernel "
-        "written to the definition replaces the engine's call as it is; the engine-path "
-        "baseline on sm_90.", "",
+        f"Audit date {audit.date}. Boundary classes: {counts}. All drop-in: "
+        f"{YES_NO[audit.all_drop_in]} (this project counts reshaped and specialized leaf "
+        "operands as drop-in). Full engine substitution tested: "
+        f"{YES_NO[audit.full_engine_substitution_tested]}; integration verified at "
+        f"{sum(x.integration_verified for x in audit.definitions)} of "
+        f"{len(audit.definitions)} boundaries.", "",
+    ]
+    if audit.snapshot_limit:
+        out += [f"Limit of the captured snapshots: {audit.snapshot_limit}", ""]
+    out += [
+        "Companion files (`python -m hf_eval interfaces companions` writes them; "
+        "`--check` compares): [`upstreams.json`](upstreams.json) (the release's pinned "
+        "libraries and what each provides per definition), "
+        "[`sglang-head-recheck-diff.json`](sglang-head-recheck-diff.json) (the published "
+        "audit commit's cited files in the pinned wheel), "
+        "[`upstream-head-recheck.json`](upstream-head-recheck.json) (what was and was not "
+        "checked per upstream repository: no head was queried offline), "
+        "[`qsa-tie-edge-cases.json`](qsa-tie-edge-cases.json) (the lower-ID tie rule "
+        "when every score is equal, run on the CPU), "
+        "[`preferred-solutions.json`](preferred-solutions.json) (the H200 preferred "
+        "solutions beside the published B300 choices), and "
+        "[`../gdn-prefill-numerics.md`](../gdn-prefill-numerics.md).", ""]
+    out += [
+        "Columns: the published boundary class and native call; the call site nearest the "
+        "kernel boundary in the pinned wheel; how many adapters sit between the engine's "
+        "arguments and the definition's inputs and how many of them change values; whether "
+        "the integration has been verified; the engine-path baseline on sm_90.", "",
         "The last column reads `<runs on sm_90> (<what the path runs through>): <solution>`; "
         "the path names are: " + "; ".join(f"`{k}` {v}" for k, v in ENGINE_PATHS.items())
         + ".", "",
-        "| definition | engine model | boundary call | native kernels | adapters | drop-in "
-        "| sm_90 engine baseline |",
+        "| definition | boundary class | native call | boundary call (wheel) | adapters "
+        "| integration verified | sm_90 engine baseline |",
         "|---|---|---|---|---|---|---|",
     ]
-    out += [_row(entry) for entry in audit.entries]
-    drop_in = sum(entry.drop_in.verdict for entry in audit.entries)
-    out += ["", f"{drop_in} of {len(audit.entries)} boundaries are drop-in.", ""]
-    if audit.simplifications:
+    out += [_row(p, reading.entry(p.definition)) for p in audit.definitions
+            if reading.entry(p.definition) is not None]
+    disagreeing = [p.definition for p in audit.definitions if p.wheel_disagreement]
+    out += ["", "Where the pinned wheel contradicts a published field: "
+            + (", ".join(_code(d) for d in disagreeing) if disagreeing else
+               "nowhere; its findings support the published classifications and add "
+               "details, listed per boundary below.") + "", ""]
+    if reading.simplifications:
         out += ["## Feasible simplifications", ""]
-        for s in audit.simplifications:
+        for s in reading.simplifications:
             out += [f"**{s.title}.** {s.text} "
                     f"({', '.join(_code(d) for d in s.definitions)})", ""]
     out += ["## What could not be established offline", ""]
-    out += [f"- `{entry.definition}`: {ev.statement}" for entry in audit.entries
+    out += [f"- `{entry.definition}`: {ev.statement}" for entry in reading.entries
             for ev in entry.evidence if ev.kind == "not_established"]
     out += ["", "## Boundaries", ""]
-    for entry in audit.entries:
-        out += _entry_section(entry)
+    for p in audit.definitions:
+        out += _published_section(p)
+        entry = reading.entry(p.definition)
+        if entry is not None:
+            out += _entry_section(entry)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def load_both(root: Path) -> tuple[InterfaceAudit, WheelReading]:
+    """The published audit and the wheel reading it names."""
+    audit = load_audit(root / AUDIT_PATH)
+    return audit, load_reading(reading_path(root, audit))
 
 
 def cmd_render(args: argparse.Namespace) -> int:
     """Write (or with --check, compare) the README."""
     root = Path(args.root)
-    text = render(load_audit(root / AUDIT_PATH))
+    text = render(*load_both(root))
     target = root / README_PATH
     if args.check:
         current = target.read_text() if target.is_file() else ""
@@ -154,27 +223,58 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    """Check every call site against the pinned wheel."""
+    """Check every citation of both files against the pinned wheel."""
     root = Path(args.root)
-    audit = load_audit(root / AUDIT_PATH)
-    wheel = args.wheel or find_wheel(root, audit)
-    problems = verify_against_wheel(audit, wheel)
+    audit, reading = load_both(root)
+    wheel = args.wheel or find_wheel(root, reading)
+    problems = verify_against_wheel(reading, wheel, audit)
     for line in problems:
         print(line)
-    sites = sum(len(entry.call_sites) for entry in audit.entries)
-    print(f"verify: {sites} call sites, {len(problems)} problem(s)", file=sys.stderr)
+    print(f"verify: {len(citations(reading, audit))} citations and "
+          f"{len(audit.definitions)} source links, {len(problems)} problem(s)",
+          file=sys.stderr)
     return 1 if problems else 0
 
 
+def cmd_companions(args: argparse.Namespace) -> int:
+    """Write (or with --check, compare) the companion files."""
+    from hf_eval.interface_companions import build_all
+
+    root = Path(args.root)
+    stale = []
+    for rel, text in build_all(root, args.wheel).items():
+        target = root / rel
+        if args.check:
+            if not target.is_file() or target.read_text() != text:
+                stale.append(rel)
+            continue
+        target.write_text(text)
+        print(f"wrote {rel}")
+    for rel in stale:
+        print(f"{rel} is out of date: run `python -m hf_eval interfaces companions`",
+              file=sys.stderr)
+    if args.check and not stale:
+        print("companion files are up to date")
+    return 1 if stale else 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``interfaces render`` and ``interfaces verify`` to the CLI."""
+    """Add ``interfaces render``, ``interfaces verify`` and ``interfaces companions``."""
     p = sub.add_parser("interfaces", help="the SGLang interface audit (docs/interface-audit)")
     isub = p.add_subparsers(dest="interfaces_command", required=True)
     r = isub.add_parser("render", help="regenerate docs/interface-audit/README.md")
     r.add_argument("--check", action="store_true",
                    help="only report whether the README is up to date (exit 1 if not)")
     r.set_defaults(func=cmd_render)
-    v = isub.add_parser("verify", help="check every call site against the pinned wheel")
+    v = isub.add_parser("verify", help="check every cited file, function and line against "
+                        "the pinned wheel")
     v.add_argument("--wheel", type=Path,
                    help="path to the wheel (default: .cache/wheels/<recorded wheel>)")
     v.set_defaults(func=cmd_verify)
+    c = isub.add_parser("companions", help="regenerate the audit's companion files "
+                        "(upstreams, head rechecks, QSA tie checks, H200 preferred solutions)")
+    c.add_argument("--check", action="store_true",
+                   help="only report whether they are up to date (exit 1 if not)")
+    c.add_argument("--wheel", type=Path,
+                   help="path to the wheel (default: .cache/wheels/<recorded wheel>)")
+    c.set_defaults(func=cmd_companions)

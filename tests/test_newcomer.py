@@ -226,11 +226,16 @@ def copy_definition(root: Path, name: str) -> list[str]:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(path, target)
     audit = json.loads((REPO / "docs/interface-audit/interfaces.json").read_text())
-    audit["entries"] = [e for e in audit["entries"] if e["definition"] == name]
-    audit["simplifications"] = [s for s in audit.get("simplifications", [])
-                                if set(s.get("definitions", [])) <= {name}]
+    audit["definitions"] = [e for e in audit["definitions"] if e["definition"] == name]
+    audit["counts"] = {audit["definitions"][0]["boundary"]: 1}
+    audit["all_drop_in"] = audit["definitions"][0]["boundary"] != "structural_adapter_required"
+    reading = json.loads((REPO / audit["wheel_reading"]).read_text())
+    reading["entries"] = [e for e in reading["entries"] if e["definition"] == name]
+    reading["simplifications"] = [s for s in reading.get("simplifications", [])
+                                  if set(s.get("definitions", [])) <= {name}]
     (root / "docs/interface-audit").mkdir(parents=True)
     (root / "docs/interface-audit/interfaces.json").write_text(json.dumps(audit, indent=2))
+    (root / audit["wheel_reading"]).write_text(json.dumps(reading, indent=2))
     receipts = [line for line in (REPO / "captures.jsonl").read_text().splitlines()
                 if json.loads(line)["definition"] == name]
     (root / "captures.jsonl").write_text("\n".join(receipts) + "\n")
