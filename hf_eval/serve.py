@@ -47,6 +47,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -97,14 +98,21 @@ STREAM_DRAIN_S = 10.0
 #: Audit requests in flight at once (read, queued or judged); more are answered 503, so
 #: no number of clients can pile bodies up in the audit's memory.
 MAX_IN_FLIGHT = 16
-#: Connections handled at once; more are closed at once (each holds a thread).
+#: Connections handled at once (each holds a thread). One more, when all are taken,
+#: ends the connection that has been sending its request line and headers longest, if
+#: any, and takes its place; else it is closed unread.
 MAX_CONNECTIONS = 64
-#: A request's line and headers: at most this many bytes, within this many seconds.
+#: A request's line and headers: at most this many bytes, within this many seconds of
+#: the connection's start (an absolute deadline: the socket is shut when it passes,
+#: however the bytes trickle in).
 MAX_HEADER_BYTES = 64 << 10
 HEADER_DEADLINE_S = 10.0
-#: A body must arrive whole within this many seconds (a body sent a byte a minute
-#: would hold a connection, and once held an in-flight slot, for hours).
+#: A body must arrive whole within this many seconds of its first byte's request (an
+#: absolute deadline too: a body sent a byte a minute would hold a connection, and once
+#: held an in-flight slot, for hours).
 BODY_DEADLINE_S = 60.0
+#: Seconds a new connection waits for the slot of the one it ended.
+EVICT_WAIT_S = 2.0
 #: How often the judge process reports its state for ``/health`` (when it changed).
 HEALTH_PERIOD_S = 0.5
 #: What a record's ``reference.source`` says when the case was kept from an earlier request.
@@ -837,6 +845,52 @@ class _Budget:
         return getattr(self.reader, name)
 
 
+class _Reading:
+    """The connections still sending their request: each has an absolute deadline, at
+    which a timer shuts its socket (a blocked read then ends), and those sending headers
+    may be ended early to make room (:meth:`evict_oldest`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: socket -> (when it started, its timer, whether it may be evicted)
+        self._open: dict[socket.socket, tuple[float, threading.Timer, bool]] = {}
+
+    def start(self, connection: socket.socket, seconds: float, evictable: bool = True) -> None:
+        """Shut ``connection`` in ``seconds`` unless :meth:`stop` comes first."""
+        self.stop(connection)
+        timer = threading.Timer(seconds, _shut, args=(connection,))
+        timer.daemon = True
+        with self._lock:
+            self._open[connection] = (time.monotonic(), timer, evictable)
+        timer.start()
+
+    def stop(self, connection: socket.socket) -> None:
+        with self._lock:
+            found = self._open.pop(connection, None)
+        if found is not None:
+            found[1].cancel()
+
+    def evict_oldest(self) -> bool:
+        """Shut the connection that has been sending its headers longest; False if none."""
+        with self._lock:
+            headers = [(since, c) for c, (since, _, evictable) in self._open.items()
+                       if evictable]
+            if not headers:
+                return False
+            connection = min(headers, key=lambda found: found[0])[1]
+        self.stop(connection)
+        _shut(connection)
+        return True
+
+
+def _shut(connection: socket.socket) -> None:
+    """End both directions of ``connection`` (a read blocked on it returns at once)."""
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
 class Handler(BaseHTTPRequestHandler):
     """The HTTP side: routes, reads and limits the body, streams a job's lines."""
 
@@ -851,9 +905,15 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.rfile = _Budget(self.rfile)
+        self.server.reading.start(self.connection, HEADER_DEADLINE_S)
+
+    def finish(self) -> None:
+        self.server.reading.stop(self.connection)
+        super().finish()
 
     def do_GET(self) -> None:  # the standard library's names: do_<METHOD>
-        self.rfile = self.rfile.reader  # the headers are read: the body has its own limits
+        self.server.reading.stop(self.connection)  # the headers are read
+        self.rfile = self.rfile.reader  # the body has its own limits
         self.connection.settimeout(SOCKET_TIMEOUT_S)
         self._route()
 
@@ -912,16 +972,27 @@ class Handler(BaseHTTPRequestHandler):
                                f"{MAX_BODY_BYTES} bytes ({MAX_BODY_BYTES >> 20} MiB)")
         deadline = time.monotonic() + BODY_DEADLINE_S
         chunks, got = [], 0
-        self.connection.settimeout(min(SOCKET_TIMEOUT_S, BODY_DEADLINE_S))
-        while got < size:
-            chunk = self.rfile.read1(min(size - got, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-            if got < size and time.monotonic() > deadline:
-                raise RequestError(408, f"body: {got} of the {size} bytes arrived in "
-                                   f"{BODY_DEADLINE_S:.0f} s")
+        # Each read may wait only for what is left of the deadline; the timer shuts the
+        # socket if the body is still arriving when it passes.
+        self.server.reading.start(self.connection, BODY_DEADLINE_S, evictable=False)
+        try:
+            while got < size:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                self.connection.settimeout(left)
+                chunk = self.rfile.read1(min(size - got, 1 << 16))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                got += len(chunk)
+        except (TimeoutError, OSError):
+            if time.monotonic() < deadline:
+                raise  # the client left: nothing to answer
+            raise RequestError(408, f"body: {got} of the {size} bytes arrived in "
+                               f"{BODY_DEADLINE_S:.0f} s") from None
+        finally:
+            self.server.reading.stop(self.connection)
         self.connection.settimeout(SOCKET_TIMEOUT_S)
         if got != size:
             raise RequestError(400, f"body: {got} of the {size} bytes Content-Length "
@@ -1003,14 +1074,19 @@ class Server(ThreadingHTTPServer):
         self.service = service
         #: Connections being handled (:data:`MAX_CONNECTIONS`).
         self.connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        #: Connections still sending their request (headers, or a body), with deadlines.
+        self.reading = _Reading()
         super().__init__(address, Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        """A thread per connection, at most :data:`MAX_CONNECTIONS`; one more is closed
-        unread."""
+        """A thread per connection, at most :data:`MAX_CONNECTIONS`; one more ends the
+        connection that has been sending its headers longest and takes its slot, or is
+        closed unread where none is."""
         if not self.connections.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
+            if not (self.reading.evict_oldest()
+                    and self.connections.acquire(timeout=EVICT_WAIT_S)):
+                self.shutdown_request(request)
+                return
         try:
             super().process_request(request, client_address)
         except BaseException:

@@ -67,6 +67,26 @@ def test_candidate_text_is_bounded():
     assert len(reply.error) == protocol.MAX_TEXT
 
 
+def test_an_error_is_one_line_whatever_the_exception_does():
+    """The worker names a failure in one line, even for an exception whose text raises,
+    whose class name spans lines, or whose metaclass hides its name."""
+    from hf_eval.isolation.server import _one_line
+
+    class Hidden(type):
+        @property
+        def __name__(cls):
+            raise RuntimeError("no name")
+
+    class Masked(Exception, metaclass=Hidden):
+        def __str__(self):
+            raise RuntimeError("no text")
+
+    lines = type("Forged\nPASSED | 1.0 ms", (Exception,), {"__str__": lambda self: 1 / 0})
+    assert _one_line(ValueError("first\nsecond")) == "ValueError: first"
+    assert _one_line(lines()) == "Forged"
+    assert _one_line(Masked()) == "Masked"
+
+
 # ----------------------------------------------------------------------------- workers
 def _solution(name: str, tmp: Path):
     package = tmp / name

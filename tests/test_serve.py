@@ -316,6 +316,65 @@ def test_a_body_that_never_arrives_takes_no_in_flight_slot(served):
             sock.close()
 
 
+def _bytes_sent_before_closed(sock: socket.socket, data: bytes, pause_s: float) -> int:
+    """Send ``data`` a byte at a time, ``pause_s`` apart; how many went out before the
+    server closed the connection (``len(data)`` if it never did)."""
+    sock.settimeout(pause_s)
+    for index, byte in enumerate(data):
+        try:
+            sock.sendall(bytes([byte]))
+            if sock.recv(1 << 16) == b"":
+                return index
+        except TimeoutError:
+            continue  # still open, nothing to read: the next byte
+        except (BrokenPipeError, ConnectionResetError):
+            return index
+    return len(data)
+
+
+def test_a_request_line_that_trickles_in_is_cut_at_its_deadline(served):
+    """The header deadline counts from the connection's start, however often a byte
+    comes: a request line sent a byte a second is cut after about as many bytes as the
+    deadline has seconds, long before it ends."""
+    from hf_eval.serve import HEADER_DEADLINE_S
+
+    line = b"GET /health?" + b"x" * int(20 * HEADER_DEADLINE_S) + b" HTTP/1.0\r\n\r\n"
+    with socket.create_connection(served.address, timeout=WAIT_S) as sock:
+        assert _bytes_sent_before_closed(sock, line, 1.0) < 3 * HEADER_DEADLINE_S
+
+
+def test_connections_that_never_finish_their_headers_cannot_lock_others_out(served):
+    """With every connection taken by clients that keep sending header bytes and never
+    finish, a new one ends the oldest of them and is answered."""
+    from hf_eval.serve import MAX_CONNECTIONS
+
+    slow, stop = [], threading.Event()
+
+    def trickle() -> None:
+        while not stop.wait(0.5):
+            for sock in slow:
+                try:
+                    sock.sendall(b"a")
+                except OSError:
+                    pass
+
+    feeder = threading.Thread(target=trickle, daemon=True)
+    try:
+        for _ in range(MAX_CONNECTIONS + 8):
+            sock = socket.create_connection(served.address, timeout=WAIT_S)
+            sock.sendall(b"GET /health HTTP/1.0\r\nX-Slow: ")
+            slow.append(sock)
+            time.sleep(0.02)  # taken in turn (a burst overflows the listen queue)
+        feeder.start()
+        time.sleep(1.0)  # every slow connection has its thread now
+        for _ in range(3):
+            assert call(served, "GET", "/health").status == 200
+    finally:
+        stop.set()
+        for sock in slow:
+            sock.close()
+
+
 def test_headers_over_the_limit_are_not_read(served):
     with socket.create_connection(served.address, timeout=WAIT_S) as sock:
         sock.sendall(b"GET /health HTTP/1.0\r\n")

@@ -70,6 +70,12 @@ CPU and GPU time    at most one candidate's worker alive per    adversarial/spin
                     the stand-in is timed; every trial ends
                     with a device-wide synchronise inside the
                     clocked request (:mod:`hf_eval.trials`).
+one worker, one     a new solution gets a worker that served    tests/test_isolation.py
+candidate           nothing: a new fork, or the lane's spare    (spare tests),
+                    (forked between requests, device and        tests/test_serve.py
+                    CUPTI started by ``warm``, which runs no
+                    candidate code), taken once and never
+                    offered again; ended with its solution.
 time claims         the worker's device time (CUDA events; a    adversarial/forge_event_time,
                     CPU clock) and CUPTI summary are claims:    forge_huge_event_time,
                     bounded in the protocol, checked by the     side_stream_wait;

@@ -789,8 +789,12 @@ def _one_line(exc: BaseException) -> str:
     try:
         text = f"{type(exc).__name__}: {exc}".strip()
     except Exception:  # noqa: BLE001 - the candidate's own object
-        return type(exc).__name__[:MAX_TEXT]
-    return (text.splitlines()[0] if text else type(exc).__name__)[:MAX_TEXT]
+        try:
+            text = str(type.__dict__["__name__"].__get__(type(exc)))
+        except Exception:  # noqa: BLE001 - a name that cannot be read either
+            text = ""
+    lines = str.splitlines(str(text))
+    return (lines[0] if lines else "an exception without a readable name")[:MAX_TEXT]
 
 
 def _format_traceback() -> str:
