@@ -1,0 +1,200 @@
+"""Every solution name the published dataset uses resolves here, packaged to run.
+
+Why: the published dataset (docs/seed-solutions.md lists its names, where each was read,
+the library and the hardware) names its solutions in its README, its interface audit
+(``preferred-solutions.json``, ``summary.json``, ``performance.md``) and its solution
+files. A user following it must find each name in ``solutions/``, once, for the same
+definition. These solutions call GPU libraries, so on CPU they are checked as packages:
+the file validates, the sources compile, every import is a pinned dependency, ``run``
+takes the definition's inputs in order, and the hardware they declare decides where the
+audit runs them: the Blackwell-only ones are skipped on the H200 and the CPU with that
+reason in a SKIPPED record, the sm_90-capable ones run on the H200.
+
+The expected names, definitions and hardware classes below are read from the published
+dataset and the libraries' sources, not from the solution files under test.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+import torch
+from packaging.requirements import Requirement
+
+from hf_eval.audit import Audit, AuditConfig, skip_reason, skipped_path, write_skipped
+from tests import kit
+
+#: Published name -> (definition, runs on sm_90). False: Blackwell-only.
+SEED_SOLUTIONS = {
+    "fa4_prefix_h32_d128": ("prefix_cached_block_causal_h32_d128", True),
+    "fa4_prefix0_h32_d128": ("prefix_cached_block_causal_h32_d128_prefix0", True),
+    "fa4_noncausal_h32_d128": ("noncausal_dense_attention_h32_d128", True),
+    "fa4_noncausal_h32_d64": ("noncausal_dense_attention_h32_d64", True),
+    "flashinfer_gdn_decode": ("gdn_decode_qk4_v8_d128_k_last", True),
+    "flashinfer_gdn_prefill": ("gdn_prefill_qk4_v8_d128_k_last", True),
+    "deepgemm_bf16_n12288_k4096": ("dense_gemm_bf16_nt_n12288_k4096", True),
+    "deepgemm_bf16_n4096_k12288": ("dense_gemm_bf16_nt_n4096_k12288", True),
+    "hybrid_bf16_n4096_k4096": ("dense_gemm_bf16_nt_n4096_k4096", True),
+    "deepgemm_n4608_k5120": ("grouped_gemm_fp8_fp4_e384_n4608_k5120_g32", False),
+    "deepgemm_n5120_k2304": ("grouped_gemm_fp8_fp4_e384_n5120_k2304_g32", False),
+    "flashmla_v41": ("mixed_mla_decode_deepseek41_h64_d512_k8128_k4512", False),
+    "fused_router": ("moe_router_gemm_topk_deepseek41_d5120_e384_topk6", True),
+    "cutlass_router": ("moe_router_gemm_topk_deepseek41_d5120_e384_topk6", False),
+    "natten_blackwell_h16_3x7x7": ("neighborhood_attention_3d_h16_d64_kt3_ky7_kx7", False),
+    "natten_blackwell_h32_3x7x7": ("neighborhood_attention_3d_h32_d64_kt3_ky7_kx7", False),
+    "natten_blackwell_h4_11x11x11": ("neighborhood_attention_3d_h4_d64_kt11_ky11_kx11", False),
+    "natten_blackwell_h8_3x5x5": ("neighborhood_attention_3d_h8_d64_kt3_ky5_kx5", False),
+    "sglang_tilelang_index": ("qsa_index_topk_decode_qwen38_h4_d128_topk512_c4", True),
+    "trtllm_sparse_gqa": ("qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4", False),
+    "fa4_sparse_gqa": ("qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4", True),
+    "flashmla_prefill_k128": ("sparse_mla_prefill_h64_d512_k128", True),
+    "flashmla_prefill_k640": ("sparse_mla_prefill_h64_d512_k640", True),
+}
+#: The SGLang-captured definitions: each has a ``sglang_<definition>`` engine baseline.
+#: Blackwell-only: the FP8 x FP4 grouped GEMM and the mixed-format MLA decode kernels.
+SGLANG_CAPTURED = {
+    "prefix_cached_block_causal_h32_d128": True,
+    "prefix_cached_block_causal_h32_d128_prefix0": True,
+    "noncausal_dense_attention_h32_d128": True,
+    "noncausal_dense_attention_h32_d64": True,
+    "dense_gemm_bf16_nt_n12288_k4096": True,
+    "dense_gemm_bf16_nt_n4096_k12288": True,
+    "dense_gemm_bf16_nt_n4096_k4096": True,
+    "grouped_gemm_fp8_fp4_e384_n4608_k5120_g32": False,
+    "grouped_gemm_fp8_fp4_e384_n5120_k2304_g32": False,
+    "mixed_mla_decode_deepseek41_h64_d512_k8128_k4512": False,
+    "moe_router_gemm_topk_deepseek41_d5120_e384_topk6": True,
+    "neighborhood_attention_3d_h16_d64_kt3_ky7_kx7": True,
+    "neighborhood_attention_3d_h32_d64_kt3_ky7_kx7": True,
+    "neighborhood_attention_3d_h4_d64_kt11_ky11_kx11": True,
+    "neighborhood_attention_3d_h8_d64_kt3_ky5_kx5": True,
+    "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4": True,
+    "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4": True,
+    "sparse_mla_prefill_h64_d512_k128": True,
+    "sparse_mla_prefill_h64_d512_k640": True,
+}
+ALL = {**SEED_SOLUTIONS,
+       **{f"sglang_{d}": (d, sm90) for d, sm90 in SGLANG_CAPTURED.items()}}
+NAMES = sorted(ALL)
+#: Top-level import -> the distributions that provide it.
+PROVIDERS = {
+    "torch": {"torch"},
+    "triton": {"triton"},
+    "flash_attn": {"flash-attn-4"},
+    "cutlass": {"nvidia-cutlass-dsl"},
+    "flashinfer": {"flashinfer-python"},
+    "deep_gemm": {"deep-gemm", "sgl-deep-gemm"},
+    "flash_mla": {"flash-mla", "sgl-flash-mla"},
+    "natten": {"natten"},
+    "tilelang": {"tilelang"},
+}
+STDLIB = {"dataclasses", "functools", "math", "pathlib", "typing", "__future__"}
+BLACKWELL = {"NVIDIA_B200", "NVIDIA_B300"}
+
+
+def test_the_list_covers_the_published_count():
+    """23 named solutions and 19 engine baselines: a name dropped from the list fails."""
+    assert len(SEED_SOLUTIONS) == 23 and len(SGLANG_CAPTURED) == 19
+    assert len(NAMES) == 42
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_name_resolves_to_one_file_of_its_definition(name):
+    files = sorted(kit.REPO.glob(f"solutions/*/{name}.json"))
+    assert len(files) == 1, files
+    named = [p for p in kit.REPO.glob("solutions/*/*.json")
+             if json.loads(p.read_text())["name"] == name]
+    assert named == files
+    solution = kit.solution(name)  # validates (schema.Solution)
+    assert solution.definition == ALL[name][0]
+    assert files[0].parent.name == kit.definition_path(solution.definition).parent.name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sources_compile_import_pinned_and_take_the_inputs(name):
+    solution = kit.solution(name)
+    pinned = {Requirement(d).name for d in solution.spec.dependencies}
+    local = {s.path.removesuffix(".py") for s in solution.sources}
+    for source in solution.sources:
+        if not source.path.endswith(".py"):
+            continue
+        tree = ast.parse(compile(source.content, source.path, "exec", ast.PyCF_ONLY_AST))
+        for node in ast.walk(tree):
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                       else [node.module] if isinstance(node, ast.ImportFrom) else [])
+            for module in modules:
+                top = module.split(".")[0]
+                if top in STDLIB or top in local:
+                    continue
+                assert top in PROVIDERS, f"{source.path} imports {module}, not a known library"
+                assert PROVIDERS[top] & pinned, f"{source.path} imports {module}, unpinned"
+    entry = next(s for s in solution.sources if s.path == solution.entry_file)
+    runs = [n for n in ast.parse(entry.content).body
+            if isinstance(n, ast.FunctionDef) and n.name == solution.entry_symbol]
+    assert len(runs) == 1
+    assert [a.arg for a in runs[0].args.args] == list(kit.definition(solution.definition).inputs)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hardware_decides_where_the_audit_runs_it(name):
+    solution = kit.solution(name)
+    sm90 = ALL[name][1]
+    targets = set(solution.spec.target_hardware)
+    assert BLACKWELL <= targets
+    assert skip_reason(solution, "b300") is None and skip_reason(solution, "b200") is None
+    assert skip_reason(solution, "cpu") is not None  # GPU libraries only
+    if sm90:
+        assert "NVIDIA_H200" in targets
+        assert skip_reason(solution, "h200") is None
+    else:
+        assert targets == BLACKWELL
+        for device in ("h200", "cpu"):
+            assert "Blackwell-only" in skip_reason(solution, device)
+
+
+def test_the_project_solutions_keep_running_where_they_did():
+    """A solution declaring "cpu" runs on the CPU; "cuda" or "NVIDIA H200" on the H200."""
+    seen = 0
+    for path in kit.REPO.glob("solutions/*/*.json"):
+        doc = json.loads(path.read_text())
+        if doc["name"] in ALL:
+            continue
+        seen += 1
+        solution = kit.solution(doc["name"])
+        targets = set(solution.spec.target_hardware)
+        assert (skip_reason(solution, "cpu") is None) == ("cpu" in targets)
+        assert (skip_reason(solution, "h200") is None) == bool(
+            targets & {"cuda", "NVIDIA H200"})
+    assert seen > 50
+
+
+def test_a_blackwell_only_solution_is_skipped_on_the_cpu_with_a_record(tmp_path):
+    """Named in an audit on the CPU, it is not planned; a SKIPPED record says why."""
+    report = tmp_path / "audit.jsonl"
+    definition = "grouped_gemm_fp8_fp4_e384_n4608_k5120_g32"
+    audit = Audit(kit.dataset(), AuditConfig(
+        report=report, definitions=[definition], solutions="deepgemm_n4608_k5120",
+        suite="all", devices=["cpu"]))
+    assert audit.plan() == []
+    assert [(k.definition, k.solution, k.status) for k in audit.skipped] == [
+        (definition, "deepgemm_n4608_k5120", "SKIPPED")]
+    assert "Blackwell-only" in audit.skipped[0].reason
+    assert any("deepgemm_n4608_k5120" in note for note in audit.notes)
+    write_skipped(report, audit.skipped)
+    lines = skipped_path(report).read_text().splitlines()
+    assert [json.loads(line)["solution"] for line in lines] == ["deepgemm_n4608_k5120"]
+    assert json.loads(lines[0])["status"] == "SKIPPED"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_sm90_solutions_are_planned_on_this_gpu():
+    """On an H200 or a Blackwell GPU the sm_90-capable ones are audited, not skipped."""
+    from hf_eval.audit import hardware_key
+    key = hardware_key(torch.device("cuda"))
+    if key not in ("h200", "b200", "b300"):
+        pytest.skip(f"GPU {key} is not one the solutions name")
+    for name, (_, sm90) in ALL.items():
+        if sm90 or key != "h200":
+            assert skip_reason(kit.solution(name), key) is None, name
