@@ -198,3 +198,107 @@ def test_sm90_solutions_are_planned_on_this_gpu():
     for name, (_, sm90) in ALL.items():
         if sm90 or key != "h200":
             assert skip_reason(kit.solution(name), key) is None, name
+
+
+# ----------------------------------------------------------------- adapters on CPU
+#: Solutions whose library call has a CPU stand-in (tests/library_fakes.py, plus the FA4
+#: varlen call below) or that are plain torch: run on every sample case of their
+#: definition against the reference, under the task tolerance. (The DeepGEMM GEMMs are one
+#: library call with no adapter; the mask_mod, FlashMLA, NATTEN, TileLang and Blackwell
+#: calls have no stand-in.)
+CPU_CHECKED = ("fa4_prefix_h32_d128", "fa4_noncausal_h32_d128", "fa4_noncausal_h32_d64",
+               "flashinfer_gdn_decode", "flashinfer_gdn_prefill", "fa4_sparse_gqa",
+               "sglang_noncausal_dense_attention_h32_d128",
+               "sglang_noncausal_dense_attention_h32_d64",
+               "sglang_prefix_cached_block_causal_h32_d128",
+               "sglang_prefix_cached_block_causal_h32_d128_prefix0")
+CPU_CASES = [(name, case["label"]) for name in CPU_CHECKED
+             for case in kit.cases(ALL[name][0])]
+
+
+def _varlen(q, k, v, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
+            max_seqlen_k=None, softmax_scale=None, causal=False):
+    """``flash_attn.cute.flash_attn_varlen_func`` on CPU: packed [T, H, D] q and [Tk, KVH, D]
+    k/v, sequence b = rows cu[b]..cu[b+1]; query head h reads KV head h // (H // KVH)."""
+    assert not causal and q.dtype == k.dtype == v.dtype == torch.bfloat16
+    heads, kv_heads = q.shape[1], k.shape[1]
+    out = torch.empty_like(q)
+    for b in range(len(cu_seqlens_q) - 1):
+        qs = slice(int(cu_seqlens_q[b]), int(cu_seqlens_q[b + 1]))
+        ks = slice(int(cu_seqlens_k[b]), int(cu_seqlens_k[b + 1]))
+        keys = k[ks].float().repeat_interleave(heads // kv_heads, dim=1)
+        values = v[ks].float().repeat_interleave(heads // kv_heads, dim=1)
+        logits = torch.einsum("ihd,jhd->hij", q[qs].float(), keys) * softmax_scale
+        out[qs] = torch.einsum("hij,jhd->ihd", torch.softmax(logits, -1), values).to(q.dtype)
+    return out, None
+
+
+@pytest.mark.parametrize(("name", "label"), CPU_CASES, ids=[f"{n}-{c}" for n, c in CPU_CASES])
+def test_adapter_matches_the_reference_on_sample_cases(name, label, monkeypatch, tmp_path):
+    import sys
+
+    from hf_eval.acceptance import compare_outputs
+    from hf_eval.sources import load_entry
+    from tests import library_fakes
+
+    library_fakes.installed(monkeypatch)
+    monkeypatch.setattr(sys.modules["flash_attn.cute"], "flash_attn_varlen_func", _varlen,
+                        raising=False)
+    definition = ALL[name][0]
+    entry = load_entry(kit.solution(name), tmp_path)
+    args = kit.args(definition, kit.case_inputs(definition, label))
+    before = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    expected = kit.case_reference(definition, label)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = entry.prepare(*args)() if entry.prepare else entry.run(*args)
+    verdicts = compare_outputs(list(kit.definition(definition).outputs), got, expected,
+                               kit.task(definition).tolerance_for)
+    assert all(v.passed for v in verdicts), [v.to_json() for v in verdicts]
+    for a, b in zip(args, before):
+        assert not isinstance(a, torch.Tensor) or torch.equal(a, b), "inputs were modified"
+
+
+def _index_module(monkeypatch, tmp_path):
+    """sglang_tilelang_index's main.py with a stand-in ``tilelang`` (its kernel is only
+    defined at import, never run here)."""
+    import sys
+    import types
+
+    from hf_eval.sources import load_entry
+
+    tilelang = types.ModuleType("tilelang")
+    tilelang.jit = lambda **options: (lambda fn: fn)
+    tilelang.PassConfigKey = types.SimpleNamespace(TL_ENABLE_FAST_MATH="fast",
+                                                   TL_DISABLE_TMA_LOWER="tma")
+    tilelang.language = types.ModuleType("tilelang.language")
+    monkeypatch.setitem(sys.modules, "tilelang", tilelang)
+    monkeypatch.setitem(sys.modules, "tilelang.language", tilelang.language)
+    return load_entry(kit.solution("sglang_tilelang_index"), tmp_path).module
+
+
+def _oracle(scores: torch.Tensor, lengths: list[int], k: int) -> torch.Tensor:
+    """The definition's selection, row by row: below the length, highest score first,
+    lower ID first among equal scores; a row of at most k keeps all; ascending, -1 pad."""
+    out = torch.full((len(lengths), k), -1, dtype=torch.int32)
+    for b, n in enumerate(lengths):
+        ranked = sorted(range(n), key=lambda j: (-scores[b, j].item(), j))
+        chosen = sorted(ranked[:k])
+        out[b, :len(chosen)] = torch.tensor(chosen, dtype=torch.int32)
+    return out
+
+
+def test_exact_top_ids_keeps_lower_ids_on_ties(monkeypatch, tmp_path):
+    module = _index_module(monkeypatch, tmp_path)
+    k = module.TOPK
+    assert k == 512
+    g = torch.Generator().manual_seed(7)
+    width = 2048
+    lengths = [0, 1, 511, 512, 513, 700, 2048, 2048]
+    scores = torch.randint(0, 40, (len(lengths), width), generator=g).float()  # many ties
+    scores[6] = 1.0  # every score equal: the 512 lowest IDs
+    scores[7, 100:] = 3.0
+    scores[7, :100] = 2.0  # a tie block straddling the threshold
+    got = module.exact_top_ids(scores, torch.tensor(lengths, dtype=torch.int32))
+    assert got.dtype == torch.int32 and got.shape == (len(lengths), k)
+    assert torch.equal(got, _oracle(scores, lengths, k))
+    assert torch.equal(got[6], torch.arange(k, dtype=torch.int32))
