@@ -9,8 +9,8 @@
 #               ../shared/device/stage plan .whl-seed (its last call installs into
 #               /tmp/site); wheels already in /tmp/site are not installed again.
 # tilelang 0.1.12 pins apache-tvm-ffi 0.1.11 while the FA4/FlashInfer stack pins
-# 0.1.15.post2, so tilelang goes to its own /tmp/site-tilelang, used only for the QSA
-# index solutions. NATTEN has no wheel: its solution runs only where libnatten was built
+# 0.1.15.post2, so tilelang and its own dependencies go to /tmp/site-tilelang, used only
+# for the QSA index solutions. NATTEN has no wheel: its solution runs only where libnatten was built
 # (docs/h200/natten.md); otherwise OUT_DIR/not_run.txt says so.
 # Writes OUT_DIR/env.txt, OUT_DIR/<solution>.jsonl (one audit report each, with its
 # .skipped.jsonl when the audit skipped it), OUT_DIR/<solution>.txt (the audit's output),
@@ -33,7 +33,8 @@ install() {  # install wheels into a target unless their distribution is already
 install "$SITE" .whl/*.whl
 for whl in .whl-seed/*.whl; do
   case $(basename "$whl") in
-    tilelang-*|apache_tvm_ffi-0.1.11-*) install "$TL_SITE" "$whl" ;;
+    tilelang-*|apache_tvm_ffi-0.1.11-*|z3_solver-*|ml_dtypes-*|psutil-*|cloudpickle-*)
+      install "$TL_SITE" "$whl" ;;
     *) install "$SITE" "$whl" ;;
   esac
 done
