@@ -115,7 +115,7 @@ def skip_reason(solution: Solution, device_key: str) -> str | None:
             return None
         if named and named <= set(BLACKWELL):
             return f"Blackwell-only (target_hardware {declared}); this device is the CPU"
-        return f"target_hardware {declared} excludes the CPU"
+        return "target_hardware excludes cpu"
     if "cuda" in targets or device_key in named:
         return None
     if not named:
@@ -445,10 +445,13 @@ class Audit:
                     self.skipped.append(SkippedSolution(name, solution.name,
                                                         str(self.devices[0]), reason))
             solutions = [s for s in solutions if skip_reason(s, device_key) is None]
-            skipped_here = [k for k in self.skipped if k.definition == name]
-            if skipped_here:
-                self.notes.append(f"{name}: not auditing "
-                                  + "; ".join(f"{k.solution} ({k.reason})" for k in skipped_here))
+            by_reason: dict[str, list[str]] = {}
+            for k in self.skipped:
+                if k.definition == name:
+                    by_reason.setdefault(k.reason, []).append(k.solution)
+            if by_reason:
+                self.notes.append(f"{name}: not auditing " + "; ".join(
+                    f"{', '.join(names)} ({reason})" for reason, names in by_reason.items()))
             solutions += [s for s in self.config.extra_solutions if s.definition == name]
             for row in rows:
                 if solutions and self.dataset.where(row).split(":")[0] not in refused_files:

@@ -302,3 +302,54 @@ def test_exact_top_ids_keeps_lower_ids_on_ties(monkeypatch, tmp_path):
     assert got.dtype == torch.int32 and got.shape == (len(lengths), k)
     assert torch.equal(got, _oracle(scores, lengths, k))
     assert torch.equal(got[6], torch.arange(k, dtype=torch.int32))
+
+
+# ----------------------------------------------------------------- host-side plans
+def _load_with_stubs(name, monkeypatch, tmp_path, **modules):
+    """A solution's main.py with stand-in modules (only their names are read at import)."""
+    import sys
+    import types
+
+    from hf_eval.sources import load_entry
+
+    for module_name, attrs in modules.items():
+        module = types.ModuleType(module_name)
+        module.__dict__.update(attrs)
+        monkeypatch.setitem(sys.modules, module_name, module)
+    return load_entry(kit.solution(name), tmp_path).module
+
+
+def test_deepgemm_pads_each_expert_segment_to_the_alignment(monkeypatch, tmp_path):
+    for name in ("deepgemm_n4608_k5120", "sglang_grouped_gemm_fp8_fp4_e384_n5120_k2304_g32"):
+        module = _load_with_stubs(name, monkeypatch, tmp_path, deep_gemm={})
+        dest, rows, layout = module.padded_rows(torch.tensor([3, 3, 5, 7, 7, 7]), 4)
+        assert dest == [0, 1, 4, 8, 9, 10] and rows == 12
+        assert layout == [3, 3, -1, -1, 5, -1, -1, -1, 7, 7, 7, -1]
+        codes = torch.tensor([127, -128, 120, -126], dtype=torch.int8)  # bytes 127 128 120 130
+        assert module.ue8m0_to_float(codes).tolist() == [1.0, 2.0, 2.0 ** -7, 8.0]
+
+
+def test_trtllm_pages_are_the_selected_blocks_then_the_tail(monkeypatch, tmp_path):
+    module = _load_with_stubs("trtllm_sparse_gqa", monkeypatch, tmp_path, **{
+        "flashinfer": {}, "flashinfer.decode": {"trtllm_batch_decode_with_kv_cache": None}})
+    # 74 tokens: 18 complete blocks and a tail of 2; pool pages of 64 tokens (16 blocks)
+    tables, lengths = module.page_lists(torch.tensor([[2, 0]]), torch.tensor([[1, 17, -1]]),
+                                        torch.tensor([74]), 64)
+    assert tables.tolist() == [[33, 1, 2]] and lengths.tolist() == [10]
+
+
+def test_fa4_sparse_gather_slots(monkeypatch, tmp_path):
+    module = _load_with_stubs("fa4_sparse_gqa", monkeypatch, tmp_path, **{
+        "flash_attn": {}, "flash_attn.cute": {"flash_attn_varlen_func": None}})
+    slots, cu = module.token_slots(torch.tensor([[1]]), torch.tensor([[2, 0, -1]]),
+                                   torch.tensor([13]), 64)
+    assert slots.tolist() == [64, 65, 66, 67, 72, 73, 74, 75, 76] and cu.tolist() == [0, 9]
+
+
+def test_flashmla_decode_moves_valid_indices_first(monkeypatch, tmp_path):
+    for name in ("flashmla_v41", "sglang_mixed_mla_decode_deepseek41_h64_d512_k8128_k4512"):
+        module = _load_with_stubs(name, monkeypatch, tmp_path, flash_mla={})
+        indices, lengths = module.front_valid(torch.tensor([[5, -1, 7, -1], [-1] * 4,
+                                                            [1, 2, 3, 4]], dtype=torch.int32))
+        assert indices.tolist() == [[5, 7, -1, -1], [-1] * 4, [1, 2, 3, 4]]
+        assert lengths.tolist() == [2, 0, 4] and lengths.dtype == torch.int32
