@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # The published dataset's sm_90-capable solutions, audited on every sample workload of
 # their definitions on the device machine (repository root):
-#   bash results/h200/seed_solutions.sh OUT_DIR [extra audit options, e.g. --validation-only]
+#   [ONLY=REGEX] bash results/h200/seed_solutions.sh OUT_DIR [extra audit options, e.g.
+#                                                             --validation-only]
+# One device call lasts at most 10 minutes: split the list across calls with ONLY (an
+# extended regular expression on the solution names, e.g. ONLY='^fa4_|^flashinfer_'); a
+# solution whose report OUT_DIR/<name>.jsonl already holds records is not audited again.
 # Wheels (no network there), cp312 manylinux x86_64:
 #   .whl/       the harness's own dependencies (as for adversarial.sh and timing.sh);
-#   .whl-seed/  the libraries (docs/seed-solutions.md lists them with their sizes).
-#               Over one call's 64 MiB carry: stage them first with
-#               ../shared/device/stage plan .whl-seed (its last call installs into
-#               /tmp/site); wheels already in /tmp/site are not installed again.
+#   .whl-seed/  the libraries (docs/seed-solutions.md lists them with their sizes),
+#               265 MiB: over one call's 64 MiB carry, so they are staged with
+#               `../shared/device/stage plan .whl-seed` and its calls' `put` steps only
+#               (not its `install`, which would put both apache-tvm-ffi versions into one
+#               site): this script reassembles the parts left in /tmp/stage itself and
+#               installs every wheel it finds there or in a carried .whl-seed/.
+#               A distribution already installed in its site is not installed again.
 # tilelang 0.1.12 pins apache-tvm-ffi 0.1.11 while the FA4/FlashInfer stack pins
 # 0.1.15.post2, so tilelang and its own dependencies go to /tmp/site-tilelang, used only
 # for the QSA index solutions. NATTEN has no wheel: its solution runs only where libnatten was built
@@ -19,7 +26,7 @@ set -uo pipefail
 OUT=${1:?OUT_DIR}; shift
 mkdir -p "$OUT"
 SITE=/tmp/site TL_SITE=/tmp/site-tilelang
-install() {  # install wheels into a target unless their distribution is already there
+install_wheels() {  # into a target, unless their distribution is already there
   local target=$1; shift
   for whl in "$@"; do
     [ -f "$whl" ] || continue
@@ -29,13 +36,18 @@ install() {  # install wheels into a target unless their distribution is already
       >/dev/null 2>&1 || echo "install failed: $whl" >> "$OUT/not_run.txt"
   done
 }
-: > "$OUT/not_run.txt"
-install "$SITE" .whl/*.whl
-for whl in .whl-seed/*.whl; do
+echo "# $(date -u)" >> "$OUT/not_run.txt"
+STAGE=/tmp/stage  # parts left by ../shared/device/stage put, reassembled as its install does
+for first in "$STAGE"/*.part.000; do
+  [ -e "$first" ] || continue
+  base=${first%.part.000}; cat "$base".part.* > "$base" && rm -f "$base".part.*
+done
+install_wheels "$SITE" .whl/*.whl
+for whl in .whl-seed/*.whl "$STAGE"/*.whl; do
   case $(basename "$whl") in
     tilelang-*|apache_tvm_ffi-0.1.11-*|z3_solver-*|ml_dtypes-*|psutil-*|cloudpickle-*)
-      install "$TL_SITE" "$whl" ;;
-    *) install "$SITE" "$whl" ;;
+      install_wheels "$TL_SITE" "$whl" ;;
+    *) install_wheels "$SITE" "$whl" ;;
   esac
 done
 DSL=$SITE/nvidia_cutlass_dsl/dsl_packages  # its .pth file is not read under --target
@@ -82,6 +94,8 @@ sglang_sparse_mla_prefill_h64_d512_k640 sparse_mla_prefill_h64_d512_k640
 "
 echo "$SOLUTIONS" | while read -r name definition; do
   [ -n "$name" ] || continue
+  [ -z "${ONLY:-}" ] || echo "$name" | grep -Eq "$ONLY" || continue
+  [ -s "$OUT/$name.jsonl" ] && { echo "$name: report already there"; continue; }
   path=$BASE
   case $name in *qsa_index*|sglang_tilelang_index) path=$TL_SITE:$BASE ;; esac
   case $definition in neighborhood_attention_*)
