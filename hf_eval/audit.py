@@ -15,12 +15,13 @@ compares a candidate's output, a candidate failure of that case alone.
 from __future__ import annotations
 
 import hashlib
+import json
 import queue
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -82,14 +83,82 @@ def hardware_key(device: torch.device) -> str:
     return next((k for k in ("h200", "h100", "b200", "b300") if k in name), "cuda")
 
 
-def runs_on(solution: Solution, device: torch.device) -> bool:
-    """Whether a solution declares hardware of this kind ("cpu"; "cuda" or a GPU name)."""
+#: GPU short names (:func:`hardware_key`) of the Blackwell generation (sm_100/103).
+BLACKWELL = ("b200", "b300")
+
+
+def gpu_target(target: str) -> str | None:
+    """The short GPU name a ``target_hardware`` entry names ("NVIDIA_B300", "NVIDIA H200"
+    -> "b300", "h200"), or None for "cpu", "cuda", "local" and anything else."""
+    words = target.lower().replace("_", " ").replace("-", " ").split()
+    if words[:1] == ["nvidia"]:
+        words = words[1:]
+    name = "".join(words)
+    return name if name in ("h100", "h200", "b200", "b300") else None
+
+
+def skip_reason(solution: Solution, device_key: str) -> str | None:
+    """Why ``solution`` is not run on a device of this :func:`hardware_key` ("cpu",
+    "h200", "b300", ... or "cuda" for another GPU), or None when it runs there.
+
+    "local" runs anywhere; "cpu" names the CPU; "cuda" names any GPU. A named GPU
+    ("NVIDIA_B300", "NVIDIA H200") names that GPU only: a solution that names GPUs and
+    not "cuda" runs on those, so a Blackwell-only one is skipped on the H200 and the CPU.
+    """
     targets = [t.lower() for t in solution.spec.target_hardware]
     if "local" in targets:
-        return True
-    if device.type == "cpu":
-        return "cpu" in targets
-    return any(t != "cpu" for t in targets)
+        return None
+    declared = ", ".join(solution.spec.target_hardware)
+    named = {g for g in map(gpu_target, solution.spec.target_hardware) if g}
+    if device_key == "cpu":
+        if "cpu" in targets:
+            return None
+        if named and named <= set(BLACKWELL):
+            return f"Blackwell-only (target_hardware {declared}); this device is the CPU"
+        return "target_hardware excludes cpu"
+    if "cuda" in targets or device_key in named:
+        return None
+    if not named:
+        return f"target_hardware {declared} names no GPU"
+    if named <= set(BLACKWELL):
+        return f"Blackwell-only (target_hardware {declared}); this GPU is {device_key}"
+    return f"target_hardware {declared} does not name this GPU ({device_key})"
+
+
+@dataclass(frozen=True)
+class SkippedSolution:
+    """A solution the audit selected but did not run: its hardware is not this device's."""
+
+    definition: str
+    """The definition whose workloads it would have been audited on."""
+    solution: str
+    """The solution's name."""
+    device: str
+    """The device the audit ran on ("cpu", "cuda:0")."""
+    reason: str
+    """Why it was not run (its target_hardware against this device)."""
+    status: str = "SKIPPED"
+    """Always "SKIPPED": no case of this solution was judged on this device."""
+
+
+def skipped_path(report: str | Path) -> Path:
+    """Where an audit writes its skipped solutions: beside the report, ``.skipped.jsonl``."""
+    report = Path(report)
+    return report.with_name(report.stem + ".skipped.jsonl")
+
+
+def write_skipped(report: str | Path, skipped: list[SkippedSolution]) -> None:
+    """One JSON line per skipped solution beside the report (no file when none is)."""
+    if skipped:
+        path = skipped_path(report)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(asdict(k), sort_keys=True) + "\n"
+                                for k in skipped))
+
+
+def runs_on(solution: Solution, device: torch.device) -> bool:
+    """Whether a solution declares hardware of this kind ("cpu"; "cuda" or a GPU name)."""
+    return skip_reason(solution, hardware_key(device)) is None
 
 
 def select_workloads(dataset: Dataset, task: TaskConfig, definition: str, suite: str,
@@ -331,6 +400,8 @@ class Audit:
         self.records: list[dict] = []
         #: Things a reader should know that are not case records (solutions not audited).
         self.notes: list[str] = []
+        #: Solutions the plan selected but does not run on this device, each with its reason.
+        self.skipped: list[SkippedSolution] = []
         #: What the plan refused beyond the dataset's load problems (a dev UUID that names
         #: no workload, say): those definitions are not audited, and the exit code is 2.
         self.refused: list[DataError] = []
@@ -347,7 +418,7 @@ class Audit:
         """(definition, task, solutions, workload) units, in a stable order."""
         names = self.config.definitions or sorted(self.dataset.definitions)
         units = []
-        self.notes, self.refused = [], []
+        self.notes, self.refused, self.skipped = [], [], []
         # A file with a load problem is refused whole (its problem is the CLI's error line);
         # the rest of the dataset is audited.
         refused_files = {problem.file for problem in self.dataset.problems}
@@ -363,13 +434,25 @@ class Audit:
                 if err.file not in refused_files:
                     self.refused.append(err)
                 continue
+            # A solution whose target_hardware excludes this device is not run: it gets a
+            # SkippedSolution record with the reason (written beside the report) and a note.
+            device_key = hardware_key(self.devices[0])
+            considered = (self.dataset.solutions_for(name) if self.config.solutions == "all"
+                          else solutions)
+            for solution in sorted(considered, key=lambda s: s.name):
+                reason = skip_reason(solution, device_key)
+                if reason is not None:
+                    self.skipped.append(SkippedSolution(name, solution.name,
+                                                        str(self.devices[0]), reason))
+            solutions = [s for s in solutions if skip_reason(s, device_key) is None]
+            by_reason: dict[str, list[str]] = {}
+            for k in self.skipped:
+                if k.definition == name:
+                    by_reason.setdefault(k.reason, []).append(k.solution)
+            if by_reason:
+                self.notes.append(f"{name}: not auditing " + "; ".join(
+                    f"{', '.join(names)} ({reason})" for reason, names in by_reason.items()))
             solutions += [s for s in self.config.extra_solutions if s.definition == name]
-            if self.config.solutions == "all":
-                skipped = sorted(s.name for s in self.dataset.solutions_for(name)
-                                 if not runs_on(s, self.devices[0]))
-                if skipped:
-                    self.notes.append(f"{name}: not auditing {', '.join(skipped)} "
-                                      f"(target_hardware excludes {self.devices[0].type})")
             for row in rows:
                 if solutions and self.dataset.where(row).split(":")[0] not in refused_files:
                     units.append((definition, task, solutions, row))
@@ -411,6 +494,7 @@ class Audit:
         (and each case a resumed report already held)."""
         done = self._done()
         units = self.plan()
+        write_skipped(self.config.report, self.skipped)
         env = {str(d): environment(d) for d in self.devices}
         writer = ReportWriter(self.config.report, append=self.config.resume)
         report = on_record or (lambda record: None)

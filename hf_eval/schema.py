@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -231,6 +232,12 @@ class SourceFile(Model):
         return content
 
 
+def _commit_pinned_url(url: str | None) -> bool:
+    """A direct reference fixed to one commit (``name @ git+https://...@<40 hex digits>``):
+    as exact a pin as ``==`` for a library built from its source."""
+    return bool(url) and re.fullmatch(r"git\+https://\S+@[0-9a-f]{40}", url) is not None
+
+
 class BuildSpec(Model):
     language: Literal["python", "triton", "cpp", "cuda", "tilelang"]
     target_hardware: Annotated[list[NonEmpty], Field(min_length=1)]
@@ -254,8 +261,9 @@ class BuildSpec(Model):
                 req = Requirement(dep)
             except InvalidRequirement:
                 raise ValueError(f"dependency {dep!r} is not a valid requirement") from None
-            if not req.specifier:
-                raise ValueError(f"dependency {dep!r} must state a version (e.g. 'torch>=2.9')")
+            if not req.specifier and not _commit_pinned_url(req.url):
+                raise ValueError(f"dependency {dep!r} must state a version (e.g. 'torch>=2.9') "
+                                 "or a source URL pinned to a full commit hash")
         return deps
 
 
