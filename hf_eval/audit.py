@@ -310,7 +310,8 @@ class Lane:
                                                        cold=True)
                 else:
                     for method in methods:
-                        timings[method] = session.time(method, CPU_TIMING)
+                        timings[method] = session.time(
+                            method, CPU_TIMING.timing(session.case_bytes()))
             result["timing"] = timings
             result["setup_ms"] = dict(session.setup_ms)
         result["second_input_set"] = session.second_input_set()
