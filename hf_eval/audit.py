@@ -185,6 +185,13 @@ def select_workloads(dataset: Dataset, task: TaskConfig, definition: str, suite:
             raise DataError(where, f"dev UUID {unknown[0]} is not a workload of {definition}"
                             + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""),
                             field="dev")
+        outside = [u for u in task.dev if (receipt := dataset.receipts.get(u)) is not None
+                   and receipt.value.outside_domain]
+        if outside:
+            where = (dataset.where(dataset.tasks[definition]) if definition in dataset.tasks
+                     else f"tasks/{definition}.json")
+            raise DataError(where, f"dev UUID {outside[0]} is outside the published domain: "
+                            "a dev workload must lie inside it", field="dev")
         return [r for r in rows if r.value.workload.uuid in task.dev]
     if suite == "sample":
         def generated(row: Located) -> bool:
@@ -372,7 +379,8 @@ class Lane:
                                                        cold=True)
                 else:
                     for method in methods:
-                        timings[method] = session.time(method, CPU_TIMING)
+                        timings[method] = session.time(
+                            method, CPU_TIMING.timing(session.case_bytes()))
             result["timing"] = timings
             result["setup_ms"] = dict(session.setup_ms)
         result["second_input_set"] = session.second_input_set()

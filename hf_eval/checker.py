@@ -172,6 +172,10 @@ def _check_task(ds: Dataset, name: str, located) -> Iterator[DataError]:
     for uuid in task.dev:
         if uuid not in uuids:
             yield DataError(where, f"dev UUID {uuid} is not a workload of {name}", field="dev")
+        elif (receipt := ds.receipts.get(uuid)) is not None and receipt.value.outside_domain:
+            yield DataError(where, f"dev UUID {uuid} is outside the published domain "
+                            f"({receipt.value.outside_domain}): a dev workload must lie "
+                            "inside it", field="dev")
     named = {"baseline.solution": task.baseline.solution,
              "engine_baseline": task.engine_baseline,
              **{f"preferred.{k}.solution": p.solution for k, p in task.preferred.items()}}

@@ -33,18 +33,21 @@ def row_features():
         "axes": Json(),
         "inputs": Json(),
         "provenance": {"kind": Value("string"), "origin": Value("string"),
-                       "seed": Value("int64"), "case": Value("string")},
+                       "seed": Value("int64"), "case": Value("string"),
+                       "outside_domain": Value("string")},
     })
 
 
 def provenance_summary(receipt: Receipt | None) -> dict:
-    """Kind, origin (generator, capture program or import source), seed and case; None
-    where the receipt (or its provenance) does not say."""
+    """Kind, origin (generator, capture program or import source), seed, case, and why
+    the workload lies outside the published curated domain; None where the receipt (or
+    its provenance) does not say (``outside_domain`` None: inside the domain)."""
     p = receipt.provenance if receipt is not None else None
     if p is None:
-        return {"kind": None, "origin": None, "seed": None, "case": None}
+        return {"kind": None, "origin": None, "seed": None, "case": None,
+                "outside_domain": None}
     return {"kind": p.kind, "origin": p.generator or p.program or p.source,
-            "seed": p.seed, "case": p.case}
+            "seed": p.seed, "case": p.case, "outside_domain": p.outside_domain}
 
 
 def workload_row(dataset: Dataset, row: Located) -> dict:

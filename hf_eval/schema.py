@@ -440,6 +440,10 @@ class Provenance(Kept):
     """A captured workload's program (the script the capture ran)."""
     source: NonEmpty | None = None
     """An imported workload's source dataset."""
+    outside_domain: NonEmpty | None = None
+    """Why a generated workload lies outside the published dataset's curated domain (its
+    recipe's ``outside_domain``); absent for one inside it. Such a workload is never a
+    task's dev workload and never decides a preferred solution."""
 
     @model_validator(mode="after")
     def _required_per_kind(self) -> Provenance:
@@ -500,6 +504,12 @@ class Receipt(Kept):
     def kind(self) -> str | None:
         """The provenance's kind, or None where the receipt does not say."""
         return self.provenance.kind if self.provenance is not None else None
+
+    @property
+    def outside_domain(self) -> str | None:
+        """Why the workload lies outside the published curated domain, or None (inside,
+        or the receipt does not say)."""
+        return self.provenance.outside_domain if self.provenance is not None else None
 
     @property
     def expected_descriptors(self) -> list[SafetensorsInput]:

@@ -63,8 +63,39 @@ from hf_eval.schema import Timing as TimingConfig
 
 #: Bytes of input sets, candidate outputs and references one trial may hold at once.
 POOL_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
-#: CPU timing is for orientation only: two trials of one call each.
-CPU_TIMING = TimingConfig(warmup=0, iters=1, trials=2)
+
+
+@dataclass(frozen=True)
+class CpuTimingRule:
+    """How many calls the audit times on the CPU, where timing is for orientation only
+    (speed is judged on the GPU): trials of one call each, no warm-up, fewer trials for a
+    large case.
+
+    Why fewer: every timed call gets fresh content and is judged against the reference
+    of that content (docs/verdicts.md), so on the CPU each trial costs a reference call
+    as well as the candidate's. For the dense GEMMs of the published domain (M >= 4096,
+    a 137-412 GFLOP FP32 reference per call) one trial cuts their 9 dev cases from
+    1 min 52 s to 1 min 25 s on the 2-core machine, margin the main job's 10-minute budget
+    needs when the machine is shared. The first call, the second input set and the
+    judging of every call are unchanged."""
+
+    #: Timed trials of one call each for an ordinary case.
+    trials: int = 2
+    #: A case is large when one call's floating-point inputs and reference outputs hold at
+    #: least this many bytes (the dense GEMM dev cases hold 96-232 MiB; every other sample
+    #: case under 16 MiB).
+    large_bytes: int = 64 << 20
+    #: Timed trials of one call each for a large case.
+    large_trials: int = 1
+
+    def timing(self, case_bytes: int) -> TimingConfig:
+        """The timing of a case whose inputs and reference outputs hold ``case_bytes``."""
+        trials = self.large_trials if case_bytes >= self.large_bytes else self.trials
+        return TimingConfig(warmup=0, iters=1, trials=trials)
+
+
+#: The audit's rule for timing on the CPU.
+CPU_TIMING = CpuTimingRule()
 #: Calls of a trial judged against their reference: all of them up to this many, else
 #: this many drawn at random (by the audit, unseen by the worker) before the trial. A
 #: candidate that cheats on a fraction f of its calls passes a trial with probability
@@ -687,11 +718,20 @@ class Session:
         return {"status": Status.PASSED.value, "reason": None}
 
     # ------------------------------------------------------------------ timing
+    def case_bytes(self) -> int:
+        """Bytes of the case's floating-point inputs and of its reference outputs (the
+        measure :class:`CpuTimingRule` calls large)."""
+        return self._input_bytes() + sum(r.numel() * r.element_size()
+                                         for r in self.main.reference)
+
+    def _input_bytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.main.inputs
+                   if isinstance(t, torch.Tensor) and t.dtype.is_floating_point)
+
     def _iters(self, spec: TimingConfig) -> int:
         """Calls per trial that fit the pool (each call holds its set's real content, the
         masked copy, its outputs and their truth)."""
-        per_set = 2 * sum(t.numel() * t.element_size() for t in self.main.inputs
-                          if isinstance(t, torch.Tensor) and t.dtype.is_floating_point)
+        per_set = 2 * self._input_bytes()
         per_set += 3 * sum(r.numel() * r.element_size() for r in self.main.reference)
         budget = POOL_BYTES["cuda" if self.device.type == "cuda" else "cpu"]
         return max(1, min(spec.iters, budget // max(1, per_set)))

@@ -141,7 +141,8 @@ def workload_features(definition: Definition) -> dict:
             "axes": {axis: Value("int64") for axis in definition.var_axes},
             "inputs": inputs,
             "provenance": {"kind": Value("string"), "origin": Value("string"),
-                           "seed": Value("int64"), "case": Value("string")}}
+                           "seed": Value("int64"), "case": Value("string"),
+                           "outside_domain": Value("string")}}
 
 
 def workload_row(dataset: Dataset, definition: Definition, row) -> dict:

@@ -209,13 +209,17 @@ DEV_MAX = 5
 
 
 def assert_dev_held_out(name: str, dev: list[str]) -> None:
-    """A task's ``dev`` is 1..DEV_MAX sample UUIDs in case order, a strict subset of them."""
+    """A task's ``dev`` is 1..DEV_MAX sample UUIDs in case order, a strict subset of them,
+    none of a case labelled outside the published domain."""
     every = [sample_uuid(name, c["label"]) for c in cases(name)]
     assert 1 <= len(dev) <= DEV_MAX, f"{name}: {len(dev)} dev workloads"
     assert len(set(dev)) == len(dev), f"{name}: a dev UUID is repeated"
     assert dev == [u for u in every if u in set(dev)], f"{name}: dev is not sample UUIDs " \
         "in case order"
     assert len(dev) < len(every), f"{name}: nothing is held out of dev"
+    outside = [c["label"] for c in cases(name)
+               if c.get("outside_domain") and sample_uuid(name, c["label"]) in set(dev)]
+    assert not outside, f"{name}: dev cases outside the published domain: {outside}"
 
 
 # ----------------------------------------------------------------- value rules

@@ -321,3 +321,69 @@ def test_coverage_names_each_missing_audit_and_benchmark_shape(dataset, tmp_path
     other = "dense_gemm_bf16_nt_n4096_k12288"
     assert {g["solution"] for g in gaps[other]} == {
         s.name for s in dataset.solutions_for(other)}
+
+
+GDN = "gdn_prefill_qk4_v8_d128_k_last"
+FAST, SLOW = "flashinfer_gdn_prefill_qk4_v8_d128", "fla_chunk_fp32_ieee_gdn_prefill_qk4_v8_d128"
+
+
+def _gdn_lines(dataset: Dataset, solution: str, failing: set[str]) -> list[dict]:
+    sol = dataset.solution(solution)
+    return [{"definition": GDN, "solution": solution, "workload": row.value.workload.uuid,
+             "device": "cuda:0",
+             "status": "INCORRECT_NUMERICAL" if row.value.workload.uuid in failing else "PASSED",
+             "timing": {"graph": {"median_ms": 1.0}}, "hashes": {"solution": solution_hash(sol)}}
+            for row in dataset.workloads[GDN]]
+
+
+def _gdn_bench(solution: str, ms: float) -> dict:
+    return {"definition": GDN, "shape": "one_seq_8192", "solution": solution, "status": "TIMED",
+            "check": "", "timing": {"graph": {"median_ms": ms}}, "ceilings": CEILINGS}
+
+
+def test_a_sample_outside_the_published_domain_never_decides_the_preferred_solution(
+        dataset, tmp_path):
+    """The faster solution fails only the cases labelled outside the published domain: it
+    is preferred, and the evidence names those verdicts as outside the domain. Failing one
+    case inside the domain still disqualifies it."""
+    rows = dataset.workloads[GDN]
+    outside = {r.value.workload.uuid for r in rows
+               if dataset.receipts[r.value.workload.uuid].value.outside_domain}
+    inside = [r.value.workload.uuid for r in rows if r.value.workload.uuid not in outside]
+    assert outside and inside
+    assert all(not h200_report.decides_preferred(dataset, u) for u in outside)
+    assert all(h200_report.decides_preferred(dataset, u) for u in inside)
+    assert not h200_report.decides_preferred(dataset, "not-a-workload-of-the-dataset")
+    bench = [_gdn_bench(FAST, 1.0), _gdn_bench(SLOW, 20.0)]
+
+    folder = _folder(tmp_path, _gdn_lines(dataset, FAST, outside)
+                     + _gdn_lines(dataset, SLOW, set()), bench)
+    h200_report.build(folder, ROOT)
+    pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GDN]
+    assert pick["solution"] == FAST
+    assert f"passed {len(inside)}/{len(inside)} sample workloads" in pick["evidence"]
+    assert (f"Outside the published domain (never deciding): {FAST} passed 0 of "
+            f"{len(outside)} sample workloads there.") in pick["evidence"]
+    summary = json.loads((folder / "summary.json").read_text())
+    row = summary["audit_roofline"][GDN][FAST]
+    assert row["outside_domain"] == {"passed": 0, "failed": len(outside)}
+    assert row["failed"] == 0 and row["workloads"] == len(inside)
+
+    folder = _folder(tmp_path, _gdn_lines(dataset, FAST, outside | {inside[0]})
+                     + _gdn_lines(dataset, SLOW, set()), bench)
+    h200_report.build(folder, ROOT)
+    pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GDN]
+    assert pick["solution"] == SLOW  # a failure inside the domain still disqualifies
+
+
+def test_records_of_a_removed_sample_workload_are_no_evidence(dataset, tmp_path):
+    name = dataset.task(GEMM).baseline.solution
+    lines = _audit_lines(dataset, name)
+    for line in lines:
+        line["workload"] = "0" + line["workload"][1:] + "-removed"
+    folder = _folder(tmp_path, lines, [_bench_line(name, 0.2)])
+    h200_report.build(folder, ROOT)
+    pick = json.loads((folder / "preferred-solutions.json").read_text())["preferred"][GEMM]
+    assert pick["solution"] is None
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["audit_roofline"][GEMM][name]["not_in_dataset"] == len(lines)

@@ -50,7 +50,7 @@ def test_rows_carry_descriptors_and_provenance_not_tensors(toy_root, tmp_path):
     assert row["inputs"]["x"] == trace.workload.inputs["x"].model_dump()
     assert row["inputs"]["scale"] == {"type": "scalar", "value": 0.5}
     assert row["provenance"] == {"kind": "generated", "origin": "tests.conftest", "seed": 1,
-                                 "case": None}
+                                 "case": None, "outside_domain": None}
     assert len(json.dumps(row)) < 2000  # a handful of descriptors, never tensor bytes
 
 

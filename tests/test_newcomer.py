@@ -590,6 +590,31 @@ def test_a_dev_uuid_that_names_no_workload_is_an_error_everywhere(toy_root, tmp_
     assert not (tmp_path / "r.jsonl").exists() or not (tmp_path / "r.jsonl").read_text()
 
 
+def test_a_dev_workload_outside_the_published_domain_is_refused(toy_root, tmp_path):
+    """A receipt labelled outside the published domain: naming its workload in ``dev`` is
+    an error of the task for check and the audit; the same workload held out is fine."""
+    captures = toy_root / "captures.jsonl"
+    lines = [json.loads(line) for line in captures.read_text().splitlines()]
+    task = json.loads((toy_root / f"tasks/{DEF}.json").read_text())
+    outside = next(line for line in lines if line["uuid"] in task["dev"])
+    outside["provenance"]["outside_domain"] = "a stress test no published workload holds"
+    captures.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    message = (f"tasks/{DEF}.json: dev: dev UUID {outside['uuid']} is outside the published "
+               "domain")
+    for command in (("audit", "--validation-only", "--report", str(tmp_path / "r.jsonl")),
+                    ("check",)):
+        result = hf_eval("--root", toy_root, *command)
+        no_traceback(result)
+        out = result.stdout + result.stderr
+        assert message in out, (command, out)
+        assert result.returncode == (1 if command == ("check",) else 2), (command, out)
+    task["dev"] = [line["uuid"] for line in lines if line["uuid"] != outside["uuid"]][:1]
+    (toy_root / f"tasks/{DEF}.json").write_text(json.dumps(task))
+    result = hf_eval("--root", toy_root, "check")
+    assert "outside the published domain" not in result.stdout + result.stderr, result.stdout
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 def test_device_cuda_without_cuda_is_one_line(toy_root, tmp_path):
     result = hf_eval("--root", toy_root, "audit", "--device", "cuda", "--report",

@@ -264,9 +264,10 @@ def test_rows_and_the_captures_config_read_the_published_receipts(published):
     rows = {r.value.workload.uuid: workload_row(ds, r) for rs in ds.workloads.values()
             for r in rs}
     assert rows[IMPORTED]["provenance"] == {"kind": None, "origin": "mlsys26-contest",
-                                            "seed": None, "case": None}
+                                            "seed": None, "case": None,
+                                            "outside_domain": None}
     assert rows[CAPTURED_SINGLE]["provenance"] == {"kind": None, "origin": None, "seed": None,
-                                                   "case": None}
+                                                   "case": None, "outside_domain": None}
     captures = captures_file(published)
     assert len(captures.rows) == 3
     assert {"uuid", "definition", "expected_output", "model_revision", "request",

@@ -88,8 +88,10 @@ def test_files_load_and_task_config(name: str) -> None:
     assert t["engine_baseline"] == solution_name(name)
     assert t["workloads"] == [f"workloads/gemm/{name}.jsonl"]
     ms = [c["params"]["M"] for c in cases(name)]
-    assert len(ms) >= 4 and 1 in ms and any(m % 2 for m in ms if m > 1)
-    assert (4096 in ms) == (name == "dense_gemm_bf16_nt_n4096_k4096")
+    # Inside the published domain (the published rows keep M >= 4096): its smallest M,
+    # its largest named M, and Ms that leave a partial row tile.
+    assert len(ms) >= 4 and min(ms) == 4096 and max(ms) == 24576
+    assert any(m % 2 for m in ms) and 4097 in ms
 
 
 def test_reference_matches_fp64_sum_of_products() -> None:
@@ -105,30 +107,38 @@ def test_reference_matches_fp64_sum_of_products() -> None:
     assert torch.equal(a, a_before) and torch.equal(w, w_before)
 
 
+#: Rows of each sample case run through the reference and the solution here: the first and
+#: the last tile's (rows are independent in a GEMM, so a slice is a smaller GEMM with the
+#: same rows; the audit runs every row).
+EDGE_ROWS = 64
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_samples_solution_rules_and_discrimination(name: str) -> None:
-    """Per case: generator shapes, rule check, solution vs reference, O(1) outputs."""
+    """Per case: generator shapes, rule check, solution vs reference on the first and last
+    rows, O(1) outputs."""
     n, k = SHAPES[name]
     ref, sol = reference(name), solution(name)
     first_weight = None
     for case in cases(name):
         inputs = gen.generate(name, case["params"], case["seed"])
-        a, w = inputs["A"], inputs["W"]
-        m = case["params"]["M"]
+        full, w = inputs["A"], inputs["W"]
         assert list(inputs) == ["A", "W"]
-        assert a.shape == (m, k) and w.shape == (n, k)
-        assert a.dtype == w.dtype == torch.bfloat16
+        assert full.shape == (case["params"]["M"], k) and w.shape == (n, k)
+        assert full.dtype == w.dtype == torch.bfloat16
         if first_weight is None:
             assert check(name, inputs) == []
             first_weight = w
         else:  # one layer weight shared by every case (so checking A suffices)
             assert torch.equal(w, first_weight)
-            assert check(name, {"A": a}) == []
+            assert check(name, {"A": full}) == []
+        a = torch.cat((full[:EDGE_ROWS], full[-EDGE_ROWS:]))
+        del inputs, full
         expected = ref(a, w)
         out = sol(a, w)
         assert within_task_tolerance(out, expected, name)
         assert 0.5 < float(expected.float().std()) < 2.0  # outputs are O(1)
-        if m == 33:  # plausible bugs miss the tolerance on the sample data
+        if case["params"]["M"] == 4097:  # plausible bugs miss the tolerance on the sample
             assert not within_task_tolerance(
                 ref(a[:, : k - 64], w[:, : k - 64]), expected, name)  # a lost K tile
             assert not within_task_tolerance(

@@ -93,6 +93,31 @@ def test_receipts_say_generated_with_generator_and_seed(copy_root):
         assert "not captured" in prov["description"]
 
 
+def test_cases_outside_the_published_domain_are_labelled_in_receipt_and_row():
+    """The committed sample: a recipe's ``outside_domain`` reason is in its receipt's
+    provenance and its viewer row, a case inside the domain has neither, and the cases
+    the published curation rules out by name (the dense GEMM's M < 4096, the router's
+    exact ties) are absent rather than labelled."""
+    from hf_eval.rows import provenance_summary
+
+    dataset = open_dataset(REPO)
+    labelled = 0
+    for path in sorted(CASES_DIR.glob("*.json")):
+        spec = json.loads(path.read_text())
+        name = spec["definition"]
+        for case in spec["cases"]:
+            reason = case.get("outside_domain")
+            receipt = dataset.receipts[sample_uuid(name, case["label"])].value
+            assert receipt.outside_domain == reason, (name, case["label"])
+            assert provenance_summary(receipt)["outside_domain"] == reason
+            labelled += reason is not None
+            if name.startswith("dense_gemm_"):
+                assert case["params"]["M"] >= 4096, (name, case["label"])
+            if name.startswith("moe_router_"):
+                assert "duplicate_tie_rows" not in case["params"], case["label"]
+    assert labelled == 10
+
+
 def large_files(root: Path) -> list[Path]:
     ignore = root / f"blob/workloads/{NAME}/.gitignore"
     names = [line for line in ignore.read_text().splitlines() if not line.startswith("#")]

@@ -165,9 +165,40 @@ def _paired(sols: dict, recs: dict, passed: list[str], solution: str,
             "max": max(ratios), "paired": len(ratios)} if ratios else None
 
 
+def decides_preferred(dataset: Dataset, workload: str) -> bool:
+    """Whether an audit record of ``workload`` counts as evidence for choosing a preferred
+    solution: the workload is one of the dataset's and its receipt does not label it
+    outside the published curated domain (``provenance.outside_domain``).
+
+    Why: a sample case outside the domain (a GDN state far larger than a model holds) is
+    kept as a stress test of a kernel's precision, but the published data holds no such
+    input, so a library that fails only there still passes everything a user runs; letting
+    that case decide handed GDN prefill's H200 choice to a kernel many times slower. A
+    record of a workload the dataset no longer has (a removed sample case) is no evidence
+    for the current sample either. Outside-domain verdicts are still reported
+    (``outside_domain`` of each solution's row), never counted."""
+    if not any(r.value.workload.uuid == workload
+               for rows in dataset.workloads.values() for r in rows):
+        return False
+    receipt = dataset.receipts.get(workload)
+    return receipt is None or receipt.value.outside_domain is None
+
+
+def deciding_workloads(dataset: Dataset, definition: str) -> list[str]:
+    """The UUIDs of ``definition``'s workloads whose records decide a preferred solution."""
+    return [r.value.workload.uuid for r in dataset.workloads.get(definition, [])
+            if decides_preferred(dataset, r.value.workload.uuid)]
+
+
 def audit_table(dataset: Dataset, records: list[dict], ceilings: dict) -> dict:
-    """Per definition and solution: coverage, median time, roofline fraction, speed-ups."""
+    """Per definition and solution: coverage, median time, roofline fraction, speed-ups.
+
+    Counts and times cover the workloads that decide a preferred solution
+    (:func:`decides_preferred`); a solution's verdicts on workloads outside the published
+    domain are listed under ``outside_domain`` and records of workloads the dataset no
+    longer has are counted under ``not_in_dataset``."""
     latest: dict[tuple[str, str, str], dict] = {}
+    known = {r.value.workload.uuid for rows in dataset.workloads.values() for r in rows}
     for rec in records:
         latest[(rec["definition"], rec["solution"], rec["workload"])] = rec
     rows_by_uuid = {r.value.workload.uuid: r for rows in dataset.workloads.values() for r in rows}
@@ -175,11 +206,21 @@ def audit_table(dataset: Dataset, records: list[dict], ceilings: dict) -> dict:
     costs: dict[str, roofline.Cost] = {}
     out: dict = defaultdict(dict)
     grouped: dict = defaultdict(lambda: defaultdict(dict))
+    outside: dict = defaultdict(lambda: defaultdict(dict))
+    removed: dict = defaultdict(lambda: defaultdict(int))
     for (definition, solution, workload), rec in latest.items():
-        grouped[definition][solution][workload] = rec
+        if workload not in known:
+            removed[definition][solution] += 1
+        elif decides_preferred(dataset, workload):
+            grouped[definition][solution][workload] = rec
+        else:
+            outside[definition][solution][workload] = rec
+    for definition in set(outside) | set(removed):
+        for solution in set(outside[definition]) | set(removed[definition]):
+            grouped[definition].setdefault(solution, {})
     for definition, sols in sorted(grouped.items()):
         task = dataset.task(definition)
-        total = len(dataset.workloads.get(definition, []))
+        total = len(deciding_workloads(dataset, definition))
         for solution, recs in sorted(sols.items()):
             current = dataset.solutions.get(solution)
             stale = [w for w, r in recs.items() if current is None
@@ -212,7 +253,13 @@ def audit_table(dataset: Dataset, records: list[dict], ceilings: dict) -> dict:
                 "speedup_vs_baseline": paired(task.baseline.solution),
                 "speedup_vs_engine_baseline": paired(task.engine_baseline),
                 "failures": sorted({r.get("reason", "")[:160] for r in recs.values()
-                                    if r["status"] != "PASSED"})[:3]}
+                                    if r["status"] != "PASSED"})[:3],
+                "outside_domain": {
+                    "passed": len([r for r in outside[definition][solution].values()
+                                   if r["status"] == "PASSED"]),
+                    "failed": len([r for r in outside[definition][solution].values()
+                                   if r["status"] != "PASSED"])},
+                "not_in_dataset": removed[definition][solution]}
     return out
 
 
@@ -383,6 +430,11 @@ def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
         others = "; ".join(f"{s} {v:.4g} ms" for s, (_, v, _) in sorted(scores.items(),
                                                                          key=lambda x: x[1][1]))
         unaudited = sols[best]["workloads"] - sols[best]["passed"]
+        beyond = sols[best].get("outside_domain", {})
+        if beyond.get("passed") or beyond.get("failed"):
+            excluded += (f" Outside the published domain (never deciding): {best} passed "
+                         f"{beyond['passed']} of {beyond['passed'] + beyond['failed']} "
+                         "sample workloads there.")
         chosen[definition] = {
             "solution": best,
             "evidence": f"passed {sols[best]['passed']}/{sols[best]['workloads']} sample "
@@ -407,7 +459,7 @@ def coverage(dataset: Dataset, audit: dict, bench: dict) -> dict[str, list[dict]
         labels = ([s.label for s in load_shapes(dataset.definition(definition))]
                   if shape_path(definition).is_file() else [])
         timed = bench.get(definition, {})
-        total = len(dataset.workloads.get(definition, []))
+        total = len(deciding_workloads(dataset, definition))
         rows = []
         for solution in sorted(s.name for s in dataset.solutions_for(definition)
                                if runs_on_gpu(s)):

@@ -43,10 +43,11 @@ COMMIT_LIMIT = 256 << 10
 
 def sample_receipt(definition: str, uuid: str, generator: str, case: SampleCase) -> Receipt:
     """A sample workload's receipt, in the published receipts' format: labelled generated,
-    with its generator, seed and case in the provenance, and no key that says nothing
-    (no engine output: a sample is judged against the reference only)."""
+    with its generator, seed and case in the provenance (and ``outside_domain`` for a case
+    outside the published curated domain), and no key that says nothing (no engine
+    output: a sample is judged against the reference only)."""
     details = dict(kind="generated", generator=generator, seed=case.seed, case=case.label,
-                   params=case.params, note=case.note,
+                   params=case.params, note=case.note, outside_domain=case.outside_domain,
                    description="synthetic sample, not captured data")
     return Receipt(uuid=uuid, definition=definition, provenance=Provenance(
         **{k: v for k, v in details.items() if v is not None and v != {} and v != ""}))

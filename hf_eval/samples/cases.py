@@ -31,9 +31,20 @@ class SampleCase(Model):
     """One recipe: the generator's ``params`` and ``seed``, and the edge case it stands for."""
 
     label: NonEmpty
+    """The case's name, unique within its definition; the workload UUID derives from it."""
     seed: int
+    """The seed of the family's generator."""
     params: dict[str, Any] = {}
+    """The family generator's parameters (each family's module docstring lists them)."""
     note: str = ""
+    """The edge case this workload stands for, and why it lies where it does."""
+    outside_domain: NonEmpty | None = None
+    """Why this case lies outside the published dataset's curated domain (the inputs the
+    published captures hold: dense GEMM M >= 4096, no tie-ambiguous router row, model-like
+    GDN states), or None for a case inside it. Such a case is kept as a stress test only:
+    the label travels into its receipt (``provenance.outside_domain``) and its workload
+    row, it is never a task's dev workload, and its verdicts never decide a preferred
+    solution (:func:`hf_eval.bench.report.decides_preferred`)."""
 
 
 class SampleCases(Model):
