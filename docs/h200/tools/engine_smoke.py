@@ -1,12 +1,13 @@
-"""Direct check of the engine baselines on the H200 (issue 13): PASS/FAIL/ERROR per solution.
+"""Direct check of the engine baselines on the H200: PASS/FAIL/ERROR per solution.
 
-Not the audit runner and not timing: every solution that docs/interface-audit/interfaces.json
-names as an ``engine_baseline.solution`` is run directly on its definition's sample cases
-(the first one by default) on CUDA and compared with the reference under the task
-tolerance, so a library that does not import, a kernel that does not build for sm_90 or an
-adapter that is wrong shows up in one device call before the audit proper. Each solution
-runs in its own subprocess with a time limit (JIT compilation of FlashInfer, FA4 and
-Triton kernels happens on the first call), so one hang or crash costs only its own line.
+Not the audit runner and not timing: every solution that docs/interface-
+audit/sglang-0.5.23.json names as an ``engine_baseline.solution`` is run directly on its
+definition's sample cases (the first one by default) on CUDA and compared with the
+reference under the task tolerance, so a library that does not import, a kernel that does
+not build for sm_90 or an adapter that is wrong shows up in one device call before the
+audit proper. Each solution runs in its own subprocess with a time limit (JIT compilation
+of FlashInfer, FA4 and Triton kernels happens on the first call), so one hang or crash
+costs only its own line.
 
 usage (on the device, repository root, staged packages on PYTHONPATH):
     python3 docs/h200/tools/engine_smoke.py [--cases first|all] [--only NAME[,NAME...]]
@@ -34,9 +35,10 @@ LIBRARIES = ("triton", "flashinfer", "flash_attn.cute", "flash_mla", "tilelang")
 
 
 def baselines(only: set[str] | None) -> list[tuple[str, str]]:
-    """(definition, solution) for every engine baseline the interface audit names, those
-    through a kernel library first (the plain-torch ones were audited on the H200 before)."""
-    audit = json.loads((ROOT / "docs/interface-audit/interfaces.json").read_text())
+    """(definition, solution) for every engine baseline the reading of the pinned SGLang
+    wheel names, those through a kernel library first (the plain-torch ones were audited
+    on the H200 before)."""
+    audit = json.loads((ROOT / "docs/interface-audit/sglang-0.5.23.json").read_text())
     entries = sorted((e for e in audit["entries"] if e["engine_baseline"].get("solution")),
                      key=lambda e: e["engine_baseline"]["through"] == ["torch"])
     pairs = [(e["definition"], e["engine_baseline"]["solution"]) for e in entries]
