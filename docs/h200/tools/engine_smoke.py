@@ -1,8 +1,8 @@
 """Direct check of the engine baselines on the H200: PASS/FAIL/ERROR per solution.
 
-Not the audit runner and not timing: every solution that docs/interface-
-audit/sglang-0.5.23.json names as an ``engine_baseline.solution`` is run directly on its
-definition's sample cases (the first one by default) on CUDA and compared with the
+Not the audit runner and not timing: every solution that
+docs/interface-audit/sglang-0.5.23.json names as an ``engine_baseline.solution`` is run
+directly on its definition's sample cases (the first one by default) on CUDA and compared with the
 reference under the task tolerance, so a library that does not import, a kernel that does
 not build for sm_90 or an adapter that is wrong shows up in one device call before the
 audit proper. Each solution runs in its own subprocess with a time limit (JIT compilation
