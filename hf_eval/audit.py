@@ -366,7 +366,12 @@ class Lane:
         t0 = time.perf_counter()
         result = session.call([session.main], "first call")
         session.setup_ms["first_call"] = round((time.perf_counter() - t0) * 1e3, 3)
-        if not config.validation_only:
+        if not config.validation_only and not session.content_varies():
+            result["timing_refused"] = (
+                "not timed: every input that fresh content varies is constant in this "
+                "workload, so no timed call could get content of its own (a cache of "
+                "the first answer would pass)")
+        elif not config.validation_only:
             timings: dict = {}
             methods = ["eager"] + (["prepared"] if loaded.prepare else [])
             with gpu_lock(self.device):

@@ -93,6 +93,20 @@ def permute_floats_many(inputs: list[object], generator: torch.Generator,
     return sets
 
 
+def content_can_vary(inputs: list[object]) -> bool:
+    """Whether new content can differ from ``inputs``: some input that fresh content
+    varies holds two distinct values (bit patterns: a NaN equals itself here). Where
+    every such input is constant, every permutation is the content itself."""
+    for i in _varied(inputs):
+        flat = inputs[i].reshape(-1)
+        bits = _SAME_SIZE_INT.get(flat.element_size())
+        if bits is not None:
+            flat = flat.contiguous().view(bits)
+        if bool((flat != flat[0]).any()):
+            return True
+    return False
+
+
 def _varied(inputs: list[object]) -> list[int]:
     """The inputs that get new content: every floating input of more than one element up
     to :data:`VARY_LIMIT_BYTES`, else the smallest floating input."""

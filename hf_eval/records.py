@@ -66,8 +66,9 @@ class CaseRecord(BaseModel):
     ...), each trial counted at its device time, or at the audit's host time where the
     guard flagged it; the median also in microseconds (``median_us``, the published
     report's unit; absent from records of older harnesses). :func:`reported_time` picks
-    the one figure every command reports. Empty for a validation-only audit and for a
-    case that did not pass."""
+    the one figure every command reports. Empty for a validation-only audit, for a
+    case that did not pass, and for a workload that cannot be given fresh content (its
+    record's ``timing_refused`` says why)."""
     baseline: str | None = None
     """The task's baseline solution, the one speed-ups are paired against."""
     baseline_timed: Literal["call", "launch"] | None = None

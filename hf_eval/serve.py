@@ -99,7 +99,7 @@ STREAM_DRAIN_S = 10.0
 #: no number of clients can pile bodies up in the audit's memory.
 MAX_IN_FLIGHT = 16
 #: Connections handled at once (each holds a thread). One more, when all are taken,
-#: ends the connection that has been sending its request line and headers longest, if
+#: ends the connection that has been sending its request (headers or body) longest, if
 #: any, and takes its place; else it is closed unread.
 MAX_CONNECTIONS = 64
 #: A request's line and headers: at most this many bytes, within this many seconds of
@@ -120,6 +120,8 @@ KEPT = "memory"
 #: What a candidate's name in the records may be: ASCII letters, digits, ``_``, ``.``,
 #: ``-`` (so no name can look like another's: no homoglyphs, no invisible characters).
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+#: The name the service gives a ``main_py`` sent without one; no request may take it.
+DERIVED_NAME = r"candidate-[0-9a-f]{12}"
 #: The endpoints and the method each answers.
 ENDPOINTS = {"/health": "GET", "/audit": "POST"}
 #: The names of the endpoints, for an error message.
@@ -437,6 +439,15 @@ class AuditService:
         except DataError as err:
             raise RequestError(400, f"definition: {name!r} cannot be audited: {err}") from None
         solution = self._candidate(request)
+        if re.fullmatch(DERIVED_NAME, solution.name):
+            derived = None
+            if request.main_py is not None and request.name is None:
+                derived = solution.name  # the name the service gave these sources
+            if solution.name != derived:
+                raise RequestError(400, f"solution name: {solution.name!r} has the form the "
+                                   "service gives a main_py without a name (candidate-<the "
+                                   "first 12 hex digits of its sha256>): it names those "
+                                   "sources only; choose another name")
         if not re.fullmatch(NAME_PATTERN, solution.name):
             raise RequestError(400, f"solution.name: {solution.name!r} is not letters, "
                                "digits, '_', '.' and '-' (a name that only looks like "
@@ -847,21 +858,22 @@ class _Budget:
 
 class _Reading:
     """The connections still sending their request: each has an absolute deadline, at
-    which a timer shuts its socket (a blocked read then ends), and those sending headers
-    may be ended early to make room (:meth:`evict_oldest`)."""
+    which a timer shuts its socket (a blocked read then ends), and may be ended early to
+    make room (:meth:`evict_oldest`, the one sending longest first). A connection whose
+    request has arrived (judged, queued or answered) is never ended so."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        #: socket -> (when it started, its timer, whether it may be evicted)
-        self._open: dict[socket.socket, tuple[float, threading.Timer, bool]] = {}
+        #: socket -> (when it started sending, its timer)
+        self._open: dict[socket.socket, tuple[float, threading.Timer]] = {}
 
-    def start(self, connection: socket.socket, seconds: float, evictable: bool = True) -> None:
+    def start(self, connection: socket.socket, seconds: float) -> None:
         """Shut ``connection`` in ``seconds`` unless :meth:`stop` comes first."""
         self.stop(connection)
         timer = threading.Timer(seconds, _shut, args=(connection,))
         timer.daemon = True
         with self._lock:
-            self._open[connection] = (time.monotonic(), timer, evictable)
+            self._open[connection] = (time.monotonic(), timer)
         timer.start()
 
     def stop(self, connection: socket.socket) -> None:
@@ -871,13 +883,12 @@ class _Reading:
             found[1].cancel()
 
     def evict_oldest(self) -> bool:
-        """Shut the connection that has been sending its headers longest; False if none."""
+        """Shut the connection that has been sending its request (headers, or a body)
+        longest; False if none."""
         with self._lock:
-            headers = [(since, c) for c, (since, _, evictable) in self._open.items()
-                       if evictable]
-            if not headers:
+            if not self._open:
                 return False
-            connection = min(headers, key=lambda found: found[0])[1]
+            connection = min(self._open, key=lambda c: self._open[c][0])
         self.stop(connection)
         _shut(connection)
         return True
@@ -961,38 +972,37 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             raise RequestError(400, f"Content-Length: must be a whole number of bytes "
                                f"(got {safe_text(length)!r})") from None
-        if size > MAX_BODY_BYTES:
-            left = min(size, DRAIN_BYTES)
-            while left > 0:  # read and drop it, so the client gets to read the answer
-                chunk = self.rfile.read(min(left, 1 << 16))
-                if not chunk:
-                    break
-                left -= len(chunk)
-            raise RequestError(413, f"body: {size} bytes, over the limit of "
-                               f"{MAX_BODY_BYTES} bytes ({MAX_BODY_BYTES >> 20} MiB)")
+        # The body (or the drain of one over the limit) must arrive within an absolute
+        # deadline; each read waits only for what is left of it, a timer shuts the socket
+        # when it passes, and until then the connection may be evicted like one still
+        # sending its headers (a body sent in one go is read in milliseconds).
+        over = size > MAX_BODY_BYTES
+        want = min(size, DRAIN_BYTES) if over else size
         deadline = time.monotonic() + BODY_DEADLINE_S
         chunks, got = [], 0
-        # Each read may wait only for what is left of the deadline; the timer shuts the
-        # socket if the body is still arriving when it passes.
-        self.server.reading.start(self.connection, BODY_DEADLINE_S, evictable=False)
+        self.server.reading.start(self.connection, BODY_DEADLINE_S)
         try:
-            while got < size:
+            while got < want:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError
                 self.connection.settimeout(left)
-                chunk = self.rfile.read1(min(size - got, 1 << 16))
+                chunk = self.rfile.read1(min(want - got, 1 << 16))
                 if not chunk:
                     break
-                chunks.append(chunk)
+                if not over:  # one over the limit is read and dropped (the client then
+                    chunks.append(chunk)  # reads the answer, not a reset connection)
                 got += len(chunk)
         except (TimeoutError, OSError):
-            if time.monotonic() < deadline:
-                raise  # the client left: nothing to answer
+            if time.monotonic() < deadline or over:
+                raise  # the client left, or a drain ran out of time: nothing to answer
             raise RequestError(408, f"body: {got} of the {size} bytes arrived in "
                                f"{BODY_DEADLINE_S:.0f} s") from None
         finally:
             self.server.reading.stop(self.connection)
+        if over:
+            raise RequestError(413, f"body: {size} bytes, over the limit of "
+                               f"{MAX_BODY_BYTES} bytes ({MAX_BODY_BYTES >> 20} MiB)")
         self.connection.settimeout(SOCKET_TIMEOUT_S)
         if got != size:
             raise RequestError(400, f"body: {got} of the {size} bytes Content-Length "
@@ -1080,7 +1090,7 @@ class Server(ThreadingHTTPServer):
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """A thread per connection, at most :data:`MAX_CONNECTIONS`; one more ends the
-        connection that has been sending its headers longest and takes its slot, or is
+        connection that has been sending its request longest and takes its slot, or is
         closed unread where none is."""
         if not self.connections.acquire(blocking=False):
             if not (self.reading.evict_oldest()

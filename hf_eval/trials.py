@@ -51,7 +51,7 @@ import torch
 
 from hf_eval.acceptance import compare_outputs
 from hf_eval.families.registry import find
-from hf_eval.input_sets import InPlace, fresh_content, fresh_contents
+from hf_eval.input_sets import InPlace, content_can_vary, fresh_content, fresh_contents
 from hf_eval.isolation import memory
 from hf_eval.isolation.protocol import Cupti, Reply
 from hf_eval.isolation.reveal import Arena
@@ -407,6 +407,15 @@ class Session:
         return [InputSet(f"s{first + k}-{digest[8:12].hex()}", inputs,
                          (lambda inputs=inputs: self.reference(inputs)))
                 for k, inputs in enumerate(contents)]
+
+    def content_varies(self) -> bool:
+        """Whether fresh sets can differ from the workload's content (a family with its
+        own transform is trusted to vary it): where they cannot, every timed call would
+        get the same content, which a cache could answer."""
+        family = find(self.definition.op_type)
+        if family is not None and family.fresh_content is not None:
+            return True
+        return content_can_vary(self.main_here)
 
     def _fresh_sets(self, count: int) -> tuple[list[InputSet], Arena]:
         """``count`` fresh sets packed into one arena (not yet written)."""

@@ -74,6 +74,10 @@ EXPECTED = {
     "profile_hook_toctou": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
                                              r"candidate code replaced sys\.setprofile or "
                                              r"sys\.settrace \(a hook left set\)$"),
+    # ... a collector callback that swaps the slots between the check and the copy
+    "gc_callback_slot_swap": ("RUNTIME_ERROR", r"harness integrity: candidate code "
+                                               r"replaced gc\.callbacks \(a collector "
+                                               r"callback left set\)$"),
     # another number of outputs is a shape failure, not a reply the audit distrusts
     "extra_output": ("INCORRECT_SHAPE", r"^first call: returned 3 outputs, the definition "
                                         r"has 2 \("),

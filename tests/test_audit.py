@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from hf_eval.audit import Audit, AuditConfig
 from hf_eval.dataset import open_dataset
@@ -176,3 +177,50 @@ def test_a_harness_failure_stops_the_audit_loudly(toy_root, tmp_path, monkeypatc
             "OSError: [Errno 28] No space left on device") in err
     assert f"continue with --resume --report {report}" in err
     assert [r["workload"] for r in read_report(report)] == seen[:1]
+
+
+CACHES = """import torch
+
+SEEN = {}
+
+
+def run(x, w, scale):
+    key = (x.shape, float(x.float().sum()), float(w.float().sum()))  # content, cheaply
+    if key not in SEEN:
+        y = torch.nn.functional.linear(x.float(), w.float()) * scale
+        SEEN[key] = (y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1))
+    y, count = SEEN[key]
+    return y.clone(), count.clone()
+"""
+
+
+def test_a_workload_whose_varied_inputs_are_constant_is_not_timed(toy_root, tmp_path):
+    """Fresh content permutes a workload's own values: where every varied input is
+    constant, every timed call would get the same content and a cache of the first
+    answer would be timed. Such a workload is judged but not timed, and says why."""
+    from hf_eval.schema import WorkloadTrace
+    from hf_eval.store import TensorStore
+
+    store = TensorStore(toy_root)
+    x = store.write(torch.full((4, 16), 0.25).bfloat16(), "blob/workloads/toy", "x")
+    w = store.write(torch.full((8, 16), -0.5).bfloat16(), "blob/workloads/toy", "w")
+    uuid = "00000000-0000-0000-0000-0000000000c0"
+    row = WorkloadTrace(definition="toy_linear_n8_k16", workload={
+        "uuid": uuid, "axes": {"M": 4},
+        "inputs": {"x": x, "w": w, "scale": {"type": "scalar", "value": 0.5}}})
+    with open(toy_root / "workloads/toy/toy_linear_n8_k16.jsonl", "a") as fh:
+        fh.write(row.model_dump_json() + "\n")
+    with open(toy_root / "captures.jsonl", "a") as fh:
+        fh.write(json.dumps({"uuid": uuid, "definition": "toy_linear_n8_k16", "provenance": {
+            "kind": "generated", "generator": "tests.test_audit", "seed": 0}}) + "\n")
+    write_json(toy_root / "solutions/toy/caches.json", solution_json("caches", CACHES))
+    _, records = audit(toy_root, tmp_path, solutions="caches", suite="sample")
+    by_uuid = {r["workload"]: r for r in records}
+    constant = by_uuid[uuid]
+    assert constant["status"] == "PASSED" and not constant.get("timing")
+    assert constant["timing_refused"].startswith("not timed: every input that fresh "
+                                                 "content varies is constant")
+    # elsewhere the fresh content differs, and the cache is caught by its wrong answers
+    others = [r for r in records if r["workload"] != uuid]
+    assert others and {r["status"] for r in others} == {"INCORRECT_NUMERICAL"}
+    assert all("timing_refused" not in r for r in others)

@@ -375,6 +375,58 @@ def test_connections_that_never_finish_their_headers_cannot_lock_others_out(serv
             sock.close()
 
 
+@pytest.mark.parametrize("announced", ["small", "over the limit"])
+def test_connections_that_never_finish_their_body_cannot_lock_others_out(served, announced):
+    """The same for bodies that trickle in, whether read or drained (one over the limit
+    is read and dropped before the 413): a new connection ends the oldest of them."""
+    from hf_eval.serve import MAX_BODY_BYTES, MAX_CONNECTIONS
+
+    size = 1000 if announced == "small" else MAX_BODY_BYTES + (1 << 20)
+    slow, stop = [], threading.Event()
+
+    def trickle() -> None:
+        while not stop.wait(0.5):
+            for sock in slow:
+                try:
+                    sock.sendall(b" ")
+                except OSError:
+                    pass
+
+    feeder = threading.Thread(target=trickle, daemon=True)
+    try:
+        for _ in range(MAX_CONNECTIONS + 8):
+            sock = socket.create_connection(served.address, timeout=WAIT_S)
+            sock.sendall(b"POST /audit HTTP/1.0\r\nContent-Type: application/json\r\n"
+                         + f"Content-Length: {size}\r\n\r\n".encode())
+            slow.append(sock)
+            time.sleep(0.02)
+        feeder.start()
+        time.sleep(1.0)
+        for _ in range(3):
+            assert call(served, "GET", "/health").status == 200
+    finally:
+        stop.set()
+        for sock in slow:
+            sock.close()
+
+
+def test_the_name_the_service_derives_is_not_for_others_to_take(served):
+    """``candidate-<12 hex>`` is what the service calls a main_py sent without a name: a
+    request cannot give it to other sources, so their author is never refused it."""
+    import hashlib
+
+    mine = GOOD_SOLUTION + "\n# the rightful sources\n"
+    derived = "candidate-" + hashlib.sha256(mine.encode()).hexdigest()[:12]
+    squat = audit(served, {"definition": DEF, "main_py": GOOD_SOLUTION, "name": derived,
+                           "validation_only": True})
+    assert squat.status == 400 and "has the form the service gives" in squat.lines[0]["error"]
+    as_solution = call(served, "POST", "/audit", json.dumps(
+        {"definition": DEF, "solution": toy_solution(derived)}).encode())
+    assert as_solution.status == 400, as_solution.raw
+    rightful = audit(served, {"definition": DEF, "main_py": mine, "validation_only": True})
+    complete(rightful, derived, cases=len(rightful.records))
+
+
 def test_headers_over_the_limit_are_not_read(served):
     with socket.create_connection(served.address, timeout=WAIT_S) as sock:
         sock.sendall(b"GET /health HTTP/1.0\r\n")

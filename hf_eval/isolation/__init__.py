@@ -89,8 +89,9 @@ the worker          snapshotted before candidate code runs and  patch_torch,
                     the worker's containers and slots (exact    slots_iter_bypass,
                     types, slots with memory), its and its      shadow_channel_send,
                     channel's class and methods (none shadowed  meta_slots,
-                    on the instance) and no profile or trace    class_swap_worker,
-                    hook left set; recv and send are bound      profile_hook_toctou
+                    on the instance), no profile or trace       class_swap_worker,
+                    hook, collector callback or torch mode      profile_hook_toctou,
+                    left set; recv and send are bound           gc_callback_slot_swap
                     before candidate code (a check that only
                     turns a patch into an error sooner:
                     nothing the worker says is trusted).

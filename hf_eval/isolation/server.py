@@ -172,6 +172,10 @@ def _state_problems(worker: Worker) -> list[str]:
     hooks = (sys.getprofile(), sys.gettrace(), threading.getprofile(), threading.gettrace())
     if any(hook is not None for hook in hooks):
         problems.append("sys.setprofile or sys.settrace (a hook left set)")
+    if gc.callbacks:  # code the collector would run between this check and what follows
+        problems.append("gc.callbacks (a collector callback left set)")
+    if _function_modes() or _dispatch_modes():
+        problems.append("a torch function or dispatch mode left active")
     return problems
 
 
@@ -541,14 +545,22 @@ class Worker:
         mismatch). A call that returned another number of outputs copies none of them."""
         n_outputs = request["n_outputs"]
         entries, spans = [], []
-        # An output in a slot would skip its own copy, which the stand-in pays.
+        gc.disable()  # as the harness left it: no collection (and no callback) in here
+        # An output in a slot would skip its own copy, which the stand-in pays. After the
+        # check, nothing here runs candidate code: the containers are of the exact types
+        # the check saw, taken as they are now, and every output is a plain tensor.
         problems = _state_problems(self)
         if problems:
             raise CandidateError(f"harness integrity: candidate code replaced {problems[0]}")
-        slots = [_span(t) for slot in self.slots for t in slot]
-        for index, (set_id, produced) in enumerate(self.produced):
+        lent = [tuple(slot) for slot in self.slots]
+        produced_now = list(self.produced)
+        if not all(type(e) is tuple and len(e) == 2 and type(e[0]) is str
+                   for e in produced_now):
+            raise CandidateError("harness integrity: candidate code replaced Worker.produced")
+        slots = [_span(t) for slot in lent for t in slot]
+        for index, (set_id, produced) in enumerate(produced_now):
             outputs = self._checked(produced, set_id, spans, slots)
-            slot = self.slots[index] if index < len(self.slots) else None
+            slot = lent[index] if index < len(lent) else None
             if slot is None:
                 raise CandidateError(f"call {index + 1} has no output slot")
             if len(outputs) != n_outputs:  # every output named: the audit counts them
@@ -609,7 +621,13 @@ class Worker:
 
     def _checked(self, produced: object, set_id: str, spans: list[tuple[int, int, str]],
                  slots: list[tuple[int, int, str]]) -> list[torch.Tensor]:
-        outputs = produced if isinstance(produced, (tuple, list)) else (produced,)
+        if type(produced) in (tuple, list):
+            outputs = tuple(produced)
+        elif isinstance(produced, (tuple, list)):  # its iteration would be candidate code
+            raise CandidateError(f"outputs are a {type(produced).__name__}, not a plain "
+                                 "tuple or list")
+        else:
+            outputs = (produced,)
         input_spans = [(i, _span(t)) for i, t in enumerate(self.sets[set_id])
                        if isinstance(t, torch.Tensor)]
         checked = []
