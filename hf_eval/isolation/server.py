@@ -175,7 +175,7 @@ def _state_problems(worker: Worker) -> list[str]:
     if gc.callbacks:  # code the collector would run between this check and what follows
         problems.append("gc.callbacks (a collector callback left set)")
     if _function_modes() or _dispatch_modes():
-        problems.append("a torch function or dispatch mode left active")
+        problems.append("the torch function or dispatch mode stack (a mode left active)")
     return problems
 
 
