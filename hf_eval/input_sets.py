@@ -95,14 +95,17 @@ def permute_floats_many(inputs: list[object], generator: torch.Generator,
 
 def content_can_vary(inputs: list[object]) -> bool:
     """Whether new content can differ from ``inputs``: some input that fresh content
-    varies holds two distinct values (bit patterns: a NaN equals itself here). Where
-    every such input is constant, every permutation is the content itself."""
+    varies holds two distinct values (by value: +0.0 and -0.0 are one value, and so are
+    all NaNs). Where every such input is constant, every permutation is, to any kernel
+    that reads values, the content itself."""
     for i in _varied(inputs):
-        flat = inputs[i].reshape(-1)
-        bits = _SAME_SIZE_INT.get(flat.element_size())
-        if bits is not None:
-            flat = flat.contiguous().view(bits)
-        if bool((flat != flat[0]).any()):
+        values = inputs[i].reshape(-1).float()
+        nan = values.isnan()
+        if bool(nan.all()):
+            continue
+        if bool(nan.any()):
+            return True
+        if bool((values != values[0]).any()):
             return True
     return False
 

@@ -202,25 +202,34 @@ def test_a_workload_whose_varied_inputs_are_constant_is_not_timed(toy_root, tmp_
     from hf_eval.store import TensorStore
 
     store = TensorStore(toy_root)
-    x = store.write(torch.full((4, 16), 0.25).bfloat16(), "blob/workloads/toy", "x")
-    w = store.write(torch.full((8, 16), -0.5).bfloat16(), "blob/workloads/toy", "w")
-    uuid = "00000000-0000-0000-0000-0000000000c0"
-    row = WorkloadTrace(definition="toy_linear_n8_k16", workload={
-        "uuid": uuid, "axes": {"M": 4},
-        "inputs": {"x": x, "w": w, "scale": {"type": "scalar", "value": 0.5}}})
-    with open(toy_root / "workloads/toy/toy_linear_n8_k16.jsonl", "a") as fh:
-        fh.write(row.model_dump_json() + "\n")
-    with open(toy_root / "captures.jsonl", "a") as fh:
-        fh.write(json.dumps({"uuid": uuid, "definition": "toy_linear_n8_k16", "provenance": {
-            "kind": "generated", "generator": "tests.test_audit", "seed": 0}}) + "\n")
+    signed_zeros = torch.zeros(4, 16)
+    signed_zeros[::2] = -0.0  # two bit patterns, one value
+    constant = {  # uuid -> (x, w): one value each, or +0.0 and -0.0
+        "00000000-0000-0000-0000-0000000000c0": (torch.full((4, 16), 0.25),
+                                                 torch.full((8, 16), -0.5)),
+        "00000000-0000-0000-0000-0000000000c1": (signed_zeros, torch.zeros(8, 16))}
+    for index, (uuid, (x, w)) in enumerate(constant.items()):
+        x = store.write(x.bfloat16(), "blob/workloads/toy", "x")
+        w = store.write(w.bfloat16(), "blob/workloads/toy", "w")
+        row = WorkloadTrace(definition="toy_linear_n8_k16", workload={
+            "uuid": uuid, "axes": {"M": 4},
+            "inputs": {"x": x, "w": w, "scale": {"type": "scalar", "value": 0.5}}})
+        with open(toy_root / "workloads/toy/toy_linear_n8_k16.jsonl", "a") as fh:
+            fh.write(row.model_dump_json() + "\n")
+        with open(toy_root / "captures.jsonl", "a") as fh:
+            fh.write(json.dumps({"uuid": uuid, "definition": "toy_linear_n8_k16",
+                                 "provenance": {"kind": "generated",
+                                                "generator": "tests.test_audit",
+                                                "seed": index}}) + "\n")
     write_json(toy_root / "solutions/toy/caches.json", solution_json("caches", CACHES))
     _, records = audit(toy_root, tmp_path, solutions="caches", suite="sample")
     by_uuid = {r["workload"]: r for r in records}
-    constant = by_uuid[uuid]
-    assert constant["status"] == "PASSED" and not constant.get("timing")
-    assert constant["timing_refused"].startswith("not timed: every input that fresh "
-                                                 "content varies is constant")
+    for uuid in constant:
+        record = by_uuid[uuid]
+        assert record["status"] == "PASSED" and not record.get("timing"), uuid
+        assert record["timing_refused"].startswith("not timed: every input that fresh "
+                                                   "content varies is constant")
     # elsewhere the fresh content differs, and the cache is caught by its wrong answers
-    others = [r for r in records if r["workload"] != uuid]
+    others = [r for r in records if r["workload"] not in constant]
     assert others and {r["status"] for r in others} == {"INCORRECT_NUMERICAL"}
     assert all("timing_refused" not in r for r in others)

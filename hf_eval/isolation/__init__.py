@@ -89,11 +89,12 @@ the worker          snapshotted before candidate code runs and  patch_torch,
                     the worker's containers and slots (exact    slots_iter_bypass,
                     types, slots with memory), its and its      shadow_channel_send,
                     channel's class and methods (none shadowed  meta_slots,
-                    on the instance), no profile or trace       class_swap_worker,
-                    hook, collector callback or torch mode      profile_hook_toctou,
-                    left set; recv and send are bound           gc_callback_slot_swap
-                    before candidate code (a check that only
-                    turns a patch into an error sooner:
+                    on the instance), no collector callback     class_swap_worker,
+                    or torch mode left set, and every profile   profile_hook_toctou,
+                    and trace function cleared first (one set   gc_callback_slot_swap,
+                    through the C API too); recv and send are   c_profile_hook_slot_swap
+                    bound before candidate code (a check that
+                    only turns a patch into an error sooner:
                     nothing the worker says is trusted).
 terminal            candidate text is printed with control      tests/test_report.py
                     characters escaped (``report.safe_text``).

@@ -169,14 +169,32 @@ def _state_problems(worker: Worker) -> list[str]:
                                        and t.data_ptr() != 0 for t in slot)
             for slot in slots):
         problems.append("Worker.slots")
-    hooks = (sys.getprofile(), sys.gettrace(), threading.getprofile(), threading.gettrace())
-    if any(hook is not None for hook in hooks):
+    if _cleared_hooks():
         problems.append("sys.setprofile or sys.settrace (a hook left set)")
     if gc.callbacks:  # code the collector would run between this check and what follows
         problems.append("gc.callbacks (a collector callback left set)")
     if _function_modes() or _dispatch_modes():
         problems.append("the torch function or dispatch mode stack (a mode left active)")
     return problems
+
+
+_set_profile, _set_trace = sys.setprofile, sys.settrace
+_set_thread_profile, _set_thread_trace = threading.setprofile, threading.settrace
+
+
+def _cleared_hooks() -> bool:
+    """Remove this thread's profile and trace functions (one set through the C API too,
+    which ``sys.getprofile`` does not show) and those ``threading`` gives new threads, so
+    that no candidate code runs inside the checks that follow; True when one was set from
+    Python (visibly: tampering)."""
+    visible = any(hook is not None for hook in (sys.getprofile(), sys.gettrace(),
+                                                 threading.getprofile(),
+                                                 threading.gettrace()))
+    _set_profile(None)
+    _set_trace(None)
+    _set_thread_profile(None)
+    _set_thread_trace(None)
+    return visible
 
 
 def _span(t: torch.Tensor) -> tuple[int, int, str]:
@@ -724,6 +742,8 @@ class Worker:
         check_code = check.__code__
         state = _state_problems
         state_code = state.__code__
+        clear = _cleared_hooks
+        clear_code = clear.__code__
         # The channel's methods, bound now: one set on the instance later is never called.
         recv, send = self.channel.recv, self.channel.send
         # A tuple of bound methods, taken from the class now: nothing the candidate can
@@ -750,8 +770,11 @@ class Worker:
             except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
                 reply = {"ok": False, "error": _one_line(exc),
                          "traceback": _format_traceback()}
-            tampered = (check(baseline) if check.__code__ is check_code
-                        else ["hf_eval.isolation.server._integrity_problems.__code__"])
+            # First no hook (none runs inside the checks), then the checks.
+            hooked = (clear() if clear.__code__ is clear_code else True)
+            tampered = ["sys.setprofile or sys.settrace (a hook left set)"] if hooked else []
+            tampered += (check(baseline) if check.__code__ is check_code
+                         else ["hf_eval.isolation.server._integrity_problems.__code__"])
             tampered += (state(self) if state.__code__ is state_code
                          else ["hf_eval.isolation.server._state_problems.__code__"])
             if tampered:
