@@ -166,6 +166,34 @@ def test_a_spare_worker_serves_the_next_new_solution_and_no_other(tmp_path, isol
     assert not spare.alive()  # the first candidate's worker ended with its solution
 
 
+def test_a_start_cut_short_leaves_no_worker_behind(monkeypatch):
+    """Ctrl-C while a worker starts (here: while it is asked for its walls) ends the
+    process, removes its private directory and gives its uid back."""
+    from hf_eval.isolation import workers
+
+    started = {}
+    original = workers.WorkerHandle.request
+
+    def interrupted(self, message, timeout):
+        started.update(private=self.private, process=self.process, uid=self.uid)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(workers.WorkerHandle, "request", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        workers.WorkerHandle(None, torch.device("cpu"))
+    monkeypatch.setattr(workers.WorkerHandle, "request", original)
+    assert started["process"].poll() is not None  # ended
+    assert not started["private"].exists()
+    if started["uid"] is not None:  # its lease is given back: its lock can be taken
+        import fcntl
+        import tempfile
+
+        lock = Path(tempfile.gettempdir()) / f"hf_eval-uid-{started['uid']}.lock"
+        with open(lock, "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def test_a_dead_spare_is_replaced_and_every_spare_ends_with_the_lane(tmp_path):
     lane = Isolation(torch.device("cpu"))
     try:

@@ -127,45 +127,70 @@ class WorkerHandle:
         self.limits = limits or Limits.from_environment()
         self.lease = UidLease()
         self.uid = self.lease.uid
-        self.private = sandbox.private_dir(self.uid)
-        self.group = Group.create(self.limits)
-        mine, theirs = socket.socketpair()
-        walls = {"uid": self.uid, "readable": list(sandbox.default_readable()),
-                 "writable": [str(self.private)], "network": False,
-                 "cgroup": self.group.join_files() if self.group else [],
-                 "caps": self.group.caps if self.group else [],
-                 "memory_bytes": self.limits.memory_bytes, "pids": self.limits.pids,
-                 "device": device.type,
-                 "private_bytes": self.limits.private_bytes,
-                 "shm_bytes": self.limits.shm_bytes}
-        base = inherited_environment(os.environ)
-        # The worker's uid has no passwd entry: USER and LOGNAME answer getpass.getuser().
-        env = {**base, **sandbox.private_env(self.private), "HF_EVAL_CACHE": str(self.private),
-               "PYTHONDONTWRITEBYTECODE": "1", "USER": "hf-eval-worker",
-               "LOGNAME": "hf-eval-worker"}
-        # stdout and stderr: a memfd of fixed size (no write can grow it: never the disk)
-        self.log = memory.log_file(LOG_BYTES)
+        self.private: Path | None = None
+        self.group: Group | None = None
         self.process = None
-        if START_METHOD == "fork":
-            try:
-                self.process = spawner.spawner(base, "/").spawn(
-                    theirs, self.log, walls, env, str(self.private))
-            except (OSError, EOFError, RuntimeError) as exc:  # reported: start:exec
-                warnings.warn(f"worker spawner unavailable ({exc}); this worker starts as "
-                              "a fresh interpreter", RuntimeWarning, stacklevel=2)
-        if self.process is None:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "hf_eval.isolation.process", "--fd",
-                 str(theirs.fileno()), "--walls", json.dumps(walls)],
-                pass_fds=[theirs.fileno()], cwd=self.private, env=env,
-                stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-                start_new_session=True)
-        theirs.close()
-        self.channel = Channel(mine, restricted=True)
-        self.closed = False
-        # Up and behind its walls. The walls it names now, before any candidate code has
-        # run in it, are the ones recorded (a candidate could rewrite a later answer).
-        self.walls = self.request({"op": "null"}, START_TIMEOUT_S)[0].walls
+        try:
+            self.private = sandbox.private_dir(self.uid)
+            self.group = Group.create(self.limits)
+            mine, theirs = socket.socketpair()
+            walls = {"uid": self.uid, "readable": list(sandbox.default_readable()),
+                     "writable": [str(self.private)], "network": False,
+                     "cgroup": self.group.join_files() if self.group else [],
+                     "caps": self.group.caps if self.group else [],
+                     "memory_bytes": self.limits.memory_bytes, "pids": self.limits.pids,
+                     "device": device.type,
+                     "private_bytes": self.limits.private_bytes,
+                     "shm_bytes": self.limits.shm_bytes}
+            base = inherited_environment(os.environ)
+            # The worker's uid has no passwd entry: USER and LOGNAME answer getpass.getuser().
+            env = {**base, **sandbox.private_env(self.private), "HF_EVAL_CACHE": str(self.private),
+                   "PYTHONDONTWRITEBYTECODE": "1", "USER": "hf-eval-worker",
+                   "LOGNAME": "hf-eval-worker"}
+            # stdout and stderr: a memfd of fixed size (no write can grow it: never the disk)
+            self.log = memory.log_file(LOG_BYTES)
+            if START_METHOD == "fork":
+                try:
+                    self.process = spawner.spawner(base, "/").spawn(
+                        theirs, self.log, walls, env, str(self.private))
+                except (OSError, EOFError, RuntimeError) as exc:  # reported: start:exec
+                    warnings.warn(f"worker spawner unavailable ({exc}); this worker starts as "
+                                  "a fresh interpreter", RuntimeWarning, stacklevel=2)
+            if self.process is None:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "hf_eval.isolation.process", "--fd",
+                     str(theirs.fileno()), "--walls", json.dumps(walls)],
+                    pass_fds=[theirs.fileno()], cwd=self.private, env=env,
+                    stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                    start_new_session=True)
+            theirs.close()
+            self.channel = Channel(mine, restricted=True)
+            self.closed = False
+            # Up and behind its walls. The walls it names now, before any candidate code has
+            # run in it, are the ones recorded (a candidate could rewrite a later answer).
+            self.walls = self.request({"op": "null"}, START_TIMEOUT_S)[0].walls
+        except BaseException:  # an interrupt, or a worker that never came up: no trace left
+            self._abandon()
+            raise
+
+    def _abandon(self) -> None:
+        """Undo a start cut short: kill what started, remove the group and the private
+        directory, give the uid back (never raises)."""
+        try:
+            if self.process is not None and self.process.poll() is None:
+                self.process.kill()
+                self.process.wait(2)
+            if self.group is not None and self.group.kill(timeout=2.0):
+                self.group.remove()
+            if self.private is not None:
+                sandbox.remove_private_dir(self.private)
+            self.lease.release()
+            if getattr(self, "channel", None) is not None:
+                self.channel.close()
+            if getattr(self, "log", None) is not None:
+                os.close(self.log)
+        except Exception:  # noqa: BLE001 - the start's own error is the one reported
+            pass
 
     def request(self, message: dict, timeout: float) -> tuple[protocol.Reply, float]:
         """Send one request and take its reply, both within ``timeout`` seconds; the
