@@ -24,6 +24,7 @@ import torch
 from hf_eval.audit import Audit, AuditConfig
 from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
+from hf_eval.isolation import workers
 from hf_eval.isolation.walls import WORKER_UID_BASE
 from hf_eval.records import Status, reported_time
 from hf_eval.schema import Solution, parse
@@ -280,7 +281,7 @@ def _holding(uids: set[int], timeout: float = 600.0):
     handles = []
     try:
         for uid in sorted(uids):
-            fh = open(Path(tempfile.gettempdir()) / f"hf_eval-uid-{uid}.lock", "w")  # noqa: SIM115
+            fh = open(workers.UID_LOCK_DIRECTORY / f"hf_eval-uid-{uid}.lock", "w")  # noqa: SIM115
             handles.append(fh)
             deadline = time.monotonic() + timeout
             while True:

@@ -186,12 +186,35 @@ def test_a_start_cut_short_leaves_no_worker_behind(monkeypatch):
     assert not started["private"].exists()
     if started["uid"] is not None:  # its lease is given back: its lock can be taken
         import fcntl
-        import tempfile
 
-        lock = Path(tempfile.gettempdir()) / f"hf_eval-uid-{started['uid']}.lock"
+        lock = workers.UID_LOCK_DIRECTORY / f"hf_eval-uid-{started['uid']}.lock"
         with open(lock, "w") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="worker uids are leased only as root")
+def test_uid_leases_are_machine_wide_whatever_tmpdir_says(tmp_path, monkeypatch):
+    """Two audits run with different TMPDIRs still lease uids from one folder, so neither
+    can take (and reap) a uid whose worker belongs to the other."""
+    import tempfile
+
+    from hf_eval.isolation import workers
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    first = workers.UidLease()
+    try:
+        assert (workers.UID_LOCK_DIRECTORY / f"hf_eval-uid-{first.uid}.lock").exists()
+        assert not list(tmp_path.glob("hf_eval-uid-*"))
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "elsewhere"))
+        second = workers.UidLease()
+        try:
+            assert second.uid != first.uid
+        finally:
+            second.release()
+    finally:
+        first.release()
 
 
 def test_a_dead_spare_is_replaced_and_every_spare_ends_with_the_lane(tmp_path):

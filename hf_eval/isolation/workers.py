@@ -85,10 +85,17 @@ class WorkerFailure(Exception):
         self.status = status
 
 
+#: Where the uid locks live: one folder for the whole machine, whatever ``TMPDIR`` an
+#: audit runs with (two audits with locks in two folders could take the same uid, and
+#: reaping one's worker would kill the other's).
+UID_LOCK_DIRECTORY = Path("/tmp")
+
+
 class UidLease:
     """An exclusive claim on one worker uid among every audit on this machine (a lock file
-    per uid), so that reaping one worker's uid can never kill another audit's worker.
-    None when not root: the worker keeps the audit's uid (sandbox.py says what holds then).
+    per uid in :data:`UID_LOCK_DIRECTORY`), so that reaping one worker's uid can never kill
+    another audit's worker. None when not root: the worker keeps the audit's uid
+    (sandbox.py says what holds then).
     """
 
     def __init__(self) -> None:
@@ -98,7 +105,7 @@ class UidLease:
             return
         for slot in range(UID_SLOTS):
             uid = sandbox.worker_uid(slot)
-            fh = open(Path(tempfile.gettempdir()) / f"hf_eval-uid-{uid}.lock", "w")
+            fh = open(UID_LOCK_DIRECTORY / f"hf_eval-uid-{uid}.lock", "w")
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
