@@ -82,6 +82,11 @@ EXPECTED = {
     # ... a profile function set through the C API (invisible to sys.getprofile), cleared
     # before the checks: the garbage it returned is what the audit judges
     "c_profile_hook_slot_swap": ("INCORRECT_NUMERICAL", r"^first call: "),
+    # ... the slot lists refilled with other tensors (the worker keeps where the lent
+    # memory lies), and an audit hook (vetoed: none can be added in the worker)
+    "slot_list_swap_direct": ("RUNTIME_ERROR", r"harness integrity: candidate code "
+                                               r"replaced Worker\.slots$"),
+    "audit_hook_slot_swap": ("INCORRECT_NUMERICAL", r"^first call: "),
     # another number of outputs is a shape failure, not a reply the audit distrusts
     "extra_output": ("INCORRECT_SHAPE", r"^first call: returned 3 outputs, the definition "
                                         r"has 2 \("),

@@ -150,6 +150,8 @@ def _state_problems(worker: Worker) -> list[str]:
     profile or trace hook left set (which can change any of these between a check and
     its use)."""
     problems = []
+    if _cleared_hooks():  # first: no hook runs inside the checks below
+        problems.append("sys.setprofile or sys.settrace (a hook left set)")
     for owner, kind in ((worker, Worker), (worker.channel, Channel)):
         if type(owner) is not kind:
             problems.append(f"{kind.__name__}.__class__")
@@ -164,13 +166,12 @@ def _state_problems(worker: Worker) -> list[str]:
     if type(arenas) is dict and any(type(a) is not _Arena for a in arenas.values()):
         problems.append("Worker.arenas")
     slots = state.get("slots")
-    if type(slots) is list and not all(
+    if type(slots) is list and (not all(
             type(slot) is list and all(type(t) is torch.Tensor and t.device.type == "cpu"
                                        and t.data_ptr() != 0 for t in slot)
-            for slot in slots):
+            for slot in slots) or type(state.get("lent")) is not tuple or tuple(
+                (t.data_ptr(), t.nbytes) for slot in slots for t in slot) != state["lent"]):
         problems.append("Worker.slots")
-    if _cleared_hooks():
-        problems.append("sys.setprofile or sys.settrace (a hook left set)")
     if gc.callbacks:  # code the collector would run between this check and what follows
         problems.append("gc.callbacks (a collector callback left set)")
     if _function_modes() or _dispatch_modes():
@@ -180,6 +181,13 @@ def _state_problems(worker: Worker) -> list[str]:
 
 _set_profile, _set_trace = sys.setprofile, sys.settrace
 _set_thread_profile, _set_thread_trace = threading.setprofile, threading.settrace
+
+
+def _refuse_audit_hooks(event: str, args: tuple) -> None:
+    """The worker's audit hook, added before any candidate code: it vetoes every later
+    ``sys.addaudithook`` (from Python or the C API), so none of a candidate's runs."""
+    if event == "sys.addaudithook":
+        raise RuntimeError("audit hooks are not allowed in the worker")
 
 
 def _cleared_hooks() -> bool:
@@ -287,6 +295,8 @@ class Worker:
         #: a trial copies call k's outputs into slot k, so no memory is allocated or sent
         #: inside the clocked request.
         self.slots: list[list[torch.Tensor]] = []
+        #: (address, bytes) of every lent slot tensor, in order, as the audit lent them.
+        self.lent: tuple[tuple[int, int], ...] = ()
         self.pinned: list[int] = []
         #: (Stand-in workers only) the outputs to return instead of calling a candidate,
         #: one distinct copy per call a trial may make (as a candidate's calls return
@@ -376,6 +386,9 @@ class Worker:
         still correct, only slower: the reply says how many were pinned)."""
         self._unpin()
         self.slots = request["slots"]
+        # Where the lent memory lies, as plain integers: a slot list refilled with other
+        # tensors (which the copies would then go to) no longer matches it.
+        self.lent = tuple((t.data_ptr(), t.nbytes) for outputs in self.slots for t in outputs)
         if self.stand_in is not None:
             self.stand_in_calls = [[t.clone() for t in self.stand_in] for _ in self.slots]
         if self.device.type == "cuda":
@@ -738,6 +751,9 @@ class Worker:
         # Bound now, before any candidate code runs: the check and what it compares with
         # are this frame's locals (a candidate that replaces the module's check is caught
         # by the check it did not replace).
+        # No audit hook can be added after this one (an audit hook cannot be removed, and
+        # one runs inside every check that raises an audit event).
+        sys.addaudithook(_refuse_audit_hooks)
         check, baseline = _integrity_problems, _snapshot()
         check_code = check.__code__
         state = _state_problems
