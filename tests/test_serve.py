@@ -343,9 +343,10 @@ def test_a_request_line_that_trickles_in_is_cut_at_its_deadline(served):
         assert _bytes_sent_before_closed(sock, line, 1.0) < 3 * HEADER_DEADLINE_S
 
 
-def test_connections_that_never_finish_their_headers_cannot_lock_others_out(served):
-    """With every connection taken by clients that keep sending header bytes and never
-    finish, a new one ends the oldest of them and is answered."""
+def _locked_out_by_slow_senders(served: Served, opening: bytes, byte: bytes) -> list[int]:
+    """Take every connection (and 8 more) with clients that send ``opening`` and then
+    ``byte`` every half second, never finishing; the statuses of three ``/health`` calls
+    made meanwhile."""
     from hf_eval.serve import MAX_CONNECTIONS
 
     slow, stop = [], threading.Event()
@@ -354,7 +355,7 @@ def test_connections_that_never_finish_their_headers_cannot_lock_others_out(serv
         while not stop.wait(0.5):
             for sock in slow:
                 try:
-                    sock.sendall(b"a")
+                    sock.sendall(byte)
                 except OSError:
                     pass
 
@@ -362,52 +363,35 @@ def test_connections_that_never_finish_their_headers_cannot_lock_others_out(serv
     try:
         for _ in range(MAX_CONNECTIONS + 8):
             sock = socket.create_connection(served.address, timeout=WAIT_S)
-            sock.sendall(b"GET /health HTTP/1.0\r\nX-Slow: ")
+            sock.sendall(opening)
             slow.append(sock)
             time.sleep(0.02)  # taken in turn (a burst overflows the listen queue)
         feeder.start()
         time.sleep(1.0)  # every slow connection has its thread now
-        for _ in range(3):
-            assert call(served, "GET", "/health").status == 200
+        return [call(served, "GET", "/health").status for _ in range(3)]
     finally:
         stop.set()
         for sock in slow:
             sock.close()
+
+
+def test_connections_that_never_finish_their_headers_cannot_lock_others_out(served):
+    """With every connection taken by clients that keep sending header bytes and never
+    finish, a new one ends the oldest of them and is answered."""
+    assert _locked_out_by_slow_senders(
+        served, b"GET /health HTTP/1.0\r\nX-Slow: ", b"a") == [200] * 3
 
 
 @pytest.mark.parametrize("announced", ["small", "over the limit"])
 def test_connections_that_never_finish_their_body_cannot_lock_others_out(served, announced):
     """The same for bodies that trickle in, whether read or drained (one over the limit
     is read and dropped before the 413): a new connection ends the oldest of them."""
-    from hf_eval.serve import MAX_BODY_BYTES, MAX_CONNECTIONS
+    from hf_eval.serve import MAX_BODY_BYTES
 
     size = 1000 if announced == "small" else MAX_BODY_BYTES + (1 << 20)
-    slow, stop = [], threading.Event()
-
-    def trickle() -> None:
-        while not stop.wait(0.5):
-            for sock in slow:
-                try:
-                    sock.sendall(b" ")
-                except OSError:
-                    pass
-
-    feeder = threading.Thread(target=trickle, daemon=True)
-    try:
-        for _ in range(MAX_CONNECTIONS + 8):
-            sock = socket.create_connection(served.address, timeout=WAIT_S)
-            sock.sendall(b"POST /audit HTTP/1.0\r\nContent-Type: application/json\r\n"
-                         + f"Content-Length: {size}\r\n\r\n".encode())
-            slow.append(sock)
-            time.sleep(0.02)
-        feeder.start()
-        time.sleep(1.0)
-        for _ in range(3):
-            assert call(served, "GET", "/health").status == 200
-    finally:
-        stop.set()
-        for sock in slow:
-            sock.close()
+    opening = (b"POST /audit HTTP/1.0\r\nContent-Type: application/json\r\n"
+               + f"Content-Length: {size}\r\n\r\n".encode())
+    assert _locked_out_by_slow_senders(served, opening, b" ") == [200] * 3
 
 
 def test_the_name_the_service_derives_is_not_for_others_to_take(served):
