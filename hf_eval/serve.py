@@ -837,17 +837,16 @@ class JudgeClient:
 # ----------------------------------------------------------------------------- HTTP
 class _Budget:
     """The connection's reader while the request line and headers are read: at most
-    :data:`MAX_HEADER_BYTES`, before :data:`HEADER_DEADLINE_S` (the standard library
-    alone reads up to 100 headers of 64 KiB each, for as long as they trickle in)."""
+    :data:`MAX_HEADER_BYTES` (the standard library alone reads up to 100 headers of 64 KiB
+    each). Their deadline is the connection's timer (:class:`_Reading`)."""
 
     def __init__(self, reader: Any) -> None:
         self.reader = reader
         self.left = MAX_HEADER_BYTES
-        self.deadline = time.monotonic() + HEADER_DEADLINE_S
 
     def readline(self, size: int = -1) -> bytes:
-        if self.left <= 0 or time.monotonic() > self.deadline:
-            raise ConnectionAbortedError("request headers too large or too slow")
+        if self.left <= 0:
+            raise ConnectionAbortedError("request headers too large")
         line = self.reader.readline(min(size, self.left + 1) if size >= 0 else self.left + 1)
         self.left -= len(line)
         return line

@@ -51,7 +51,7 @@ import torch
 
 from hf_eval.acceptance import compare_outputs
 from hf_eval.families.registry import find
-from hf_eval.input_sets import InPlace, content_can_vary, fresh_content, fresh_contents
+from hf_eval.input_sets import InPlace, content_can_vary, fresh_contents
 from hf_eval.isolation import memory
 from hf_eval.isolation.protocol import Cupti, Reply
 from hf_eval.isolation.reveal import Arena
@@ -382,20 +382,11 @@ class Session:
 
     def fresh(self) -> InputSet:
         """An input set of new content (on the audit's device), with its reference."""
-        self.counter += 1
-        digest = hashlib.sha256(self.secret + self.counter.to_bytes(8, "little")).digest()
-        generator = torch.Generator(self.device).manual_seed(
-            int.from_bytes(digest[:8], "little") >> 1)
-        inputs = fresh_content(self.definition, self.main_here, generator)
-        self.distinct_sets += 1
-        return InputSet(f"s{self.counter}-{digest[8:12].hex()}", inputs,
-                        lambda: self.reference(inputs))
+        return self.fresh_many(1)[0]
 
     def fresh_many(self, count: int) -> list[InputSet]:
-        """``count`` input sets of new content from one draw (each with its reference),
-        as :meth:`fresh` makes one."""
-        if count == 1:
-            return [self.fresh()]
+        """``count`` input sets of new content from one draw, each with its reference
+        (computed when first asked for), seeded from this session's secret."""
         first = self.counter + 1
         self.counter += count
         digest = hashlib.sha256(self.secret + first.to_bytes(8, "little")
