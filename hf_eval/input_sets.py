@@ -2,9 +2,12 @@
 
 **Other input sets** of the same shapes, so a result cached across calls cannot pass.
 :func:`fresh_content` makes the sets every timed call gets (:mod:`hf_eval.trials`) with
-the family's transform; the default, :func:`permute_floats`, permutes the
-floating-point inputs with a generator the audit seeds from its secret, so the
-content can be neither recognised nor predicted; structural inputs (integers, bool, int8
+the family's transform; the default, :func:`resample_floats`, draws each
+floating-point input's elements anew from its own values, with replacement, by a
+generator the audit seeds from its secret, so the content can be neither recognised nor
+predicted, and no statistic of the values (a sum, a norm, a histogram; the maximum in
+about 37% of sets) is the same in every set, as it would be under a permutation;
+structural inputs (integers, bool, int8
 carriers of quantised data) stay as they are, so the content stays valid. Inputs of more
 than :data:`VARY_LIMIT_BYTES` (a layer's weight) stay shared when a smaller floating
 input varies, which keeps a pool of many sets small; the output depends on every input,
@@ -35,9 +38,6 @@ from hf_eval.schema import Definition
 
 #: Floating inputs larger than this are shared between fresh sets when a smaller one varies.
 VARY_LIMIT_BYTES = 64 << 20
-#: Up to this many elements a fresh tensor is a full random permutation; above, a random
-#: cyclic shift that no row boundary divides (as unpredictable, and one pass over memory).
-PERMUTE_LIMIT = 1 << 24
 
 
 def _nbytes(t: torch.Tensor) -> int:
@@ -47,57 +47,62 @@ def _nbytes(t: torch.Tensor) -> int:
 def fresh_content(definition: Definition, inputs: list[object],
                   generator: torch.Generator) -> list[object]:
     """The second-input-set transform of the definition's family: its own when it declares
-    one (:attr:`hf_eval.families.base.Family.fresh_content`), else :func:`permute_floats`."""
+    one (:attr:`hf_eval.families.base.Family.fresh_content`), else :func:`resample_floats`."""
     family = find(definition.op_type)
     if family is not None and family.fresh_content is not None:
         return family.fresh_content(inputs, generator)
-    return permute_floats(inputs, generator)
+    return resample_floats(inputs, generator)
 
 
 def fresh_contents(definition: Definition, inputs: list[object], generator: torch.Generator,
                    count: int) -> list[list[object]]:
     """``count`` sets of :func:`fresh_content`, each with content of its own. Without a
-    family transform the permutations of the small inputs are drawn for all sets at once
-    (:func:`permute_floats_many`): a trial's 50 sets then take a few kernels, not 150."""
+    family transform the indices of the small inputs are drawn for all sets at once
+    (:func:`resample_floats_many`): a trial's 50 sets then take a few kernels, not 150."""
     family = find(definition.op_type)
     if family is not None and family.fresh_content is not None:
         return [family.fresh_content(inputs, generator) for _ in range(count)]
-    return permute_floats_many(inputs, generator, count)
+    return resample_floats_many(inputs, generator, count)
 
 
-#: Elements of the random keys :func:`permute_floats_many` draws at once for one input.
-BATCH_KEYS_LIMIT = 1 << 24
+#: Random indices drawn at once for one input (int64: 128 MiB): an input of fewer
+#: elements gets the indices of several sets from one draw.
+BATCH_INDEX_LIMIT = 1 << 24
 
 
-def permute_floats_many(inputs: list[object], generator: torch.Generator,
-                        count: int) -> list[list[object]]:
-    """``count`` sets as :func:`permute_floats` makes them (the same inputs vary). An
-    input whose ``count`` permutations fit :data:`BATCH_KEYS_LIMIT` keys gets them from
-    one draw: each set's permutation sorts a row of random 62-bit keys (a tie, about
-    n²/2⁶³ per row, still leaves a permutation). The others are drawn set by set."""
+def resample_floats_many(inputs: list[object], generator: torch.Generator,
+                         count: int) -> list[list[object]]:
+    """``count`` sets of the inputs, each varied input (:func:`_varied`) with its elements
+    drawn anew, uniformly and with replacement, from its own values: every value stays
+    one the workload holds (so per-element bounds hold, and a structural input is not
+    touched), while the multiset changes from set to set. A statistic of the whole
+    tensor therefore differs between sets (a unique maximum is missing from a set with
+    probability (1 - 1/n)^n, about 37%), which a permutation, whose sets all hold the
+    same values, would keep. The elements move as integers of their size, which every
+    device gathers (FP8 included)."""
     sets = [list(inputs) for _ in range(count)]
     for i in _varied(inputs):
         value = inputs[i]
-        if count > 1 and value.numel() <= PERMUTE_LIMIT and \
-                value.numel() * count <= BATCH_KEYS_LIMIT:
-            keys = torch.randint(0, 1 << 62, (count, value.numel()), generator=generator,
-                                 device=value.device)
-            rows = value.reshape(-1)[keys.argsort(dim=1)]
+        n = value.numel()
+        flat = value.reshape(-1)
+        bits = flat.view(_SAME_SIZE_INT[flat.element_size()])
+        per_draw = max(1, BATCH_INDEX_LIMIT // n)
+        for first in range(0, count, per_draw):
+            m = min(per_draw, count - first)
+            index = torch.randint(0, n, (m, n), generator=generator, device=value.device)
+            rows = bits[index].view(value.dtype)
             if rows.device.type == "cpu":
                 rows.share_memory_()
-            for k in range(count):
-                sets[k][i] = rows[k].view(value.shape)
-        else:
-            for k in range(count):
-                sets[k][i] = _fresh_tensor(value, generator)
+            for k in range(m):
+                sets[first + k][i] = rows[k].view(value.shape)
     return sets
 
 
 def content_can_vary(inputs: list[object]) -> bool:
     """Whether new content can differ from ``inputs``: some input that fresh content
     varies holds two distinct values (by value: +0.0 and -0.0 are one value, and so are
-    all NaNs). Where every such input is constant, every permutation is, to any kernel
-    that reads values, the content itself."""
+    all NaNs). Where every such input is constant, every new set is, to any kernel that
+    reads values, the content itself."""
     for i in _varied(inputs):
         values = inputs[i].reshape(-1).float()
         nan = values.isnan()
@@ -121,46 +126,15 @@ def _varied(inputs: list[object]) -> list[int]:
     return vary
 
 
-def _fresh_tensor(value: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """``value``'s elements in a new order: a full random permutation up to
-    :data:`PERMUTE_LIMIT` elements, else a random cyclic shift no row boundary divides."""
-    flat = value.reshape(-1)
-    if value.numel() <= PERMUTE_LIMIT:
-        perm = torch.randperm(value.numel(), generator=generator, device=value.device)
-        new = flat[perm]
-    else:
-        row = value.shape[-1] if value.dim() else 1
-        shift = int(torch.randint(1, value.numel(), (1,), generator=generator,
-                                  device=value.device))
-        if row > 1 and shift % row == 0:
-            shift += 1
-        new = _roll(flat, shift)
-    new = new.reshape(value.shape)
-    return new.share_memory_() if new.device.type == "cpu" else new
+def resample_floats(inputs: list[object], generator: torch.Generator) -> list[object]:
+    """Inputs with new floating-point content (others shared): one set of
+    :func:`resample_floats_many`, on the inputs' device and the generator's (new shared
+    memory on CPU; on a GPU, where the audit of a GPU lane draws it, new device memory)."""
+    return resample_floats_many(inputs, generator, 1)[0]
 
 
-def permute_floats(inputs: list[object], generator: torch.Generator) -> list[object]:
-    """Inputs with new floating-point content (others shared), on the inputs' device and
-    the generator's: new shared memory on CPU, new device memory on a GPU (where the
-    audit of a GPU lane draws it, which is far faster for the large sets of benchmark
-    shapes)."""
-    fresh = list(inputs)
-    for i in _varied(inputs):
-        fresh[i] = _fresh_tensor(inputs[i], generator)
-    return fresh
-
-
-#: Integer dtypes of each element size: a roll moves whole elements, so it can move their
-#: bytes as integers, which every device implements (CUDA has no roll for FP8, say).
+#: Integer dtypes of each element size: elements are gathered as integers of their size.
 _SAME_SIZE_INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-
-def _roll(flat: torch.Tensor, shift: int) -> torch.Tensor:
-    """``torch.roll(flat, shift)`` for any dtype of a 1-D contiguous tensor."""
-    as_int = _SAME_SIZE_INT.get(flat.element_size())
-    if as_int is None:
-        return torch.roll(flat, shift)
-    return torch.roll(flat.contiguous().view(as_int), shift).view(flat.dtype)
 
 
 #: The input the published scale probe varies.

@@ -8,11 +8,12 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
   secret random subset of a long one). A candidate that can tell timing from checking
   (stack, call count, spacing) gains nothing, because no call is known to be unchecked.
 * **Timed calls get fresh content, revealed inside the clock.** Each timed call gets its
-  own input set: the floating-point inputs permuted with a generator seeded from the
-  audit's secret. The sets are staged in the workers before the trial, but masked
-  (:mod:`hf_eval.isolation.reveal`): the clocked request carries the seed that unmasks them, so the
-  content can be neither cached on nor computed ahead. The pool of sets is bounded by
-  :data:`POOL_BYTES`: a trial takes fewer calls when a workload's sets are large.
+  own input set: the floating-point inputs' elements drawn anew from their own values
+  by a generator seeded from the audit's secret. The sets are staged in the workers
+  before the trial, but masked (:mod:`hf_eval.isolation.reveal`): the clocked request
+  carries the seed that unmasks them, so the content can be neither cached on nor
+  computed ahead. The pool of sets is bounded by :data:`POOL_BYTES`: a trial takes fewer
+  calls when a workload's sets are large.
 * **``prepare`` and graph capture see only masked content**, so a ``prepare`` that
   computes the answer, or work done only at capture, returns the wrong one; graph output
   buffers are poisoned before every replay.

@@ -87,6 +87,14 @@ EXPECTED = {
     "slot_list_swap_direct": ("RUNTIME_ERROR", r"harness integrity: candidate code "
                                                r"replaced Worker\.slots$"),
     "audit_hook_slot_swap": ("INCORRECT_NUMERICAL", r"^first call: "),
+    # ... the worker's record of the lent slots rebuilt to match (the serve loop keeps
+    # the one it saw lent), the veto emptied for a moment by a code swap (refused: the
+    # garbage is judged), and a collector callback hidden behind rebound names
+    "lent_rewrite": ("RUNTIME_ERROR", r"harness integrity: candidate code replaced "
+                                      r"Worker\.lent$"),
+    "veto_code_swap": ("INCORRECT_NUMERICAL", r"^first call: "),
+    "gc_hidden_callback_toctou": ("COMPILE_ERROR", r"harness integrity: candidate code "
+                                                   r"replaced gc\.disable, "),
     # another number of outputs is a shape failure, not a reply the audit distrusts
     "extra_output": ("INCORRECT_SHAPE", r"^first call: returned 3 outputs, the definition "
                                         r"has 2 \("),

@@ -195,7 +195,7 @@ def run(x, w, scale):
 
 
 def test_a_workload_whose_varied_inputs_are_constant_is_not_timed(toy_root, tmp_path):
-    """Fresh content permutes a workload's own values: where every varied input is
+    """Fresh content draws from a workload's own values: where every varied input is
     constant, every timed call would get the same content and a cache of the first
     answer would be timed. Such a workload is judged but not timed, and says why."""
     from hf_eval.schema import WorkloadTrace
@@ -229,7 +229,76 @@ def test_a_workload_whose_varied_inputs_are_constant_is_not_timed(toy_root, tmp_
         assert record["status"] == "PASSED" and not record.get("timing"), uuid
         assert record["timing_refused"].startswith("not timed: every input that fresh "
                                                    "content varies is constant")
-    # elsewhere the fresh content differs, and the cache is caught by its wrong answers
+    # elsewhere every timed call has content of its own (even its sums differ): the
+    # cache never hits, so the candidate does the work, and is timed
     others = [r for r in records if r["workload"] not in constant]
-    assert others and {r["status"] for r in others} == {"INCORRECT_NUMERICAL"}
-    assert all("timing_refused" not in r for r in others)
+    assert others and {r["status"] for r in others} == {"PASSED"}
+    assert all("timing_refused" not in r and r["timing"] for r in others)
+
+
+CENTER_REFERENCE = '''import torch
+
+def run(x):
+    """y = x - mean(x), the mean over the whole tensor (FP32)."""
+    return (x - x.mean(),)
+'''
+CENTERS = "def run(x):\n    return x - x.mean()\n"
+# Keeps the whole input's mean from its first call (untimed), as a kernel that kept a
+# per-tensor scale would: every fresh set must then show it a mean of its own.
+KEEPS_MEAN = '''KEPT = {}
+
+def run(x):
+    if "mean" not in KEPT:
+        KEPT["mean"] = x.mean()
+    return x - KEPT["mean"]
+'''
+
+
+def test_a_statistic_of_a_whole_input_is_not_the_same_in_every_timed_call(tmp_path):
+    """Fresh sets draw their elements anew from the workload's values: a statistic of a
+    whole input (here its mean) kept from the first call is wrong in the timed calls,
+    and the honest solution audited after it on the same cases passes."""
+    from hf_eval.schema import Receipt, WorkloadTrace
+    from hf_eval.store import TensorStore
+
+    root = tmp_path / "ds"
+    name = "toy_center_m_k256"
+    write_json(root / f"definitions/toy/{name}.json", {
+        "name": name, "op_type": "toy", "description": "test only", "tags": ["status:test"],
+        "axes": {"M": {"type": "var"}, "K": {"type": "const", "value": 256}},
+        "inputs": {"x": {"shape": ["M", "K"], "dtype": "float32"}},
+        "outputs": {"y": {"shape": ["M", "K"], "dtype": "float32"}},
+        "constraints": ["M >= 1"], "reference": CENTER_REFERENCE})
+    write_json(root / "solutions/toy/a_keeps_mean.json",
+               solution_json("a_keeps_mean", KEEPS_MEAN, name))
+    write_json(root / "solutions/toy/z_centers.json", solution_json("z_centers", CENTERS, name))
+    store = TensorStore(root)
+    generator = torch.Generator().manual_seed(0)
+    rows, receipts = [], []
+    for index, m in enumerate((3, 64)):
+        x = store.write(torch.randn(m, 256, generator=generator), "blob/workloads/toy", "x")
+        uuid = f"00000000-0000-0000-0000-0000000000d{index}"
+        rows.append(WorkloadTrace(definition=name, workload={
+            "uuid": uuid, "axes": {"M": m}, "inputs": {"x": x}}))
+        receipts.append(Receipt(uuid=uuid, definition=name, provenance={
+            "kind": "generated", "generator": "tests.test_audit", "seed": index}))
+    (root / "workloads/toy").mkdir(parents=True)
+    (root / f"workloads/toy/{name}.jsonl").write_text(
+        "".join(r.model_dump_json() + "\n" for r in rows))
+    (root / "captures.jsonl").write_text("".join(r.to_line() + "\n" for r in receipts))
+    write_json(root / f"tasks/{name}.json", {
+        "definition": name, "workloads": [f"workloads/toy/{name}.jsonl"],
+        "tolerance": {"atol": 1e-6, "rtol": 1e-6}, "dev": [rows[0].workload.uuid],
+        "timing": {"warmup": 1, "iters": 2, "trials": 2},
+        "baseline": {"solution": "z_centers", "timed": "call"},
+        "preferred": {"cpu": {"solution": "z_centers", "evidence": "the only solution"}},
+        "call_timeout_s": 60})
+    _, records = audit(root, tmp_path, solutions="all", suite="sample")
+    order = [(r["solution"], r["workload"]) for r in records]
+    for row in rows:
+        uuid = row.workload.uuid
+        keeps = records[order.index(("a_keeps_mean", uuid))]
+        honest = records[order.index(("z_centers", uuid))]
+        assert keeps["status"] == "INCORRECT_NUMERICAL", keeps
+        assert honest["status"] == "PASSED", honest
+        assert order.index(("a_keeps_mean", uuid)) < order.index(("z_centers", uuid))

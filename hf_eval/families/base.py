@@ -66,8 +66,8 @@ class Family:
       structure)`` gives the same counts from a shape file alone (the benchmark inputs
       fix them), so a report can recompute a roofline without the inputs;
     - ``fresh_content(inputs, generator)``: the family's own second-input-set transform;
-      None means the audit's default (floating-point inputs permuted,
-      :func:`hf_eval.input_sets.permute_floats`);
+      None means the audit's default (floating-point inputs resampled from their own
+      values, :func:`hf_eval.input_sets.resample_floats`);
     - ``undecided_rows(inputs, outputs, rows)``: a bool mask over the outputs' rows, of
       those marked in ``rows`` (the ones that differ from the truth), whose answer the
       definition leaves open (a selection boundary closer than FP32 rounding allows,

@@ -87,17 +87,20 @@ the harness in      every harness module global and class is    adversarial/patc
 the worker          snapshotted before candidate code runs and  patch_torch,
                     compared after every request, and so are    rebind_harness_global,
                     the worker's containers and slots (exact    slots_iter_bypass,
-                    types, slots where the audit lent them),    shadow_channel_send,
-                    no audit hook but the worker's own (which   slot_list_swap_direct,
-                    vetoes any other), its and its              audit_hook_slot_swap,
-                    channel's class and methods (none shadowed  meta_slots,
-                    on the instance), no collector callback     class_swap_worker,
-                    or torch mode left set, and every profile   profile_hook_toctou,
-                    and trace function cleared first (one set   gc_callback_slot_swap,
-                    through the C API too); recv and send are   c_profile_hook_slot_swap
-                    bound before candidate code (a check that
-                    only turns a patch into an error sooner:
-                    nothing the worker says is trusted).
+                    types, slots where the audit lent them,     shadow_channel_send,
+                    the record of them the one the serve loop   slot_list_swap_direct,
+                    saw lent), no audit hook but the worker's   lent_rewrite,
+                    own (which vetoes any other, and any change audit_hook_slot_swap,
+                    of a harness function's code or defaults),  veto_code_swap,
+                    its and its channel's class and methods     meta_slots,
+                    (none shadowed on the instance), no         class_swap_worker,
+                    collector callback (in the interpreter's    profile_hook_toctou,
+                    own list) or torch mode left set, and every gc_callback_slot_swap,
+                    profile and trace function cleared first    gc_hidden_callback_toctou,
+                    (one set through the C API too); recv and   c_profile_hook_slot_swap
+                    send are bound before candidate code (a
+                    check that only turns a patch into an error
+                    sooner: nothing the worker says is trusted).
 terminal            candidate text is printed with control      tests/test_report.py
                     characters escaped (``report.safe_text``).
 ==================  ==========================================  ===========================

@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 from collections.abc import Callable
 
 import torch
@@ -46,6 +47,10 @@ _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
 _sum = torch.Tensor.sum
 _empty = torch.empty
+#: The collector's controls and its callback list, bound before any candidate code: a
+#: candidate that rebinds ``gc.disable`` or ``gc.callbacks`` changes names, not these.
+_gc_collect, _gc_disable, _gc_isenabled = gc.collect, gc.disable, gc.isenabled
+_gc_callbacks = gc.callbacks
 _function_modes = torch._C._len_torch_function_stack
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 #: Cycles of the sleep kernel ahead of a trial's start event (about 25 us at 2 GHz):
@@ -66,6 +71,7 @@ GUARDED = [
     (torch.Tensor, "clone"), (torch.Tensor, "detach"), (torch.Tensor, "copy_"),
     (torch.Tensor, "to"), (torch.Tensor, "fill_"), (torch.Tensor, "sum"),
     (torch.cuda, "_sleep"), (torch, "empty"),
+    (gc, "collect"), (gc, "disable"), (gc, "enable"), (gc, "isenabled"), (gc, "callbacks"),
 ]
 
 
@@ -141,14 +147,15 @@ def _class_names(kind: type) -> frozenset[str]:
     return frozenset(dir(kind))
 
 
-def _state_problems(worker: Worker) -> list[str]:
+def _state_problems(worker: Worker, lent: tuple | None = None) -> list[str]:
     """The worker's and its channel's state that candidate code reshaped: another class
     (``__class__`` assigned), an attribute set on the instance over a method of its class
     (a ``send`` that rewrites replies), a harness container or the output slots of
     another type than the harness made (a list whose iteration hides what indexing
     returns), a slot that is not in the memory the audit lent (a meta tensor), or a
     profile or trace hook left set (which can change any of these between a check and
-    its use)."""
+    its use). ``lent``, where given, is the record of the lent slots the serve loop took
+    when they were lent: the worker's must still be that very object."""
     problems = []
     if _cleared_hooks():  # first: no hook runs inside the checks below
         problems.append("sys.setprofile or sys.settrace (a hook left set)")
@@ -172,7 +179,11 @@ def _state_problems(worker: Worker) -> list[str]:
             for slot in slots) or type(state.get("lent")) is not tuple or tuple(
                 (t.data_ptr(), t.nbytes) for slot in slots for t in slot) != state["lent"]):
         problems.append("Worker.slots")
-    if gc.callbacks:  # code the collector would run between this check and what follows
+    if lent is not None and state.get("lent") is not lent:
+        problems.append("Worker.lent")
+    # Code the collector would run between this check and what follows: a callback in the
+    # interpreter's own list (whatever the module's name now points at).
+    if _gc_callbacks or gc.__dict__.get("callbacks") is not _gc_callbacks:
         problems.append("gc.callbacks (a collector callback left set)")
     if _function_modes() or _dispatch_modes():
         problems.append("the torch function or dispatch mode stack (a mode left active)")
@@ -183,11 +194,29 @@ _set_profile, _set_trace = sys.setprofile, sys.settrace
 _set_thread_profile, _set_thread_trace = threading.setprofile, threading.settrace
 
 
-def _refuse_audit_hooks(event: str, args: tuple) -> None:
+#: What may not change on a harness function in the worker: its code or defaults,
+#: changed in place, change what it does without changing the function, which could
+#: empty a check (or the hook below) for a moment and give it back.
+_FIXED_FUNCTION_PARTS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+#: The package's folder: a function whose code was compiled from a file in it is the
+#: harness's.
+_HARNESS_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
+                        _home=_HARNESS_HOME, _type=type, _str=str, _len=len,
+                        _function=types.FunctionType, _error=RuntimeError) -> None:
     """The worker's audit hook, added before any candidate code: it vetoes every later
-    ``sys.addaudithook`` (from Python or the C API), so none of a candidate's runs."""
+    ``sys.addaudithook`` (from Python or the C API), so none of a candidate's runs, and
+    every change of a harness function's code or defaults (its own among them). It reads
+    nothing but its arguments and defaults, which only that vetoed change could
+    replace: no global a candidate could rebind first."""
     if event == "sys.addaudithook":
-        raise RuntimeError("audit hooks are not allowed in the worker")
+        raise _error("audit hooks are not allowed in the worker")
+    if event == "object.__setattr__" and _len(args) > 1 and _type(args[1]) is _str \
+            and args[1] in _parts and _type(args[0]) is _function \
+            and args[0].__code__.co_filename.startswith(_home):
+        raise _error(f"a harness function's {args[1]} may not change in the worker")
 
 
 def _cleared_hooks() -> bool:
@@ -367,7 +396,7 @@ class Worker:
         return {}
 
     def forget(self, request: dict) -> dict:
-        gc.collect()  # outside any clock (automatic collection is off: _quiet_collector)
+        _gc_collect()  # outside any clock (automatic collection is off: _quiet_collector)
         for set_id in request["ids"]:
             self.sets.pop(set_id, None)
             self.sources.pop(set_id, None)
@@ -576,7 +605,9 @@ class Worker:
         mismatch). A call that returned another number of outputs copies none of them."""
         n_outputs = request["n_outputs"]
         entries, spans = [], []
-        gc.disable()  # as the harness left it: no collection (and no callback) in here
+        _gc_disable()  # as the harness left it: no collection (and no callback) in here
+        if _gc_isenabled():
+            raise CandidateError("harness integrity: candidate code replaced gc.disable")
         # An output in a slot would skip its own copy, which the stand-in pays. After the
         # check, nothing here runs candidate code: the containers are of the exact types
         # the check saw, taken as they are now, and every output is a plain tensor.
@@ -771,6 +802,9 @@ class Worker:
                     ("trial", self.trial), ("stage", self.stage), ("changed", self.changed),
                     ("arm", self.arm), ("disarm", self.disarm),
                     ("null", lambda request: (self._sync(), {"walls": self.walls})[1]))
+        # The record of the lent slots, as the slots request left it: a candidate that
+        # rebuilds the worker's record to match other slot lists is caught by identity.
+        lent = None
         while True:
             try:
                 request = recv()
@@ -781,6 +815,8 @@ class Worker:
             try:
                 handler = next(fn for op, fn in handlers if op == request["op"])
                 reply = {"ok": True, **handler(request)}
+                if request["op"] == "slots":
+                    lent = vars(self).get("lent")
             except torch.OutOfMemoryError as exc:
                 reply = {"ok": False, "error": f"out of memory: {_one_line(exc)}"}
             except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
@@ -791,7 +827,7 @@ class Worker:
             tampered = ["sys.setprofile or sys.settrace (a hook left set)"] if hooked else []
             tampered += (check(baseline) if check.__code__ is check_code
                          else ["hf_eval.isolation.server._integrity_problems.__code__"])
-            tampered += (state(self) if state.__code__ is state_code
+            tampered += (state(self, lent) if state.__code__ is state_code
                          else ["hf_eval.isolation.server._state_problems.__code__"])
             if tampered:
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
@@ -806,9 +842,9 @@ def _quiet_collector() -> None:
     automatic collection is turned off; ``forget``, between trials, collects instead.
     (A full collection of a process with torch imported takes 50-150 ms: on the H200 such
     pauses landed inside trials and were counted against candidates and stand-in alike.)"""
-    gc.collect()
+    _gc_collect()
     gc.freeze()
-    gc.disable()
+    _gc_disable()
 
 
 def _activity_summary(profiler) -> dict:
