@@ -5,10 +5,10 @@
 the family's transform; the default, :func:`resample_floats`, draws each
 floating-point input's elements anew from its own values, with replacement, by a
 generator the audit seeds from its secret, so the content can be neither recognised nor
-predicted, and no statistic of the values (a sum, a norm, a histogram; the maximum in
-about 37% of sets) is the same in every set, as it would be under a permutation;
-structural inputs (integers, bool, int8
-carriers of quantised data) stay as they are, so the content stays valid. Inputs of more
+predicted, and no statistic of the values (a sum, a norm, a histogram; the maximum and
+minimum in about half the sets) is the same in every set, as it would be under a
+permutation; structural inputs (integers, bool, int8 carriers of quantised data) stay
+as they are, so the content stays valid. Inputs of more
 than :data:`VARY_LIMIT_BYTES` (a layer's weight) stay shared when a smaller floating
 input varies, which keeps a pool of many sets small; the output depends on every input,
 so one changed input already changes the answer. :class:`InPlace` writes such a set into
@@ -75,27 +75,45 @@ def resample_floats_many(inputs: list[object], generator: torch.Generator,
     """``count`` sets of the inputs, each varied input (:func:`_varied`) with its elements
     drawn anew, uniformly and with replacement, from its own values: every value stays
     one the workload holds (so per-element bounds hold, and a structural input is not
-    touched), while the multiset changes from set to set. A statistic of the whole
-    tensor therefore differs between sets (a unique maximum is missing from a set with
-    probability (1 - 1/n)^n, about 37%), which a permutation, whose sets all hold the
-    same values, would keep. The elements move as integers of their size, which every
-    device gathers (FP8 included)."""
+    touched), while the multiset changes from set to set, so a sum, a norm or a
+    histogram differs between sets (a permutation, whose sets all hold the same values,
+    would keep them). The extremes too: in about half the sets, drawn at random, no
+    element equal to the input's maximum or minimum is drawn (:func:`_inner_positions`),
+    so a kept maximum (or minimum, or largest magnitude) is wrong there however many
+    elements hold it. The elements move as integers of their size, which every device
+    gathers (FP8 included)."""
     sets = [list(inputs) for _ in range(count)]
     for i in _varied(inputs):
         value = inputs[i]
         n = value.numel()
         flat = value.reshape(-1)
         bits = flat.view(_SAME_SIZE_INT[flat.element_size()])
+        inner = _inner_positions(flat)
         per_draw = max(1, BATCH_INDEX_LIMIT // n)
         for first in range(0, count, per_draw):
             m = min(per_draw, count - first)
             index = torch.randint(0, n, (m, n), generator=generator, device=value.device)
+            if inner is not None:
+                narrow = torch.randint(0, 2, (m,), generator=generator,
+                                       device=value.device).bool()
+                index[narrow] = inner[index[narrow] % inner.numel()]
             rows = bits[index].view(value.dtype)
             if rows.device.type == "cpu":
                 rows.share_memory_()
             for k in range(m):
                 sets[first + k][i] = rows[k].view(value.shape)
     return sets
+
+
+def _inner_positions(flat: torch.Tensor) -> torch.Tensor | None:
+    """The positions of ``flat`` whose value is neither its maximum nor its minimum (NaN
+    aside), or None when there are none (a tensor of one or two values)."""
+    values = flat if flat.dtype in (torch.float32, torch.float64) else flat.float()
+    finite = values[~values.isnan()]
+    if finite.numel() == 0:
+        return None
+    inner = ((values != finite.max()) & (values != finite.min())).nonzero().flatten()
+    return inner if inner.numel() else None
 
 
 def content_can_vary(inputs: list[object]) -> bool:

@@ -122,6 +122,10 @@ KEPT = "memory"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 #: The name the service gives a ``main_py`` sent without one; no request may take it.
 DERIVED_NAME = r"candidate-[0-9a-f]{12}"
+#: The most workload UUIDs one request may name (a published definition has at most a few
+#: hundred workloads); checked before the request's other rules, so a refused body costs
+#: little of the time the service holds between audits.
+MAX_UUIDS = 4096
 #: The endpoints and the method each answers.
 ENDPOINTS = {"/health": "GET", "/audit": "POST"}
 #: The names of the endpoints, for an error message.
@@ -139,7 +143,7 @@ class AuditRequest(BaseModel):
     suite: Literal[SUITES] = DEFAULT_SUITE  # type: ignore[valid-type]
     """Which workloads, as ``hf-eval audit --suite``: ``dev`` (the task's dev UUIDs, the
     default), ``all``, ``sample``, ``first`` or ``fresh``."""
-    uuids: list[str] | None = Field(None, min_length=1)
+    uuids: list[str] | None = Field(None, min_length=1, max_length=MAX_UUIDS)
     """Workload UUIDs of the definition to judge on instead of the suite (as ``--uuid``);
     each must be a workload of the definition."""
     solution: dict[str, Any] | None = None
@@ -192,6 +196,21 @@ def _pydantic_message(exc: ValidationError) -> str:
     else:
         rule = error["msg"].removeprefix("Value error, ")
     return f"{where}: {rule}" if where else rule
+
+
+def _refuse_large_shapes(data: dict) -> None:
+    """Refuse, before validation, a body whose validation would list an error per element
+    (unknown keys by the hundred thousand, a list of millions of UUIDs): one line for
+    the first such element, in time that does not grow with the rest."""
+    for key in data:
+        if key not in AuditRequest.model_fields:
+            unknown = sum(k not in AuditRequest.model_fields for k in data)
+            raise RequestError(400, f"{key}: unknown field ({unknown} in all; the fields "
+                               f"are: {', '.join(AuditRequest.model_fields)})")
+    uuids = data.get("uuids")
+    if isinstance(uuids, list) and len(uuids) > MAX_UUIDS:
+        raise RequestError(400, f"uuids: at most {MAX_UUIDS} workload UUIDs in one request "
+                           f"(got {len(uuids)})")
 
 
 # ----------------------------------------------------------------------------- warm state
@@ -422,6 +441,7 @@ class AuditService:
         if not isinstance(data, dict):
             raise RequestError(400, f"body: must be a JSON object (got a JSON "
                                f"{type(data).__name__})")
+        _refuse_large_shapes(data)
         try:
             request = AuditRequest.model_validate(data)
         except ValidationError as exc:

@@ -202,8 +202,16 @@ EXPECTED = {
     "keyring_carry": ("RUNTIME_ERROR", DENIED),
     "socket_buffers": ("RUNTIME_ERROR", DENIED),
     "fill_log": ("RUNTIME_ERROR", DENIED),
-    "swap_integrity_code": ("COMPILE_ERROR",
-                            r"^harness integrity: .*_integrity_problems\.__code__"),
+    # a harness function's code swapped in place: refused by the worker's audit hook
+    # (a check that still ran would name it), also for a generated method, and a global
+    # added to a harness module, named like a builtin (a zip of the candidate's)
+    "swap_integrity_code": ("COMPILE_ERROR", r"^RuntimeError: a harness function's "
+                                             r"__code__ may not change in the worker$"),
+    "dataclass_method_code_swap": ("COMPILE_ERROR", r"^RuntimeError: a harness function's "
+                                                    r"__code__ may not change in the "
+                                                    r"worker$"),
+    "shadow_builtin_in_harness": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                                   r"replaced hf_eval\.isolation\.server\.zip$"),
     "datagram_sockets": ("RUNTIME_ERROR", DENIED),
     "watch_tmp": ("RUNTIME_ERROR", DENIED),
     "peek_cgroups": ("PASSED", r"^$"),  # an empty /sys/fs/cgroup: nothing to see

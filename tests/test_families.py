@@ -114,17 +114,39 @@ def test_many_fresh_sets_are_drawn_at_once_each_with_values_of_its_own():
     assert torch.equal(one[0], resample_floats(inputs, torch.Generator().manual_seed(7))[0])
 
 
-def test_a_unique_maximum_is_missing_from_a_good_share_of_fresh_sets():
+@pytest.mark.parametrize("clipped", [False, True], ids=["unique", "held by many"])
+def test_the_extremes_are_missing_from_a_good_share_of_fresh_sets(clipped):
     """A kernel that keeps a statistic of the whole input from its first call (the
-    maximum, say) must be wrong in some timed calls: about 1/e of the sets lack a unique
-    maximum (with a permutation, none would)."""
+    maximum, the minimum) must be wrong in some timed calls, however many elements hold
+    it (clipped data: about 2% of the elements at each bound). With a permutation no set
+    would lack them; with uniform draws alone, a value held by many would be in every
+    set. About half the sets leave both out, and a unique one is missing from about 37%
+    of the rest."""
     from hf_eval.input_sets import resample_floats_many
 
     value = torch.randn(4096, generator=torch.Generator().manual_seed(1))
-    top = value.max()
+    if clipped:
+        value = value.clamp(-2, 2)
+        assert int((value == 2).sum()) > 50 and int((value == -2).sum()) > 50
+    top, bottom = value.max(), value.min()
     sets = resample_floats_many([value], torch.Generator().manual_seed(2), 200)
-    missing = sum(bool(fresh[0].max() < top) for fresh in sets)
-    assert 40 <= missing <= 110  # (1 - 1/4096)^4096 = 0.368 of 200: 74 expected
+    for extreme, missing in ((top, lambda s: s.max() < top),
+                             (bottom, lambda s: s.min() > bottom)):
+        share = sum(bool(missing(fresh[0])) for fresh in sets) / len(sets)
+        expected = 0.5 if clipped else 0.5 + 0.5 * (1 - 1 / 4096) ** 4096
+        assert abs(share - expected) < 0.12, (float(extreme), share)
+    for fresh in sets:  # every value is still one the workload holds
+        assert bool(torch.isin(fresh[0], value).all())
+
+
+def test_a_tensor_of_two_values_is_still_resampled():
+    """Nothing lies between the maximum and the minimum: every set draws from both."""
+    from hf_eval.input_sets import resample_floats_many
+
+    value = torch.tensor([1.0, -1.0] * 64)
+    sets = resample_floats_many([value], torch.Generator().manual_seed(4), 20)
+    assert len({float(fresh[0].sum()) for fresh in sets}) > 1
+    assert all(bool(torch.isin(fresh[0], value).all()) for fresh in sets)
 
 
 def _large_fp8(device: str) -> torch.Tensor:

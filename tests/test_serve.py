@@ -436,8 +436,13 @@ def test_headers_over_the_limit_are_not_read(served):
     (b"[1, 2]", 400, "body: must be a JSON object (got a JSON list)"),
     (b'"text"', 400, "body: must be a JSON object (got a JSON str)"),
     ({"definition": DEF, "main_py": GOOD_SOLUTION, "bogus": 1}, 400,
-     "bogus: unknown field (the fields are: definition, suite, uuids, solution, main_py, "
-     "name, validation_only)"),
+     "bogus: unknown field (1 in all; the fields are: definition, suite, uuids, solution, "
+     "main_py, name, validation_only)"),
+    # refused before validation, which would build one error per element
+    ({"definition": DEF, "main_py": GOOD_SOLUTION, **{f"k{i}": 0 for i in range(100_000)}},
+     400, "k0: unknown field (100000 in all; the fields are: "),
+    ({"definition": DEF, "main_py": GOOD_SOLUTION, "uuids": [0] * 5000}, 400,
+     "uuids: at most 4096 workload UUIDs in one request (got 5000)"),
     ({"main_py": GOOD_SOLUTION}, 400, "definition: is required"),
     ({"definition": "", "main_py": GOOD_SOLUTION}, 400, "definition: "),
     ({"definition": "nope", "main_py": GOOD_SOLUTION}, 400,
@@ -487,7 +492,7 @@ def test_headers_over_the_limit_are_not_read(served):
      "solution.name: 'torch_toy\\u200b' is not letters, digits, '_', '.' and '-' (a name "
      "that only looks like another's would be read as it)"),
 ], ids=["not-json", "huge-integer", "deep-nesting", "not-utf8", "list", "string",
-        "unknown-field", "no-definition",
+        "unknown-field", "many-unknown-fields", "too-many-uuids", "no-definition",
         "empty-definition", "unknown-definition", "both", "neither", "invalid-solution",
         "incomplete-solution", "other-definition", "solution-not-object", "main-py-not-text",
         "unknown-suite", "validation-only-not-bool", "no-uuids", "unknown-uuid", "bad-name",

@@ -85,22 +85,23 @@ time claims         the worker's device time (CUDA events; a    adversarial/forg
                     (:class:`hf_eval.trials.TrialTime`).
 the harness in      every harness module global and class is    adversarial/patch_timer,
 the worker          snapshotted before candidate code runs and  patch_torch,
-                    compared after every request, and so are    rebind_harness_global,
-                    the worker's containers and slots (exact    slots_iter_bypass,
-                    types, slots where the audit lent them,     shadow_channel_send,
-                    the record of them the one the serve loop   slot_list_swap_direct,
-                    saw lent), no audit hook but the worker's   lent_rewrite,
-                    own (which vetoes any other, and any change audit_hook_slot_swap,
-                    of a harness function's code or defaults),  veto_code_swap,
-                    its and its channel's class and methods     meta_slots,
-                    (none shadowed on the instance), no         class_swap_worker,
-                    collector callback (in the interpreter's    profile_hook_toctou,
-                    own list) or torch mode left set, and every gc_callback_slot_swap,
-                    profile and trace function cleared first    gc_hidden_callback_toctou,
-                    (one set through the C API too); recv and   c_profile_hook_slot_swap
-                    send are bound before candidate code (a
-                    check that only turns a patch into an error
-                    sooner: nothing the worker says is trusted).
+                    compared after every request (names added   rebind_harness_global,
+                    too), and so are the worker's containers    shadow_builtin_in_harness,
+                    and slots (exact types, slots where the     slots_iter_bypass,
+                    audit lent them, the record of them the one shadow_channel_send,
+                    the serve loop saw lent), no audit hook but slot_list_swap_direct,
+                    the worker's own (which vetoes any other,   lent_rewrite,
+                    and any change of a harness function's      audit_hook_slot_swap,
+                    code or defaults), its and its channel's    veto_code_swap,
+                    class and methods (none shadowed on the     dataclass_method_code_swap,
+                    instance), no collector callback (in the    meta_slots,
+                    interpreter's own list) or torch mode left  class_swap_worker,
+                    set, and every profile and trace function   profile_hook_toctou,
+                    cleared first (one set through the C API    gc_callback_slot_swap,
+                    too); recv and send are bound before        gc_hidden_callback_toctou,
+                    candidate code (a check that only turns a   c_profile_hook_slot_swap
+                    patch into an error sooner: nothing the
+                    worker says is trusted).
 terminal            candidate text is printed with control      tests/test_report.py
                     characters escaped (``report.safe_text``).
 ==================  ==========================================  ===========================

@@ -132,7 +132,25 @@ def _integrity_problems(baseline: Snapshot) -> list[str]:
             now = space.get(key, missing)
             if now is not value or _code(now) is not code:
                 changed.append(f"{where}.{key}")
+        # A name added: a global named like a builtin shadows it in every harness
+        # function of that module (a ``zip`` of the candidate's inside ``collect``).
+        known = {key for key, _, _ in items}
+        changed += [f"{where}.{key}" for key in list(space)
+                    if key not in known and not _added_by_python(key, space[key])]
     return changed
+
+
+#: Names the interpreter and its libraries add to a module or class after it was made
+#: (a warning's registry, copy's cache of slot names, pydantic's and abc's state).
+_LATE_NAMES = frozenset({"__warningregistry__", "__slotnames__"})
+
+
+def _added_by_python(key: object, value: object) -> bool:
+    """Whether a name added to a harness namespace is the interpreter's own doing: a
+    submodule imported later (its package gains it), or one of :data:`_LATE_NAMES`."""
+    return type(key) is str and (
+        isinstance(value, types.ModuleType) or key in _LATE_NAMES
+        or key.startswith(("__pydantic", "_abc_")))
 
 
 #: The harness's containers on a worker, by attribute, and the exact type of each.
@@ -204,19 +222,37 @@ _HARNESS_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os
 
 
 def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
-                        _home=_HARNESS_HOME, _type=type, _str=str, _len=len,
-                        _function=types.FunctionType, _error=RuntimeError) -> None:
+                        _home=_HARNESS_HOME, _type=type, _str=str, _len=len, _id=id,
+                        _function=types.FunctionType, _error=RuntimeError,
+                        _protected=frozenset()) -> None:
     """The worker's audit hook, added before any candidate code: it vetoes every later
     ``sys.addaudithook`` (from Python or the C API), so none of a candidate's runs, and
-    every change of a harness function's code or defaults (its own among them). It reads
-    nothing but its arguments and defaults, which only that vetoed change could
-    replace: no global a candidate could rebind first."""
+    every change of a harness function's code or defaults (its own among them): one
+    compiled from a file of the package, or one of ``_protected`` (the ids of every
+    function the harness's namespaces held when the hook was added, generated methods
+    among them). It reads nothing but its arguments and defaults, which only that
+    vetoed change could replace: no global a candidate could rebind first."""
     if event == "sys.addaudithook":
         raise _error("audit hooks are not allowed in the worker")
     if event == "object.__setattr__" and _len(args) > 1 and _type(args[1]) is _str \
             and args[1] in _parts and _type(args[0]) is _function \
-            and args[0].__code__.co_filename.startswith(_home):
+            and (_id(args[0]) in _protected
+                 or args[0].__code__.co_filename.startswith(_home)):
         raise _error(f"a harness function's {args[1]} may not change in the worker")
+
+
+def _harness_functions(baseline: Snapshot) -> frozenset[int]:
+    """The ids of the functions the harness's namespaces hold (methods behind
+    ``staticmethod``, ``classmethod`` and ``property`` too); each stays alive with its
+    namespace, so no other object takes its id."""
+    found = set()
+    for _, _, items in baseline:
+        for _, value, _ in items:
+            parts = ([value.__func__] if isinstance(value, staticmethod | classmethod)
+                     else [value.fget, value.fset, value.fdel]
+                     if isinstance(value, property) else [value])
+            found.update(id(part) for part in parts if type(part) is types.FunctionType)
+    return frozenset(found)
 
 
 def _cleared_hooks() -> bool:
@@ -784,8 +820,12 @@ class Worker:
         # by the check it did not replace).
         # No audit hook can be added after this one (an audit hook cannot be removed, and
         # one runs inside every check that raises an audit event).
-        sys.addaudithook(_refuse_audit_hooks)
-        check, baseline = _integrity_problems, _snapshot()
+        baseline = _snapshot()
+        veto = _refuse_audit_hooks
+        sys.addaudithook(types.FunctionType(
+            veto.__code__, {}, veto.__name__,
+            veto.__defaults__[:-1] + (_harness_functions(baseline),)))
+        check = _integrity_problems
         check_code = check.__code__
         state = _state_problems
         state_code = state.__code__
