@@ -26,15 +26,21 @@ set -uo pipefail
 OUT=${1:?OUT_DIR}; shift
 mkdir -p "$OUT"
 SITE=/tmp/site TL_SITE=/tmp/site-tilelang
-install_wheels() {  # into a target, unless their distribution is already there
-  local target=$1; shift
+install_wheels() {  # into a target, in one pip call, those whose distribution is not there
+  # One call: wheels that share a top-level folder (nvidia_cutlass_dsl/ of the three
+  # CUTLASS DSL wheels) are merged; installed one by one, pip --target keeps the first
+  # wheel's folder and skips the others' (the cause of "No module named 'cutlass.cute'").
+  local target=$1 dist whl; shift
+  local todo=()
   for whl in "$@"; do
     [ -f "$whl" ] || continue
     dist=$(basename "$whl" | cut -d- -f1)
     ls -d "$target/${dist}"-*.dist-info >/dev/null 2>&1 && continue
-    python3 -m pip install -q --no-index --no-deps --no-compile --target "$target" "$whl" \
-      >/dev/null 2>&1 || echo "install failed: $whl" >> "$OUT/not_run.txt"
+    todo+=("$whl")
   done
+  [ ${#todo[@]} -gt 0 ] || return 0
+  python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$target" \
+    "${todo[@]}" >/dev/null 2>&1 || echo "install failed: ${todo[*]}" >> "$OUT/not_run.txt"
 }
 echo "# $(date -u)" >> "$OUT/not_run.txt"
 STAGE=/tmp/stage  # parts left by ../shared/device/stage put, reassembled as its install does
@@ -43,13 +49,16 @@ for first in "$STAGE"/*.part.000; do
   base=${first%.part.000}; cat "$base".part.* > "$base" && rm -f "$base".part.*
 done
 install_wheels "$SITE" .whl/*.whl
+site_wheels=() tl_wheels=()
 for whl in .whl-seed/*.whl "$STAGE"/*.whl; do
   case $(basename "$whl") in
     tilelang-*|apache_tvm_ffi-0.1.11-*|z3_solver-*|ml_dtypes-*|psutil-*|cloudpickle-*)
-      install_wheels "$TL_SITE" "$whl" ;;
-    *) install_wheels "$SITE" "$whl" ;;
+      tl_wheels+=("$whl") ;;
+    *) site_wheels+=("$whl") ;;
   esac
 done
+install_wheels "$SITE" "${site_wheels[@]}"
+install_wheels "$TL_SITE" "${tl_wheels[@]}"
 DSL=$SITE/nvidia_cutlass_dsl/dsl_packages  # its .pth file is not read under --target
 export HF_EVAL_CACHE=/tmp/hfc PYTHONUNBUFFERED=1
 BASE=$SITE:$DSL:$PWD
