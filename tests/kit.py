@@ -203,7 +203,7 @@ def args(name: str, inputs: dict[str, Any]) -> list[Any]:
 
 
 # ----------------------------------------------------------------- dev (held-out) split
-#: At most this many dev workloads per definition (issue 15): dev is for iterating, the
+#: At most this many dev workloads per definition: dev is for iterating, the
 #: rest of ``test`` is held out.
 DEV_MAX = 5
 

@@ -1,4 +1,4 @@
-"""Engine baselines (issue 13): the adapters around SGLang's own kernels, checked on CPU.
+"""Engine baselines: the adapters around SGLang's own kernels, checked on CPU.
 
 Why: an engine baseline calls the engine's kernel (FlashMLA, flash-attn-4, FlashInfer,
 SGLang's Triton code), which needs an H200; what this repository writes around it (block

@@ -1,4 +1,4 @@
-"""The FlashAttention-4 and FlashInfer solutions (issue 12): valid, CUDA-only, pinned, and
+"""The FlashAttention-4 and FlashInfer solutions: valid, CUDA-only, pinned, and
 their adapters right on CPU.
 
 Why: these solutions run only on an NVIDIA GPU with the pinned libraries, which CI has

@@ -24,7 +24,7 @@ from tests.conftest import REPO
 #: (TooBigContentError, "exceeds the maximum supported size ... even after truncation")
 #: only when even that does not fit. Over the limit the viewer still works: it shows fewer
 #: rows or cut cells (the solutions config, whose rows embed whole source files, passed
-#: 300 kB with issue 12's library solutions). 200,000 bytes is the limit the Hub's error
+#: 300 kB with the library solutions). 200,000 bytes is the limit the Hub's error
 #: messages name; the code's default is 1,000,000.
 FIRST_ROWS = 100
 ROWS_MIN_NUMBER = 10
@@ -176,7 +176,7 @@ def test_default_config_is_the_definitions_catalogue(toy_repo, offline):
 
 
 def test_catalogue_columns_are_typed_not_json_text(offline):
-    """Where records share a schema, the viewer gets structs and lists (issue 15)."""
+    """Where records share a schema, the viewer gets structs and lists."""
     import datasets
 
     def load(config):

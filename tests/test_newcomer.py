@@ -1,4 +1,4 @@
-"""What a newcomer meets (issue 16), through the real command line in a subprocess.
+"""What a newcomer meets, through the real command line in a subprocess.
 
 Each test breaks or uses a copy of a small dataset root the way a user would and asserts
 the exact message and exit code: 0 all passed, 1 a candidate failed (check: a problem),
