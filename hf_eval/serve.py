@@ -126,6 +126,9 @@ DERIVED_NAME = r"candidate-[0-9a-f]{12}"
 #: hundred workloads); checked before the request's other rules, so a refused body costs
 #: little of the time the service holds between audits.
 MAX_UUIDS = 4096
+#: The most JSON values (objects, arrays, strings, numbers...) one request body may hold:
+#: a solution of the most files a package may have (1000) holds a few thousand.
+MAX_JSON_VALUES = 20_000
 #: The endpoints and the method each answers.
 ENDPOINTS = {"/health": "GET", "/audit": "POST"}
 #: The names of the endpoints, for an error message.
@@ -198,6 +201,32 @@ def _pydantic_message(exc: ValidationError) -> str:
     return f"{where}: {rule}" if where else rule
 
 
+def read_request(body: bytes) -> AuditRequest:
+    """A request body as an :class:`AuditRequest`, or :class:`RequestError` (400) naming
+    the field and the rule. It reads nothing of the service's, so it runs with no lock
+    held, and its work is bounded by the body's size and :data:`MAX_JSON_VALUES`."""
+    try:
+        data = json.loads(body)
+    except UnicodeDecodeError as exc:
+        raise RequestError(400, f"body: not UTF-8 JSON ({exc.reason} at byte "
+                           f"{exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise RequestError(400, f"body: not JSON: {exc.msg} (line {exc.lineno} column "
+                           f"{exc.colno})") from None
+    except RecursionError:
+        raise RequestError(400, "body: nested too deeply") from None
+    except ValueError as exc:  # an integer of thousands of digits, say
+        raise RequestError(400, f"body: {exc}") from None
+    if not isinstance(data, dict):
+        raise RequestError(400, f"body: must be a JSON object (got a JSON "
+                           f"{type(data).__name__})")
+    _refuse_large_shapes(data)
+    try:
+        return AuditRequest.model_validate(data)
+    except ValidationError as exc:
+        raise RequestError(400, _pydantic_message(exc)) from None
+
+
 def _refuse_large_shapes(data: dict) -> None:
     """Refuse, before validation, a body whose validation would list an error per element
     (unknown keys by the hundred thousand, a list of millions of UUIDs): one line for
@@ -211,6 +240,17 @@ def _refuse_large_shapes(data: dict) -> None:
     if isinstance(uuids, list) and len(uuids) > MAX_UUIDS:
         raise RequestError(400, f"uuids: at most {MAX_UUIDS} workload UUIDs in one request "
                            f"(got {len(uuids)})")
+    values, pending = 0, [data]
+    while pending:
+        node = pending.pop()
+        values += 1
+        if values > MAX_JSON_VALUES:
+            raise RequestError(400, f"body: more than {MAX_JSON_VALUES} JSON values (one "
+                               "candidate's request holds far fewer)")
+        if isinstance(node, dict):
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
 
 
 # ----------------------------------------------------------------------------- warm state
@@ -419,33 +459,16 @@ class AuditService:
 
     # ------------------------------------------------------------------ requests
     def accept(self, body: bytes) -> Job:
-        """Validate a request body into a job, or raise :class:`RequestError` (400);
-        between two jobs' audits, never during one."""
+        """Read a request body (:func:`read_request`, no lock held) and admit it as a job
+        (:meth:`admit`, between two jobs' audits, never during one), or raise
+        :class:`RequestError` (400)."""
+        request = read_request(body)
         with self.judging:
-            return self.validate(body)
+            return self.admit(request)
 
-    def validate(self, body: bytes) -> Job:
-        """:meth:`accept` for a caller that holds :attr:`judging` already."""
-        try:
-            data = json.loads(body)
-        except UnicodeDecodeError as exc:
-            raise RequestError(400, f"body: not UTF-8 JSON ({exc.reason} at byte "
-                               f"{exc.start})") from None
-        except json.JSONDecodeError as exc:
-            raise RequestError(400, f"body: not JSON: {exc.msg} (line {exc.lineno} column "
-                               f"{exc.colno})") from None
-        except RecursionError:
-            raise RequestError(400, "body: nested too deeply") from None
-        except ValueError as exc:  # an integer of thousands of digits, say
-            raise RequestError(400, f"body: {exc}") from None
-        if not isinstance(data, dict):
-            raise RequestError(400, f"body: must be a JSON object (got a JSON "
-                               f"{type(data).__name__})")
-        _refuse_large_shapes(data)
-        try:
-            request = AuditRequest.model_validate(data)
-        except ValidationError as exc:
-            raise RequestError(400, _pydantic_message(exc)) from None
+    def admit(self, request: AuditRequest) -> Job:
+        """A read request as a job, checked against the dataset and the names this server
+        judged; for a caller that holds :attr:`judging`."""
         name = request.definition
         blocking = self.dataset.problems_for([name])
         if blocking:
@@ -686,14 +709,15 @@ def _judge_main(root: str, device: str, report: str, bodies: Connection, control
             try:
                 if not bodies.poll(0.5):
                     continue
-                with service.judging:  # between two audits
-                    job_id, body = bodies.recv()
-                    try:
-                        job = service.validate(body)
+                job_id, body = bodies.recv()
+                try:
+                    request = read_request(body)  # no lock: audits go on meanwhile
+                    with service.judging:  # between two audits
+                        job = service.admit(request)
                         service.submit(job)
-                    except RequestError as exc:
-                        send(("refused", job_id, exc.status, exc.message, exc.allow))
-                        continue
+                except RequestError as exc:
+                    send(("refused", job_id, exc.status, exc.message, exc.allow))
+                    continue
             except (EOFError, OSError):
                 return
             send(("accepted", job_id))

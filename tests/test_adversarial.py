@@ -212,6 +212,16 @@ EXPECTED = {
                                                     r"worker$"),
     "shadow_builtin_in_harness": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                                    r"replaced hf_eval\.isolation\.server\.zip$"),
+    # ... and the same copy onto itself through builtins, or through the addresses and
+    # devices the overlap check reads (which the worker reads through the C types)
+    "builtins_zip_slot_self_copy": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                                     r"replaced builtins\.zip$"),
+    "storage_data_ptr_slot": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                               r"replaced UntypedStorage\.data_ptr$"),
+    "storage_data_ptr_in_run": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
+                                                 r"replaced UntypedStorage\.data_ptr$"),
+    "tensor_device_slot": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                            r"replaced Tensor\.device$"),
     "datagram_sockets": ("RUNTIME_ERROR", DENIED),
     "watch_tmp": ("RUNTIME_ERROR", DENIED),
     "peek_cgroups": ("PASSED", r"^$"),  # an empty /sys/fs/cgroup: nothing to see

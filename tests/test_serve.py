@@ -443,6 +443,8 @@ def test_headers_over_the_limit_are_not_read(served):
      400, "k0: unknown field (100000 in all; the fields are: "),
     ({"definition": DEF, "main_py": GOOD_SOLUTION, "uuids": [0] * 5000}, 400,
      "uuids: at most 4096 workload UUIDs in one request (got 5000)"),
+    ({"definition": DEF, "solution": {"name": "x", "sources": [{}] * 30_000}}, 400,
+     "body: more than 20000 JSON values (one candidate's request holds far fewer)"),
     ({"main_py": GOOD_SOLUTION}, 400, "definition: is required"),
     ({"definition": "", "main_py": GOOD_SOLUTION}, 400, "definition: "),
     ({"definition": "nope", "main_py": GOOD_SOLUTION}, 400,
@@ -492,7 +494,8 @@ def test_headers_over_the_limit_are_not_read(served):
      "solution.name: 'torch_toy\\u200b' is not letters, digits, '_', '.' and '-' (a name "
      "that only looks like another's would be read as it)"),
 ], ids=["not-json", "huge-integer", "deep-nesting", "not-utf8", "list", "string",
-        "unknown-field", "many-unknown-fields", "too-many-uuids", "no-definition",
+        "unknown-field", "many-unknown-fields", "too-many-uuids",
+        "too-many-values", "no-definition",
         "empty-definition", "unknown-definition", "both", "neither", "invalid-solution",
         "incomplete-solution", "other-definition", "solution-not-object", "main-py-not-text",
         "unknown-suite", "validation-only-not-bool", "no-uuids", "unknown-uuid", "bad-name",

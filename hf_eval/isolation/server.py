@@ -42,6 +42,11 @@ from hf_eval.sources import Entry, load_entry
 _synchronize = torch.cuda.synchronize
 _perf_counter = time.perf_counter
 _untyped_storage = torch.Tensor.untyped_storage
+#: Where a tensor's memory lies, read through the C types' own accessors: a candidate
+#: that shadows them on the Python classes (``torch.UntypedStorage.data_ptr``,
+#: ``torch.Tensor.device``) does not reach the worker's overlap checks.
+_storage_data_ptr, _storage_nbytes = torch._C.StorageBase.data_ptr, torch._C.StorageBase.nbytes
+_device_of = torch._C.TensorBase.__dict__["device"].__get__
 _Event = torch.cuda.Event
 _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
@@ -72,24 +77,30 @@ GUARDED = [
     (torch.Tensor, "to"), (torch.Tensor, "fill_"), (torch.Tensor, "sum"),
     (torch.cuda, "_sleep"), (torch, "empty"),
     (gc, "collect"), (gc, "disable"), (gc, "enable"), (gc, "isenabled"), (gc, "callbacks"),
+    (torch.UntypedStorage, "data_ptr"), (torch.UntypedStorage, "nbytes"),
+    (torch.Tensor, "device"), (torch.Tensor, "shape"), (torch.Tensor, "dtype"),
+    (torch.Tensor, "nbytes"),
 ]
 
 
 #: Standard-library modules a reply passes through on its way out (the channel's JSON
-#: encoder): snapshotted like the harness's own.
+#: encoder): snapshotted like the harness's own, and so is ``builtins`` (every harness
+#: function looks up ``zip``, ``len``, ``type`` there).
 REPLY_PATH = ("json", "json.encoder")
 
 
 def _harness_namespaces() -> list[tuple[str, dict]]:
     """Every namespace of the harness in this process: each ``hf_eval`` module's globals
-    and each class it defines, and the modules of :data:`REPLY_PATH` (a candidate that
-    rebinds any of them is reported)."""
+    and each class it defines, the modules of :data:`REPLY_PATH` and the names of
+    ``builtins`` (a candidate that rebinds any of them is reported)."""
     spaces = []
     for name, module in sorted(sys.modules.items()):
-        if not (name == "hf_eval" or name.startswith("hf_eval.") or name in REPLY_PATH) \
-                or module is None:
+        if not (name == "hf_eval" or name.startswith("hf_eval.") or name in REPLY_PATH
+                or name == "builtins") or module is None:
             continue
         spaces.append((name, vars(module)))
+        if name == "builtins":  # its names; its types cannot be changed from Python
+            continue
         for attr, value in list(vars(module).items()):
             if isinstance(value, type) and value.__module__ == name:
                 spaces.append((f"{name}.{attr}", value.__dict__))
@@ -272,8 +283,8 @@ def _cleared_hooks() -> bool:
 
 def _span(t: torch.Tensor) -> tuple[int, int, str]:
     storage = _untyped_storage(t)
-    start = storage.data_ptr()
-    return start, start + storage.nbytes(), str(t.device)
+    start = _storage_data_ptr(storage)
+    return start, start + _storage_nbytes(storage), str(_device_of(t))
 
 
 def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
