@@ -203,8 +203,9 @@ def _pydantic_message(exc: ValidationError) -> str:
 
 def read_request(body: bytes) -> AuditRequest:
     """A request body as an :class:`AuditRequest`, or :class:`RequestError` (400) naming
-    the field and the rule. It reads nothing of the service's, so it runs with no lock
-    held, and its work is bounded by the body's size and :data:`MAX_JSON_VALUES`."""
+    the field and the rule. It reads nothing of the service's: the front end reads every
+    body first and sends the judge only those it accepts, whose second reading (between
+    two audits) is then bounded by :data:`MAX_JSON_VALUES` and the body's size."""
     try:
         data = json.loads(body)
     except UnicodeDecodeError as exc:
@@ -459,12 +460,11 @@ class AuditService:
 
     # ------------------------------------------------------------------ requests
     def accept(self, body: bytes) -> Job:
-        """Read a request body (:func:`read_request`, no lock held) and admit it as a job
-        (:meth:`admit`, between two jobs' audits, never during one), or raise
-        :class:`RequestError` (400)."""
-        request = read_request(body)
+        """Read a request body (:func:`read_request`) and admit it as a job
+        (:meth:`admit`), between two jobs' audits, never during one (no parse holds the
+        interpreter while a trial is clocked), or raise :class:`RequestError` (400)."""
         with self.judging:
-            return self.admit(request)
+            return self.admit(read_request(body))
 
     def admit(self, request: AuditRequest) -> Job:
         """A read request as a job, checked against the dataset and the names this server
@@ -709,15 +709,14 @@ def _judge_main(root: str, device: str, report: str, bodies: Connection, control
             try:
                 if not bodies.poll(0.5):
                     continue
-                job_id, body = bodies.recv()
-                try:
-                    request = read_request(body)  # no lock: audits go on meanwhile
-                    with service.judging:  # between two audits
-                        job = service.admit(request)
+                with service.judging:  # between two audits: nothing is clocked
+                    job_id, body = bodies.recv()
+                    try:
+                        job = service.admit(read_request(body))
                         service.submit(job)
-                except RequestError as exc:
-                    send(("refused", job_id, exc.status, exc.message, exc.allow))
-                    continue
+                    except RequestError as exc:
+                        send(("refused", job_id, exc.status, exc.message, exc.allow))
+                        continue
             except (EOFError, OSError):
                 return
             send(("accepted", job_id))
@@ -1055,6 +1054,10 @@ class Handler(BaseHTTPRequestHandler):
     def _audit(self) -> None:
         service = self.server.service
         body = self._body()  # whole, before it may take a slot
+        # Read here, in the front end, which clocks nothing: a body the rules refuse never
+        # reaches the judge (whose parse, between two audits, is then bounded) nor holds
+        # a slot.
+        read_request(body)
         if not service.in_flight.acquire(blocking=False):
             raise RequestError(503, f"busy: {MAX_IN_FLIGHT} audit requests are in flight; "
                                "send this one again when one has been answered")

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from hf_eval.report import read_report
+from hf_eval.serve import MAX_IN_FLIGHT
 from tests.cli_kit import hf_eval, no_traceback
 from tests.conftest import GOOD_SOLUTION, build_toy_root, solution_json
 
@@ -108,8 +109,9 @@ class Answer:
         return self.lines[-1]
 
 
-def call(served: Served, method: str, path: str, body: bytes | None = None) -> Answer:
-    connection = http.client.HTTPConnection(*served.address, timeout=WAIT_S)
+def call(served: Served, method: str, path: str, body: bytes | None = None,
+         timeout: float = WAIT_S) -> Answer:
+    connection = http.client.HTTPConnection(*served.address, timeout=timeout)
     try:
         connection.request(method, path, body=body,
                            headers={"Content-Type": "application/json"} if body else {})
@@ -509,6 +511,26 @@ def test_a_malformed_request_is_refused_with_a_clear_error(served, body, status,
     (line,) = answer.lines
     assert set(line) == {"error"} and line["error"].startswith(error), line
     assert "Traceback" not in line["error"]
+
+
+def test_a_refused_body_is_answered_by_the_front_end_alone(served):
+    """The judge, which clocks every trial, never parses a body the rules refuse: with
+    the judge stopped, such a body still gets its 400 (a flood of them can neither hold
+    the judge's interpreter during another client's trial nor take the audit slots)."""
+    judge = call(served, "GET", "/health").lines[0]["judge_pid"]
+    flood = json.dumps({"definition": DEF, **{f"k{i}": 0 for i in range(50_000)}}).encode()
+    os.kill(judge, signal.SIGSTOP)
+    try:
+        # (a judge that had to read them would leave them unanswered: the socket's
+        # timeout then fails the test instead of holding it)
+        answers = [call(served, "POST", "/audit", flood, timeout=30)
+                   for _ in range(MAX_IN_FLIGHT + 2)]
+    finally:
+        os.kill(judge, signal.SIGCONT)
+    for answer in answers:
+        assert answer.status == 400, answer.raw
+        assert answer.lines[0]["error"].startswith("k0: unknown field (50000 in all; ")
+    assert call(served, "GET", "/health").status == 200
 
 
 @pytest.mark.parametrize(("method", "path", "status", "error", "allow"), [
