@@ -228,6 +228,65 @@ def read_request(body: bytes) -> AuditRequest:
         raise RequestError(400, _pydantic_message(exc)) from None
 
 
+def _known_definition(name: str, definitions: object) -> None:
+    if name not in definitions:
+        raise RequestError(400, f"definition: unknown definition {name!r} (see 'hf-eval "
+                           "list definitions')")
+
+
+def _encoded(source: str) -> bytes:
+    """A ``main_py`` as UTF-8, or a 400 naming the character that has none."""
+    try:
+        return source.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RequestError(400, f"main_py: not UTF-8 text ({exc.reason} at character "
+                           f"{exc.start})") from None
+
+
+def _allowed_name(request: AuditRequest, name: str, reserved: set[str]) -> None:
+    """The rules of a candidate's name that need nothing but the request and the names
+    the dataset reserves (the service's own record of names comes after)."""
+    if re.fullmatch(DERIVED_NAME, name):
+        derived = None
+        if request.main_py is not None and request.name is None:
+            derived = name  # the name the service gave these sources
+        if name != derived:
+            raise RequestError(400, f"solution name: {name!r} has the form the service "
+                               "gives a main_py without a name (candidate-<the first 12 "
+                               "hex digits of its sha256>): it names those sources only; "
+                               "choose another name")
+    if not re.fullmatch(NAME_PATTERN, name):
+        raise RequestError(400, f"solution.name: {name!r} is not letters, digits, '_', '.' "
+                           "and '-' (a name that only looks like another's would be read "
+                           "as it)")
+    if name in reserved:
+        raise RequestError(400, f"solution name: {name!r} is a solution of the dataset "
+                           "(audited by 'hf-eval audit', not sent to the service): choose "
+                           "another name (records are read by solution name)")
+
+
+def screen_request(request: AuditRequest, definitions: set[str], reserved: set[str]) -> None:
+    """What the front end refuses before a request takes an audit slot, with the judge's
+    words: an unknown definition, a ``main_py`` that is not UTF-8, a solution that does
+    not parse or names another definition, and the name rules. The judge checks all of
+    it again, and what needs its state (the names it judged, the dataset's problems)."""
+    _known_definition(request.definition, definitions)
+    if request.solution is not None:
+        try:
+            solution = parse(Solution, request.solution, "solution")
+        except DataError as err:
+            where = f"solution.{err.field}" if err.field else "solution"
+            raise RequestError(400, f"{where}: {err.rule}") from None
+        if solution.definition != request.definition:
+            raise RequestError(400, f"solution.definition: is {solution.definition!r}, but "
+                               f"the request's definition is {request.definition!r}")
+        _allowed_name(request, solution.name, reserved)
+        return
+    encoded = _encoded(request.main_py or "")
+    name = request.name or f"candidate-{hashlib.sha256(encoded).hexdigest()[:12]}"
+    _allowed_name(request, name, reserved)
+
+
 def _refuse_large_shapes(data: dict) -> None:
     """Refuse, before validation, a body whose validation would list an error per element
     (unknown keys by the hundred thousand, a list of millions of UUIDs): one line for
@@ -474,32 +533,13 @@ class AuditService:
         if blocking:
             raise RequestError(400, f"definition: {name!r} cannot be audited: its files have "
                                f"{len(blocking)} problem(s), the first: {blocking[0]}")
-        if name not in self.dataset.definitions:
-            raise RequestError(400, f"definition: unknown definition {name!r} (see 'hf-eval "
-                               "list definitions')")
+        _known_definition(name, self.dataset.definitions)
         try:
             definition, task = self.dataset.definition(name), self.dataset.task(name)
         except DataError as err:
             raise RequestError(400, f"definition: {name!r} cannot be audited: {err}") from None
         solution = self._candidate(request)
-        if re.fullmatch(DERIVED_NAME, solution.name):
-            derived = None
-            if request.main_py is not None and request.name is None:
-                derived = solution.name  # the name the service gave these sources
-            if solution.name != derived:
-                raise RequestError(400, f"solution name: {solution.name!r} has the form the "
-                                   "service gives a main_py without a name (candidate-<the "
-                                   "first 12 hex digits of its sha256>): it names those "
-                                   "sources only; choose another name")
-        if not re.fullmatch(NAME_PATTERN, solution.name):
-            raise RequestError(400, f"solution.name: {solution.name!r} is not letters, "
-                               "digits, '_', '.' and '-' (a name that only looks like "
-                               "another's would be read as it)")
-        if solution.name in self.dataset.solutions or solution.name in self.rejected_names:
-            raise RequestError(400, f"solution name: {solution.name!r} is a solution of the "
-                               "dataset (audited by 'hf-eval audit', not sent to the "
-                               "service): choose another name (records are read by "
-                               "solution name)")
+        _allowed_name(request, solution.name, self.reserved_names())
         digest = solution_hash(solution)
         if self.names.get(solution.name, digest) != digest:
             raise RequestError(400, f"solution name: {solution.name!r} names other sources in "
@@ -512,6 +552,10 @@ class AuditService:
         job = Job(request, definition, task, solution, self._rows(request, task))
         self.names[solution.name] = digest  # taken only by a request that is judged
         return job
+
+    def reserved_names(self) -> set[str]:
+        """The names no request may take: the dataset's solutions, readable or not."""
+        return set(self.dataset.solutions) | self.rejected_names
 
     def _candidate(self, request: AuditRequest) -> Solution:
         """The request's Solution: parsed, or packaged from ``main_py`` as ``--candidate``
@@ -526,12 +570,7 @@ class AuditService:
                 raise RequestError(400, f"solution.definition: is {solution.definition!r}, "
                                    f"but the request's definition is {request.definition!r}")
             return solution
-        source = request.main_py or ""
-        try:
-            encoded = source.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise RequestError(400, f"main_py: not UTF-8 text ({exc.reason} at character "
-                               f"{exc.start})") from None
+        encoded = _encoded(request.main_py or "")
         digest = hashlib.sha256(encoded).hexdigest()[:12]
         with tempfile.TemporaryDirectory(prefix="hf-eval-serve-") as tmp:
             entry = Path(tmp) / digest / "main.py"
@@ -694,7 +733,8 @@ def _judge_main(root: str, device: str, report: str, bodies: Connection, control
         send(("failed", str(exc) if isinstance(exc, DataError)
               else f"{type(exc).__name__}: {exc}"))
         return
-    send(("ready", list(service.notes), service.health()))
+    send(("ready", list(service.notes), service.health(),
+          (sorted(service.dataset.definitions), sorted(service.reserved_names()))))
     stopped = threading.Event()
     relays: list[threading.Thread] = []
 
@@ -773,6 +813,9 @@ class JudgeClient:
         #: Notes of the judge (a report repaired before appending, a worker slow to die).
         self.notes: list[str] = list(first[1])
         self._health: dict = first[2]
+        #: The dataset's definitions and the names it reserves, as the judge read them:
+        #: what :func:`screen_request` needs in the front end.
+        self.definitions, self.reserved = set(first[3][0]), set(first[3][1])
         self._stopping = threading.Event()
         self._closed = threading.Event()
         self._sending = threading.Lock()
@@ -1054,10 +1097,10 @@ class Handler(BaseHTTPRequestHandler):
     def _audit(self) -> None:
         service = self.server.service
         body = self._body()  # whole, before it may take a slot
-        # Read here, in the front end, which clocks nothing: a body the rules refuse never
-        # reaches the judge (whose parse, between two audits, is then bounded) nor holds
-        # a slot.
-        read_request(body)
+        # Read and screened here, in the front end, which clocks nothing: a body the rules
+        # refuse never reaches the judge (whose parse, between two audits, is then
+        # bounded) nor holds a slot while an audit runs.
+        screen_request(read_request(body), service.definitions, service.reserved)
         if not service.in_flight.acquire(blocking=False):
             raise RequestError(503, f"busy: {MAX_IN_FLIGHT} audit requests are in flight; "
                                "send this one again when one has been answered")

@@ -518,18 +518,30 @@ def test_a_refused_body_is_answered_by_the_front_end_alone(served):
     the judge stopped, such a body still gets its 400 (a flood of them can neither hold
     the judge's interpreter during another client's trial nor take the audit slots)."""
     judge = call(served, "GET", "/health").lines[0]["judge_pid"]
-    flood = json.dumps({"definition": DEF, **{f"k{i}": 0 for i in range(50_000)}}).encode()
+    refused = {  # body -> the start of its error: the same words the judge would use
+        json.dumps({"definition": DEF, **{f"k{i}": 0 for i in range(50_000)}}).encode():
+            "k0: unknown field (50000 in all; ",
+        json.dumps({"definition": "nope", "main_py": GOOD_SOLUTION}).encode():
+            "definition: unknown definition 'nope'",
+        b'{"definition": "toy_linear_n8_k16", "main_py": "\\ud800"}':
+            "main_py: not UTF-8 text",
+        json.dumps({"definition": DEF, "main_py": GOOD_SOLUTION,
+                    "name": "torch_toy"}).encode():
+            "solution name: 'torch_toy' is a solution of the dataset",
+        json.dumps({"definition": DEF, "solution": OTHER}).encode():
+            "solution.definition: is 'another_definition'"}
     os.kill(judge, signal.SIGSTOP)
     try:
         # (a judge that had to read them would leave them unanswered: the socket's
         # timeout then fails the test instead of holding it)
-        answers = [call(served, "POST", "/audit", flood, timeout=30)
-                   for _ in range(MAX_IN_FLIGHT + 2)]
+        answers = [(error, call(served, "POST", "/audit", body, timeout=30))
+                   for body, error in refused.items() for _ in range(4)]
     finally:
         os.kill(judge, signal.SIGCONT)
-    for answer in answers:
+    assert len(answers) > MAX_IN_FLIGHT
+    for error, answer in answers:
         assert answer.status == 400, answer.raw
-        assert answer.lines[0]["error"].startswith("k0: unknown field (50000 in all; ")
+        assert answer.lines[0]["error"].startswith(error), answer.lines
     assert call(served, "GET", "/health").status == 200
 
 
