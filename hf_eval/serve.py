@@ -265,12 +265,62 @@ def _allowed_name(request: AuditRequest, name: str, reserved: set[str]) -> None:
                            "another name (records are read by solution name)")
 
 
-def screen_request(request: AuditRequest, definitions: set[str], reserved: set[str]) -> None:
+@dataclass(frozen=True)
+class ScreenFacts:
+    """What the judge knows at start that a request can be screened against in the front
+    end: every rule whose answer does not change while the service runs."""
+
+    #: The definitions the dataset holds.
+    definitions: frozenset[str]
+    #: The names no request may take (the dataset's solutions, readable or not).
+    reserved: frozenset[str]
+    #: The judge's device (``cpu``, ``cuda``), for a solution's target hardware.
+    device: str
+    #: Each definition's workload UUIDs.
+    uuids: dict[str, frozenset[str]]
+    #: Each definition's suites that select at least one workload (``fresh``: those with
+    #: sample recipes).
+    suites: dict[str, frozenset[str]]
+
+
+def screen_request(request: AuditRequest, facts: ScreenFacts) -> None:
     """What the front end refuses before a request takes an audit slot, with the judge's
-    words: an unknown definition, a ``main_py`` that is not UTF-8, a solution that does
-    not parse or names another definition, and the name rules. The judge checks all of
-    it again, and what needs its state (the names it judged, the dataset's problems)."""
-    _known_definition(request.definition, definitions)
+    words: every rule of :meth:`AuditService.admit` that :class:`ScreenFacts` can answer
+    (the definition, the candidate's packaging and name, its target hardware, the
+    workloads and the suite). The judge checks all of it again, and what needs its state
+    (the names it judged, the dataset's problems)."""
+    _known_definition(request.definition, facts.definitions)
+    solution = candidate_solution(request)
+    _allowed_name(request, solution.name, set(facts.reserved))
+    if not runs_on(solution, torch.device(facts.device)):
+        raise RequestError(400, _wrong_hardware(solution, facts.device))
+    name = request.definition
+    if request.uuids:
+        unknown = [u for u in dict.fromkeys(request.uuids)
+                   if u not in facts.uuids.get(name, ())]
+        if unknown:
+            raise RequestError(400, _unknown_uuids(name, unknown))
+    elif request.suite not in facts.suites.get(name, ()):
+        if request.suite == "fresh":
+            raise RequestError(400, f"suite: fresh draws from the sample recipes "
+                               f"(hf_eval/samples/cases/{name}.json); {name} has none")
+        raise RequestError(400, f"suite: {request.suite!r} selects no workload of {name} "
+                           "(see 'hf-eval list suites')")
+
+
+def _wrong_hardware(solution: Solution, device: str) -> str:
+    return (f"solution.spec.target_hardware: {solution.spec.target_hardware} does not "
+            f"include this server's device ({device}; or 'local')")
+
+
+def _unknown_uuids(name: str, unknown: list[str]) -> str:
+    return (f"uuids: not workloads of {name}: {', '.join(map(repr, unknown[:5]))}"
+            + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
+
+
+def candidate_solution(request: AuditRequest) -> Solution:
+    """The request's Solution: parsed, or packaged from ``main_py`` as ``--candidate``
+    packages a directory."""
     if request.solution is not None:
         try:
             solution = parse(Solution, request.solution, "solution")
@@ -278,13 +328,23 @@ def screen_request(request: AuditRequest, definitions: set[str], reserved: set[s
             where = f"solution.{err.field}" if err.field else "solution"
             raise RequestError(400, f"{where}: {err.rule}") from None
         if solution.definition != request.definition:
-            raise RequestError(400, f"solution.definition: is {solution.definition!r}, but "
-                               f"the request's definition is {request.definition!r}")
-        _allowed_name(request, solution.name, reserved)
-        return
+            raise RequestError(400, f"solution.definition: is {solution.definition!r}, "
+                               f"but the request's definition is {request.definition!r}")
+        return solution
     encoded = _encoded(request.main_py or "")
-    name = request.name or f"candidate-{hashlib.sha256(encoded).hexdigest()[:12]}"
-    _allowed_name(request, name, reserved)
+    digest = hashlib.sha256(encoded).hexdigest()[:12]
+    with tempfile.TemporaryDirectory(prefix="hf-eval-serve-") as tmp:
+        entry = Path(tmp) / digest / "main.py"
+        entry.parent.mkdir()
+        entry.write_bytes(encoded)
+        try:
+            solution = solution_from_directory(entry, request.definition)
+        except DataError as err:
+            raise RequestError(400, f"main_py: {err.rule}") from None
+    update = {"description": "a candidate sent to hf-eval serve as main_py"}
+    if request.name is not None:
+        update["name"] = request.name
+    return solution.model_copy(update=update)
 
 
 def _refuse_large_shapes(data: dict) -> None:
@@ -538,7 +598,7 @@ class AuditService:
             definition, task = self.dataset.definition(name), self.dataset.task(name)
         except DataError as err:
             raise RequestError(400, f"definition: {name!r} cannot be audited: {err}") from None
-        solution = self._candidate(request)
+        solution = candidate_solution(request)
         _allowed_name(request, solution.name, self.reserved_names())
         digest = solution_hash(solution)
         if self.names.get(solution.name, digest) != digest:
@@ -546,44 +606,38 @@ class AuditService:
                                f"this server's report ({self.report}): choose another name "
                                "(records are read by solution name)")
         if not runs_on(solution, self.device):
-            raise RequestError(400, f"solution.spec.target_hardware: "
-                               f"{solution.spec.target_hardware} does not include this "
-                               f"server's device ({self.device.type}; or 'local')")
+            raise RequestError(400, _wrong_hardware(solution, self.device.type))
         job = Job(request, definition, task, solution, self._rows(request, task))
         self.names[solution.name] = digest  # taken only by a request that is judged
         return job
 
+    def screen_facts(self) -> ScreenFacts:
+        """What the front end screens requests against (:func:`screen_request`)."""
+        uuids, suites = {}, {}
+        for name in self.dataset.definitions:
+            uuids[name] = frozenset(r.value.workload.uuid
+                                    for r in self.dataset.workloads.get(name, []))
+            selecting = set()
+            for suite in SUITES:
+                try:
+                    if suite == "fresh":
+                        recipes = load_cases(name)
+                        chosen = recipes is not None and bool(recipes.cases)
+                    else:
+                        chosen = bool(select_workloads(self.dataset, self.dataset.task(name),
+                                                       name, suite, []))
+                except DataError:
+                    chosen = True  # the judge names the problem
+                if chosen:
+                    selecting.add(suite)
+            suites[name] = frozenset(selecting)
+        return ScreenFacts(definitions=frozenset(self.dataset.definitions),
+                           reserved=frozenset(self.reserved_names()),
+                           device=self.device.type, uuids=uuids, suites=suites)
+
     def reserved_names(self) -> set[str]:
         """The names no request may take: the dataset's solutions, readable or not."""
         return set(self.dataset.solutions) | self.rejected_names
-
-    def _candidate(self, request: AuditRequest) -> Solution:
-        """The request's Solution: parsed, or packaged from ``main_py`` as ``--candidate``
-        packages a directory."""
-        if request.solution is not None:
-            try:
-                solution = parse(Solution, request.solution, "solution")
-            except DataError as err:
-                where = f"solution.{err.field}" if err.field else "solution"
-                raise RequestError(400, f"{where}: {err.rule}") from None
-            if solution.definition != request.definition:
-                raise RequestError(400, f"solution.definition: is {solution.definition!r}, "
-                                   f"but the request's definition is {request.definition!r}")
-            return solution
-        encoded = _encoded(request.main_py or "")
-        digest = hashlib.sha256(encoded).hexdigest()[:12]
-        with tempfile.TemporaryDirectory(prefix="hf-eval-serve-") as tmp:
-            entry = Path(tmp) / digest / "main.py"
-            entry.parent.mkdir()
-            entry.write_bytes(encoded)
-            try:
-                solution = solution_from_directory(entry, request.definition)
-            except DataError as err:
-                raise RequestError(400, f"main_py: {err.rule}") from None
-        update = {"description": "a candidate sent to hf-eval serve as main_py"}
-        if request.name is not None:
-            update["name"] = request.name
-        return solution.model_copy(update=update)
 
     def _rows(self, request: AuditRequest, task: TaskConfig) -> list[Located] | None:
         """The workloads a request selects; None for the fresh suite (drawn later, from
@@ -593,10 +647,7 @@ class AuditService:
             known = {r.value.workload.uuid for r in self.dataset.workloads.get(name, [])}
             unknown = [u for u in dict.fromkeys(request.uuids) if u not in known]
             if unknown:
-                raise RequestError(400, f"uuids: not workloads of {name}: "
-                                   f"{', '.join(map(repr, unknown[:5]))}"
-                                   + (f" and {len(unknown) - 5} more" if len(unknown) > 5
-                                      else ""))
+                raise RequestError(400, _unknown_uuids(name, unknown))
             return select_workloads(self.dataset, task, name, request.suite,
                                     list(dict.fromkeys(request.uuids)))
         if request.suite == "fresh":
@@ -733,8 +784,7 @@ def _judge_main(root: str, device: str, report: str, bodies: Connection, control
         send(("failed", str(exc) if isinstance(exc, DataError)
               else f"{type(exc).__name__}: {exc}"))
         return
-    send(("ready", list(service.notes), service.health(),
-          (sorted(service.dataset.definitions), sorted(service.reserved_names()))))
+    send(("ready", list(service.notes), service.health(), service.screen_facts()))
     stopped = threading.Event()
     relays: list[threading.Thread] = []
 
@@ -813,9 +863,8 @@ class JudgeClient:
         #: Notes of the judge (a report repaired before appending, a worker slow to die).
         self.notes: list[str] = list(first[1])
         self._health: dict = first[2]
-        #: The dataset's definitions and the names it reserves, as the judge read them:
-        #: what :func:`screen_request` needs in the front end.
-        self.definitions, self.reserved = set(first[3][0]), set(first[3][1])
+        #: What the judge read at start that the front end screens requests against.
+        self.facts: ScreenFacts = first[3]
         self._stopping = threading.Event()
         self._closed = threading.Event()
         self._sending = threading.Lock()
@@ -1100,7 +1149,7 @@ class Handler(BaseHTTPRequestHandler):
         # Read and screened here, in the front end, which clocks nothing: a body the rules
         # refuse never reaches the judge (whose parse, between two audits, is then
         # bounded) nor holds a slot while an audit runs.
-        screen_request(read_request(body), service.definitions, service.reserved)
+        screen_request(read_request(body), service.facts)
         if not service.in_flight.acquire(blocking=False):
             raise RequestError(503, f"busy: {MAX_IN_FLIGHT} audit requests are in flight; "
                                "send this one again when one has been answered")
