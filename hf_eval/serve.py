@@ -54,7 +54,7 @@ import threading
 import time
 import traceback
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -228,12 +228,6 @@ def read_request(body: bytes) -> AuditRequest:
         raise RequestError(400, _pydantic_message(exc)) from None
 
 
-def _known_definition(name: str, definitions: object) -> None:
-    if name not in definitions:
-        raise RequestError(400, f"definition: unknown definition {name!r} (see 'hf-eval "
-                           "list definitions')")
-
-
 def _encoded(source: str) -> bytes:
     """A ``main_py`` as UTF-8, or a 400 naming the character that has none."""
     try:
@@ -243,7 +237,7 @@ def _encoded(source: str) -> bytes:
                            f"{exc.start})") from None
 
 
-def _allowed_name(request: AuditRequest, name: str, reserved: set[str]) -> None:
+def _allowed_name(request: AuditRequest, name: str, reserved: Collection[str]) -> None:
     """The rules of a candidate's name that need nothing but the request and the names
     the dataset reserves (the service's own record of names comes after)."""
     if re.fullmatch(DERIVED_NAME, name):
@@ -283,17 +277,21 @@ class ScreenFacts:
     suites: dict[str, frozenset[str]]
 
 
-def screen_request(request: AuditRequest, facts: ScreenFacts) -> None:
-    """What the front end refuses before a request takes an audit slot, with the judge's
-    words: every rule of :meth:`AuditService.admit` that :class:`ScreenFacts` can answer
-    (the definition, the candidate's packaging and name, its target hardware, the
-    workloads and the suite). The judge checks all of it again, and what needs its state
-    (the names it judged, the dataset's problems)."""
-    _known_definition(request.definition, facts.definitions)
+def screen_request(request: AuditRequest, facts: ScreenFacts) -> Solution:
+    """The request's candidate, or :class:`RequestError` (400) for every rule that
+    :class:`ScreenFacts` can answer: the definition, the candidate's packaging and name,
+    its target hardware, the workloads and the suite. The front end applies it before a
+    request takes an audit slot; the judge applies it again in :meth:`AuditService.admit`,
+    then what needs its state (the names it judged, the dataset's problems)."""
+    if request.definition not in facts.definitions:
+        raise RequestError(400, f"definition: unknown definition {request.definition!r} "
+                           "(see 'hf-eval list definitions')")
     solution = candidate_solution(request)
-    _allowed_name(request, solution.name, set(facts.reserved))
+    _allowed_name(request, solution.name, facts.reserved)
     if not runs_on(solution, torch.device(facts.device)):
-        raise RequestError(400, _wrong_hardware(solution, facts.device))
+        raise RequestError(400, f"solution.spec.target_hardware: "
+                           f"{solution.spec.target_hardware} does not include this server's "
+                           f"device ({facts.device}; or 'local')")
     name = request.definition
     if request.uuids:
         unknown = [u for u in dict.fromkeys(request.uuids)
@@ -306,11 +304,7 @@ def screen_request(request: AuditRequest, facts: ScreenFacts) -> None:
                                f"(hf_eval/samples/cases/{name}.json); {name} has none")
         raise RequestError(400, f"suite: {request.suite!r} selects no workload of {name} "
                            "(see 'hf-eval list suites')")
-
-
-def _wrong_hardware(solution: Solution, device: str) -> str:
-    return (f"solution.spec.target_hardware: {solution.spec.target_hardware} does not "
-            f"include this server's device ({device}; or 'local')")
+    return solution
 
 
 def _unknown_uuids(name: str, unknown: list[str]) -> str:
@@ -505,6 +499,9 @@ class AuditService:
             self.notes += repair_for_resume(self.report)
         #: Solution names of the dataset's files that failed to load (still not free).
         self.rejected_names = {r.name for r in self.dataset.rejected if r.kind == "solution"}
+        #: The rules a request is screened against, read once: the dataset does not change
+        #: while the service runs (the front end gets the same facts at start).
+        self.facts = self.screen_facts()
         #: Each solution name in the report, and the hash of the sources it names: a name
         #: is taken by the first sources that use it (records are read by name).
         self.names: dict[str, str] = {}
@@ -593,20 +590,16 @@ class AuditService:
         if blocking:
             raise RequestError(400, f"definition: {name!r} cannot be audited: its files have "
                                f"{len(blocking)} problem(s), the first: {blocking[0]}")
-        _known_definition(name, self.dataset.definitions)
+        solution = screen_request(request, self.facts)
         try:
             definition, task = self.dataset.definition(name), self.dataset.task(name)
         except DataError as err:
             raise RequestError(400, f"definition: {name!r} cannot be audited: {err}") from None
-        solution = candidate_solution(request)
-        _allowed_name(request, solution.name, self.reserved_names())
         digest = solution_hash(solution)
         if self.names.get(solution.name, digest) != digest:
             raise RequestError(400, f"solution name: {solution.name!r} names other sources in "
                                f"this server's report ({self.report}): choose another name "
                                "(records are read by solution name)")
-        if not runs_on(solution, self.device):
-            raise RequestError(400, _wrong_hardware(solution, self.device.type))
         job = Job(request, definition, task, solution, self._rows(request, task))
         self.names[solution.name] = digest  # taken only by a request that is judged
         return job
@@ -632,12 +625,9 @@ class AuditService:
                     selecting.add(suite)
             suites[name] = frozenset(selecting)
         return ScreenFacts(definitions=frozenset(self.dataset.definitions),
-                           reserved=frozenset(self.reserved_names()),
+                           reserved=frozenset(self.dataset.solutions) | frozenset(
+                               self.rejected_names),
                            device=self.device.type, uuids=uuids, suites=suites)
-
-    def reserved_names(self) -> set[str]:
-        """The names no request may take: the dataset's solutions, readable or not."""
-        return set(self.dataset.solutions) | self.rejected_names
 
     def _rows(self, request: AuditRequest, task: TaskConfig) -> list[Located] | None:
         """The workloads a request selects; None for the fresh suite (drawn later, from
@@ -784,7 +774,7 @@ def _judge_main(root: str, device: str, report: str, bodies: Connection, control
         send(("failed", str(exc) if isinstance(exc, DataError)
               else f"{type(exc).__name__}: {exc}"))
         return
-    send(("ready", list(service.notes), service.health(), service.screen_facts()))
+    send(("ready", list(service.notes), service.health(), service.facts))
     stopped = threading.Event()
     relays: list[threading.Thread] = []
 
