@@ -59,7 +59,7 @@ from hf_eval.isolation.reveal import Arena
 from hf_eval.isolation.server import SAME_AS
 from hf_eval.isolation.workers import WorkerFailure, WorkerHandle
 from hf_eval.records import Status
-from hf_eval.schema import Definition, TaskConfig
+from hf_eval.schema import Definition, TaskConfig, Tolerance
 from hf_eval.schema import Timing as TimingConfig
 
 #: Bytes of input sets, candidate outputs and references one trial may hold at once.
@@ -102,6 +102,18 @@ CPU_TIMING = CpuTimingRule()
 #: candidate that cheats on a fraction f of its calls passes a trial with probability
 #: (1 - f) ** JUDGED_PER_TRIAL.
 JUDGED_PER_TRIAL = 8
+#: The matched ratio a call on fresh content inside a timing trial must reach (the
+#: task's own ``required_matched_ratio`` where that is lower), under the task's
+#: tolerance. The published rule judges one input set per workload: the first call, the
+#: second input set and the warm-up are judged by it unchanged. Timing trials judge
+#: about 90 fresh sets per case, and an honest kernel whose rounding sits at the edge of
+#: the tolerance misses it on one element of some of them (the published FA4 sparse
+#: decode, SGLang's own QSA baseline and FlashInfer's GDN prefill did on the H200: one
+#: element in 6,000-500,000, one or two BF16 steps off). So a timed call must do the
+#: work, not win the published rule again: an output not computed from its own content
+#: misses on nearly every element, and skipping a thousandth of the output gains at most
+#: a thousandth of the time. Integer outputs stay exact.
+TIMED_MATCHED_RATIO = 0.999
 #: Elements of each judged output copied inside the clocked request (all of a smaller
 #: output), at positions the audit draws in secret: a candidate that rewrites a fraction w
 #: of an output after the reply goes unseen with probability about (1 - w) ** SEAL_ELEMENTS.
@@ -418,11 +430,15 @@ class Session:
         return sets, arena
 
     # ------------------------------------------------------------------ judging
-    def _judge(self, outputs: list[torch.Tensor], truth: InputSet, when: str) -> dict:
+    def _judge(self, outputs: list[torch.Tensor], truth: InputSet, when: str, *,
+               timed: bool = False) -> dict:
+        """The verdict on one call's outputs; ``timed``: a call on fresh content inside a
+        timing trial, judged with :data:`TIMED_MATCHED_RATIO`."""
         names = list(self.definition.outputs)
         reference = truth.reference
         tensors = tuple(o.to(r.device) for o, r in zip(outputs, reference))
-        verdicts = compare_outputs(names, tensors, reference, self.task.tolerance_for)
+        tolerance_for = self._timed_tolerance if timed else self.task.tolerance_for
+        verdicts = compare_outputs(names, tensors, reference, tolerance_for)
         failed = [v for v in verdicts if not v.passed]
         undecided = 0
         if failed:  # open rows holding an allowed answer are settled (computed on failure)
@@ -431,7 +447,7 @@ class Session:
             reference, undecided = settle_undecided(self.definition, tensors, reference,
                                                     inputs)
             if undecided:
-                verdicts = compare_outputs(names, tensors, reference, self.task.tolerance_for)
+                verdicts = compare_outputs(names, tensors, reference, tolerance_for)
                 failed = [v for v in verdicts if not v.passed]
         result = {"status": Status.PASSED.value, "outputs": [v.to_json() for v in verdicts]}
         self.undecided_rows += undecided
@@ -442,6 +458,13 @@ class Session:
             strict = compare_outputs(names, tensors, reference, lambda _: self.strict)
             result["diagnostic"] = [v.to_json() for v in strict]
         return result
+
+    def _timed_tolerance(self, output: str) -> Tolerance:
+        tolerance = self.task.tolerance_for(output)
+        required = tolerance.required_matched_ratio
+        return tolerance.model_copy(update={"required_matched_ratio": TIMED_MATCHED_RATIO
+                                            if required is None else
+                                            min(required, TIMED_MATCHED_RATIO)})
 
     def _check_outputs(self, reply: Reply, calls: int, when: str) -> None:
         """The audit's verdict on what the reply says did not fit a slot: another number
@@ -535,7 +558,8 @@ class Session:
         for index in sorted(outputs):
             truth = sets[index]
             label = when if len(sets) == 1 else f"{when} (call {index + 1} of {len(sets)})"
-            result = self._judge(outputs[index], truth, label)
+            result = self._judge(outputs[index], truth, label,
+                                 timed=truth.arena is not None)
             modified = [names[i] for (sid, i) in changed
                         if sid == truth.id and 0 <= i < len(names)]
             if modified and result["status"] == Status.PASSED.value:
