@@ -91,13 +91,22 @@ MAX_BODY_BYTES = 8 << 20
 DRAIN_BYTES = 64 << 20
 #: Definitions whose prepared cases are kept (the least recently audited goes first).
 WARM_DEFINITIONS = 2
+#: Prepared cases kept in all (each holds a few descriptors and its tensors): a dataset
+#: of a few hundred workloads per definition keeps only this many.
+WARM_CASES = 64
 #: Seconds a client may take to send its request, or to take a line of the answer.
 SOCKET_TIMEOUT_S = 120.0
+#: Seconds a client has to take the rest of its answer once the judge has sent the
+#: answer's last line (an absolute deadline: a timer then shuts the socket, however
+#: slowly the bytes are read).
+ANSWER_DEADLINE_S = 60.0
 #: Seconds a stopping server waits for the last lines of its answers to be sent.
 STREAM_DRAIN_S = 10.0
 #: Audit requests in flight at once (read, queued or judged); more are answered 503, so
 #: no number of clients can pile bodies up in the audit's memory.
 MAX_IN_FLIGHT = 16
+#: (A slot is given back when the judge has sent the answer's last line, not when the
+#: client has read it: a client reading slowly holds only its own connection.)
 #: Connections handled at once (each holds a thread). One more, when all are taken,
 #: ends the connection that has been sending its request (headers or body) longest, if
 #: any, and takes its place; else it is closed unread.
@@ -371,12 +380,15 @@ def _refuse_large_shapes(data: dict) -> None:
 class WarmCases:
     """Prepared cases (sealed inputs and the truth) kept between requests, per
     (definition, workload UUID), for the ``definitions`` most recently audited
-    definitions. Only the service's one audit thread touches it."""
+    definitions, at most ``most`` cases in all. Only the service's one audit thread
+    touches it."""
 
-    def __init__(self, definitions: int = WARM_DEFINITIONS) -> None:
+    def __init__(self, definitions: int = WARM_DEFINITIONS, most: int = WARM_CASES) -> None:
         #: How many definitions' cases are kept.
         self.definitions = definitions
-        self._cases: OrderedDict[str, dict[str, Case]] = OrderedDict()
+        #: How many cases are kept in all (the least recently kept goes first).
+        self.most = most
+        self._cases: OrderedDict[str, OrderedDict[str, Case]] = OrderedDict()
 
     def get(self, definition: str, uuid: str) -> Case | None:
         """The kept case, or None; its definition becomes the most recently used."""
@@ -388,10 +400,17 @@ class WarmCases:
 
     def put(self, definition: str, uuid: str, case: Case) -> None:
         """Keep ``case``; the least recently used definition beyond the limit is dropped."""
-        self._cases.setdefault(definition, {})[uuid] = case
+        kept = self._cases.setdefault(definition, OrderedDict())
+        kept[uuid] = case
+        kept.move_to_end(uuid)
         self._cases.move_to_end(definition)
         while len(self._cases) > self.definitions:
             self._cases.popitem(last=False)
+        while len(self) > self.most:
+            oldest = next(iter(self._cases.values()))
+            oldest.popitem(last=False)
+            if not oldest:
+                self._cases.popitem(last=False)
 
     def __len__(self) -> int:
         return sum(len(cases) for cases in self._cases.values())
@@ -885,25 +904,25 @@ class JudgeClient:
                 with self._lock:
                     found = self._jobs.get(message[1])
                 if found is not None:
-                    found.put(message)
+                    found.put_message(message)
         self._closed.set()
         with self._lock:  # the judge is gone: every waiting handler gets its end
             waiting, self._jobs = list(self._jobs.values()), {}
         for found in waiting:
-            found.put(("gone",))
+            found.put_message(("gone",))
 
     def health(self) -> dict:
         """``GET /health``, from the judge's last report (no request reaches the judge)."""
         return {**self._health, "ok": not self._stopping.is_set() and self.process.is_alive(),
                 "front_pid": os.getpid(), "judge_pid": self.process.pid}
 
-    def submit(self, body: bytes) -> queue.Queue:
+    def submit(self, body: bytes) -> Answers:
         """Send a body; once the judge has read it (between two audits) it is refused
         (:class:`RequestError`) or accepted, and the returned queue then gets its lines,
         ``("line", id, last, text)``, or ``("gone",)`` if the judge ends first."""
         if self._stopping.is_set() or not self.process.is_alive():
             raise RequestError(503, "the server is shutting down")
-        answers: queue.Queue = queue.Queue()
+        answers = Answers()
         with self._lock:
             job_id, self._next = self._next, self._next + 1
             self._jobs[job_id] = answers
@@ -923,7 +942,7 @@ class JudgeClient:
             raise RequestError(first[2], first[3], first[4])
         return answers
 
-    def finished(self, job: queue.Queue) -> None:
+    def finished(self, job: Answers) -> None:
         """The handler has sent a job's last line (or its client left)."""
         with self._lock:
             for key, value in list(self._jobs.items()):
@@ -957,6 +976,48 @@ class JudgeClient:
         if self.process.is_alive():
             self.process.kill()
             self.process.join(5)
+
+
+class Answers(queue.Queue):
+    """One job's lines as the judge sends them; :meth:`when_ended` runs a function once
+    the last one (or the judge's end) has arrived, in the thread that put it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ended_lock = threading.Lock()
+        self._ended = False
+        self._on_end: list[Callable[[], None]] = []
+
+    def put_message(self, message: tuple) -> None:
+        """Queue ``message``; a last line or ``("gone",)`` ends the job."""
+        self.put(message)
+        if message[0] == "gone" or (message[0] == "line" and message[2]):
+            with self._ended_lock:
+                self._ended, todo, self._on_end = True, self._on_end, []
+            for function in todo:
+                function()
+
+    def when_ended(self, function: Callable[[], None]) -> None:
+        """Run ``function`` when the job ends (now, if it has)."""
+        with self._ended_lock:
+            if not self._ended:
+                self._on_end.append(function)
+                return
+        function()
+
+
+class _Once:
+    """``function``, run at most once however often it is called."""
+
+    def __init__(self, function: Callable[[], None]) -> None:
+        self._function: Callable[[], None] | None = function
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        with self._lock:
+            function, self._function = self._function, None
+        if function is not None:
+            function()
 
 
 # ----------------------------------------------------------------------------- HTTP
@@ -1143,18 +1204,27 @@ class Handler(BaseHTTPRequestHandler):
         if not service.in_flight.acquire(blocking=False):
             raise RequestError(503, f"busy: {MAX_IN_FLIGHT} audit requests are in flight; "
                                "send this one again when one has been answered")
+        release = _Once(service.in_flight.release)
         try:
             answers = service.submit(body)
+            # The slot is the judge's: given back with the answer's last line, however
+            # slowly the client reads it; the client then has ANSWER_DEADLINE_S to take
+            # the rest before its socket is shut.
+            deadline = threading.Timer(ANSWER_DEADLINE_S, _shut, args=(self.connection,))
+            deadline.daemon = True
+            answers.when_ended(release)
+            answers.when_ended(deadline.start)
             service.streaming(+1)
             try:
                 self._stream(answers)
             finally:
+                deadline.cancel()
                 service.streaming(-1)
                 service.finished(answers)
         finally:
-            service.in_flight.release()
+            release()
 
-    def _stream(self, answers: queue.Queue) -> None:
+    def _stream(self, answers: Answers) -> None:
         self._answering = True
         self.send_response(200)
         self.send_header("Content-Type", "application/x-ndjson")

@@ -174,3 +174,30 @@ def test_a_reply_that_names_a_status_is_refused(status):
 
     with pytest.raises(ProtocolError, match=r"^a reply with unknown field\(s\) \['status'\]$"):
         parse({"ok": True, "nonce": "n", "status": status, "outputs": [[None, None]]}, "n")
+
+
+def test_a_channel_whose_descriptor_is_above_1023_still_waits_and_reads():
+    """An audit that holds many descriptors (kept cases, lent buffers) gets socket numbers
+    above ``select``'s limit of 1023; waiting for a message must still work there (with
+    ``select.select`` it raised "filedescriptor out of range" and the case was charged a
+    RUNTIME_ERROR)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip(f"descriptor limit {hard} below 2048")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2048), hard))
+    a, b = socket.socketpair()
+    high = os.dup2(a.fileno(), 1500)
+    a.close()
+    try:
+        sock = socket.socket(fileno=high)
+        ours, theirs = Channel(sock, restricted=True), Channel(b, restricted=False)
+        assert not ours.poll(0)
+        theirs.send({"op": "ping"})
+        assert ours.poll(5)
+        assert ours.recv(time.monotonic() + 5) == {"op": "ping"}
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        sock.close()
+        b.close()

@@ -657,3 +657,87 @@ def test_a_validation_only_progress_line_has_no_time(toy_root, tmp_path):
 
 
 
+
+
+class _AnsweringJudge:
+    """The front end's view of a judge that has an answer ready at once: a line of
+    ``size`` bytes, then the last line. One in-flight slot."""
+
+    facts = None
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.in_flight = threading.BoundedSemaphore(1)
+
+    def submit(self, body: bytes):
+        from hf_eval.serve import Answers
+
+        answers = Answers()
+        answers.put_message(("line", 0, False, json.dumps({"pad": "x" * self.size})))
+        answers.put_message(("line", 0, True, json.dumps({"done": True})))
+        return answers
+
+    def streaming(self, delta: int) -> None:
+        pass
+
+    def finished(self, job) -> None:
+        pass
+
+
+def test_a_client_that_reads_its_answer_slowly_holds_no_audit_slot(monkeypatch):
+    """The in-flight slot is the judge's: it is given back once the judge has sent the
+    answer's last line, however slowly the client takes the bytes (16 clients reading a
+    few hundred bytes a second kept every slot for hours while the judge was idle). The
+    client then has ``ANSWER_DEADLINE_S`` to take the rest, after which its socket is
+    shut."""
+    from hf_eval import serve
+
+    monkeypatch.setattr(serve, "read_request", lambda body: body)
+    monkeypatch.setattr(serve, "screen_request", lambda request, facts: None)
+    monkeypatch.setattr(serve, "ANSWER_DEADLINE_S", 2.0)
+    setup = serve.Handler.setup
+
+    def small_buffers(handler) -> None:  # the answer then outgrows what the kernel holds
+        handler.request.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        setup(handler)
+
+    monkeypatch.setattr(serve.Handler, "setup", small_buffers)
+    size = 8 << 20
+    judge = _AnsweringJudge(size)
+    server = serve.Server(("127.0.0.1", 0), judge)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    try:
+        client.connect(server.server_address)
+        body = b"{}"
+        client.sendall(b"POST /audit HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n" + body)
+        client.settimeout(WAIT_S)
+        got = len(client.recv(12))  # "HTTP/1.0 200": the handler is streaming
+        # Nothing more read: its write is blocked, and the slot is free all the same.
+        assert judge.in_flight.acquire(timeout=10)
+        judge.in_flight.release()
+        time.sleep(3)  # past the deadline: the rest of the answer is cut
+        while chunk := client.recv(1 << 20):
+            got += len(chunk)
+        assert 0 < got < size
+    finally:
+        client.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_kept_cases_are_bounded_in_number_as_well_as_in_definitions():
+    """Each kept case holds descriptors and tensors: a definition of a few hundred
+    workloads must not keep them all (251 kept cases ran the judge out of descriptors)."""
+    from hf_eval.serve import WarmCases
+
+    kept = WarmCases(definitions=2, most=3)
+    for index in range(5):
+        kept.put("a", f"u{index}", f"case {index}")
+    assert len(kept) == 3
+    assert [kept.get("a", f"u{index}") for index in range(5)] == [
+        None, None, "case 2", "case 3", "case 4"]
+    kept.put("b", "v0", "case b0")
+    kept.put("c", "w0", "case c0")  # a third definition: the least recent one goes
+    assert kept.get("a", "u4") is None and len(kept) == 2

@@ -23,7 +23,6 @@ import io
 import json
 import os
 import pickle
-import select
 import socket
 import struct
 import time
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from hf_eval.isolation import memory
+from hf_eval.isolation.spawner import readable
 
 #: Upper bound on one request's pickle (descriptors travel beside it, not inside).
 MAX_MESSAGE = 256 << 20
@@ -43,6 +43,7 @@ _HEADER = struct.Struct("<QI")  # pickle length, descriptor count
 
 
 @dataclass(frozen=True)
+
 class _TensorRef:
     """A CPU tensor as (descriptor index, buffer size, who may write, view geometry)."""
 
@@ -172,8 +173,7 @@ class Channel:
 
     # ------------------------------------------------------------------ receiving
     def poll(self, timeout: float | None) -> bool:
-        readable, _, _ = select.select([self.sock], [], [], timeout)
-        return bool(readable)
+        return readable(self.sock, timeout)
 
     def _wait(self, deadline: float | None) -> None:
         if not self.poll(_remaining(deadline)):

@@ -147,6 +147,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # ----------------------------------------------------------------------- the audit's side
+
+def readable(source: object, timeout: float | None) -> bool:
+    """Whether ``source`` (a descriptor or an object with ``fileno``) is readable within
+    ``timeout`` seconds (None: wait). ``poll``, not ``select``: a process holding many
+    descriptors gets numbers above ``select``'s limit of 1023."""
+    poller = select.poll()
+    poller.register(source, select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(None if timeout is None else max(0.0, timeout) * 1e3))
+
+
 class ForkedProcess:
     """A worker forked by the spawner, with the part of ``subprocess.Popen``'s interface
     the executor uses (``pid``, ``poll``, ``wait``, ``kill``, ``returncode``)."""
@@ -160,8 +170,7 @@ class ForkedProcess:
     def _exited(self, timeout: float) -> bool:
         if self.pidfd < 0:
             return True
-        readable, _, _ = select.select([self.pidfd], [], [], timeout)
-        return bool(readable)
+        return readable(self.pidfd, timeout)
 
     def poll(self) -> int | None:
         if self.returncode is None and self._exited(0):
@@ -201,8 +210,7 @@ class Spawner:
         theirs.close()
         self.control = mine
         self.lock = threading.Lock()
-        ready, _, _ = select.select([mine], [], [], 120)
-        if not ready or _recv(mine)[0] != {"ready": True}:
+        if not readable(mine, 120) or _recv(mine)[0] != {"ready": True}:
             self.process.kill()
             raise RuntimeError("the worker spawner did not start")
 
