@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from hf_eval.acceptance import compare_outputs
+from hf_eval.acceptance import OutputVerdict, compare, compare_outputs
 from hf_eval.families.registry import find
 from hf_eval.input_sets import InPlace, content_can_vary, fresh_contents
 from hf_eval.isolation import memory
@@ -59,7 +59,7 @@ from hf_eval.isolation.reveal import Arena
 from hf_eval.isolation.server import SAME_AS
 from hf_eval.isolation.workers import WorkerFailure, WorkerHandle
 from hf_eval.records import Status
-from hf_eval.schema import Definition, TaskConfig, Tolerance
+from hf_eval.schema import Definition, TaskConfig
 from hf_eval.schema import Timing as TimingConfig
 
 #: Bytes of input sets, candidate outputs and references one trial may hold at once.
@@ -102,18 +102,19 @@ CPU_TIMING = CpuTimingRule()
 #: candidate that cheats on a fraction f of its calls passes a trial with probability
 #: (1 - f) ** JUDGED_PER_TRIAL.
 JUDGED_PER_TRIAL = 8
-#: The matched ratio a call on fresh content inside a timing trial must reach (the
-#: task's own ``required_matched_ratio`` where that is lower), under the task's
-#: tolerance. The published rule judges one input set per workload: the first call, the
-#: second input set and the warm-up are judged by it unchanged. Timing trials judge
-#: about 90 fresh sets per case, and an honest kernel whose rounding sits at the edge of
-#: the tolerance misses it on one element of some of them (the published FA4 sparse
-#: decode, SGLang's own QSA baseline and FlashInfer's GDN prefill did on the H200: one
-#: element in 6,000-500,000, one or two BF16 steps off). So a timed call must do the
-#: work, not win the published rule again: an output not computed from its own content
-#: misses on nearly every element, and skipping a thousandth of the output gains at most
-#: a thousandth of the time. Integer outputs stay exact.
-TIMED_MATCHED_RATIO = 0.999
+#: A call on fresh content inside a timing trial may miss the task's tolerance on at
+#: most this fraction of each output's elements (where the task asks for more), and only
+#: by :data:`TIMED_ERROR_FACTOR` times its bound at most. The published rule judges one
+#: input set per workload: the first call, the warm-up and the second input set are
+#: judged by it unchanged. Timing trials judge about 90 fresh sets per case, and an
+#: honest kernel whose rounding sits at the edge of the tolerance misses it on one
+#: element of some of them (the published FA4 sparse decode, SGLang's own QSA baseline
+#: and FlashInfer's GDN prefill did on the H200: one to three elements in 6,000-500,000,
+#: one or two BF16 steps off). An element not computed misses by far more than the
+#: factor, so no part of the work can be skipped, however little output it writes.
+#: Integer outputs stay exact.
+TIMED_MISS_FRACTION = 1e-3
+TIMED_ERROR_FACTOR = 4.0
 #: Elements of each judged output copied inside the clocked request (all of a smaller
 #: output), at positions the audit draws in secret: a candidate that rewrites a fraction w
 #: of an output after the reply goes unseen with probability about (1 - w) ** SEAL_ELEMENTS.
@@ -156,6 +157,37 @@ HARNESS_OPS = frozenset({"register", "reload", "slots", "forget", "changed", "st
 CUPTI_OVERHEAD_MS = 0.002
 #: The fraction by which CUPTI's span may exceed the events before it counts instead.
 CUPTI_MARGIN = 0.1
+
+
+def judge_outputs(task: TaskConfig, names: list[str], tensors: tuple, reference: tuple,
+                  timed: bool) -> list[OutputVerdict]:
+    """Each output judged by ``task``'s tolerance; for a timed call (one on fresh content
+    inside a timing trial), an output that missed it on some elements is judged again
+    with the allowance :data:`TIMED_MISS_FRACTION` and :data:`TIMED_ERROR_FACTOR`."""
+    verdicts = compare_outputs(names, tensors, reference, task.tolerance_for)
+    if not timed or all(v.passed for v in verdicts):
+        return verdicts
+    allowed = []
+    for name, got, ref, verdict in zip(names, tensors, reference, verdicts):
+        tolerance = task.tolerance_for(name)
+        required = (1.0 if tolerance.required_matched_ratio is None
+                    else tolerance.required_matched_ratio)
+        if verdict.passed or verdict.rule != "tolerance" or (
+                required <= 1 - TIMED_MISS_FRACTION):
+            allowed.append(verdict)
+            continue
+        few = compare(name, got, ref, tolerance.model_copy(
+            update={"required_matched_ratio": 1 - TIMED_MISS_FRACTION}))
+        near = compare(name, got, ref, tolerance.model_copy(
+            update={"atol": tolerance.atol * TIMED_ERROR_FACTOR,
+                    "rtol": tolerance.rtol * TIMED_ERROR_FACTOR}))
+        if few.passed and not near.passed:
+            near.reason = (f"{near.reason} at {TIMED_ERROR_FACTOR:g}x the tolerance (a "
+                           "timed call may miss the tolerance on a few elements, never "
+                           "by more)")
+            few = near
+        allowed.append(few)
+    return allowed
 
 
 @dataclass
@@ -433,12 +465,11 @@ class Session:
     def _judge(self, outputs: list[torch.Tensor], truth: InputSet, when: str, *,
                timed: bool = False) -> dict:
         """The verdict on one call's outputs; ``timed``: a call on fresh content inside a
-        timing trial, judged with :data:`TIMED_MATCHED_RATIO`."""
+        timing trial, with the allowance :data:`TIMED_MISS_FRACTION`."""
         names = list(self.definition.outputs)
         reference = truth.reference
         tensors = tuple(o.to(r.device) for o, r in zip(outputs, reference))
-        tolerance_for = self._timed_tolerance if timed else self.task.tolerance_for
-        verdicts = compare_outputs(names, tensors, reference, tolerance_for)
+        verdicts = judge_outputs(self.task, names, tensors, reference, timed)
         failed = [v for v in verdicts if not v.passed]
         undecided = 0
         if failed:  # open rows holding an allowed answer are settled (computed on failure)
@@ -447,7 +478,7 @@ class Session:
             reference, undecided = settle_undecided(self.definition, tensors, reference,
                                                     inputs)
             if undecided:
-                verdicts = compare_outputs(names, tensors, reference, tolerance_for)
+                verdicts = judge_outputs(self.task, names, tensors, reference, timed)
                 failed = [v for v in verdicts if not v.passed]
         result = {"status": Status.PASSED.value, "outputs": [v.to_json() for v in verdicts]}
         self.undecided_rows += undecided
@@ -458,13 +489,6 @@ class Session:
             strict = compare_outputs(names, tensors, reference, lambda _: self.strict)
             result["diagnostic"] = [v.to_json() for v in strict]
         return result
-
-    def _timed_tolerance(self, output: str) -> Tolerance:
-        tolerance = self.task.tolerance_for(output)
-        required = tolerance.required_matched_ratio
-        return tolerance.model_copy(update={"required_matched_ratio": TIMED_MATCHED_RATIO
-                                            if required is None else
-                                            min(required, TIMED_MATCHED_RATIO)})
 
     def _check_outputs(self, reply: Reply, calls: int, when: str) -> None:
         """The audit's verdict on what the reply says did not fit a slot: another number
