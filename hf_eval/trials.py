@@ -103,17 +103,20 @@ CPU_TIMING = CpuTimingRule()
 #: (1 - f) ** JUDGED_PER_TRIAL.
 JUDGED_PER_TRIAL = 8
 #: A call on fresh content inside a timing trial may miss the task's tolerance on at
-#: most this fraction of each output's elements (where the task asks for more), and only
-#: by :data:`TIMED_ERROR_FACTOR` times its bound at most. The published rule judges one
-#: input set per workload: the first call, the warm-up and the second input set are
-#: judged by it unchanged. Timing trials judge about 90 fresh sets per case, and an
-#: honest kernel whose rounding sits at the edge of the tolerance misses it on one
-#: element of some of them (the published FA4 sparse decode, SGLang's own QSA baseline
-#: and FlashInfer's GDN prefill did on the H200: one to three elements in 6,000-500,000,
-#: one or two BF16 steps off). An element not computed misses by far more than the
-#: factor, so no part of the work can be skipped, however little output it writes.
+#: most :data:`TIMED_MISS_MOST` elements of an output, and at most this fraction of them
+#: (where the task asks for more), each by at most :data:`TIMED_ERROR_FACTOR` times the
+#: tolerance's bound. The published rule judges one input set per workload: the first
+#: call, the warm-up and the second input set are judged by it unchanged. Timing trials
+#: judge about 90 fresh sets per case, and an honest kernel whose rounding sits at the
+#: edge of the tolerance misses it on an element or three of some of them (the published
+#: FA4 sparse decode, SGLang's own QSA baseline and FlashInfer's GDN prefill did on the
+#: H200: one to three elements in 6,000-500,000, one or two BF16 steps off). Those are
+#: rounding luck; work skipped is a block of the output (a row, a tile), which misses on
+#: more elements than the count allows, or, where it is guessed (zero for an output near
+#: ``atol``), on a few that a skipped block's share of the work does not pay for.
 #: Integer outputs stay exact.
 TIMED_MISS_FRACTION = 1e-3
+TIMED_MISS_MOST = 8
 TIMED_ERROR_FACTOR = 4.0
 #: Elements of each judged output copied inside the clocked request (all of a smaller
 #: output), at positions the audit draws in secret: a candidate that rewrites a fraction w
@@ -163,7 +166,8 @@ def judge_outputs(task: TaskConfig, names: list[str], tensors: tuple, reference:
                   timed: bool) -> list[OutputVerdict]:
     """Each output judged by ``task``'s tolerance; for a timed call (one on fresh content
     inside a timing trial), an output that missed it on some elements is judged again
-    with the allowance :data:`TIMED_MISS_FRACTION` and :data:`TIMED_ERROR_FACTOR`."""
+    with the allowance (:data:`TIMED_MISS_MOST`, :data:`TIMED_MISS_FRACTION`,
+    :data:`TIMED_ERROR_FACTOR`): it passes, its misses still counted in its numbers."""
     verdicts = compare_outputs(names, tensors, reference, task.tolerance_for)
     if not timed or all(v.passed for v in verdicts):
         return verdicts
@@ -176,17 +180,22 @@ def judge_outputs(task: TaskConfig, names: list[str], tensors: tuple, reference:
                 required <= 1 - TIMED_MISS_FRACTION):
             allowed.append(verdict)
             continue
-        few = compare(name, got, ref, tolerance.model_copy(
-            update={"required_matched_ratio": 1 - TIMED_MISS_FRACTION}))
+        most = min(TIMED_MISS_MOST, int(TIMED_MISS_FRACTION * verdict.numel))
+        if verdict.mismatched > most:
+            verdict.reason += (f": a timed call may miss the tolerance on {most} element(s) "
+                               "of this output at most")
+            allowed.append(verdict)
+            continue
         near = compare(name, got, ref, tolerance.model_copy(
             update={"atol": tolerance.atol * TIMED_ERROR_FACTOR,
                     "rtol": tolerance.rtol * TIMED_ERROR_FACTOR}))
-        if few.passed and not near.passed:
+        if not near.passed:
             near.reason = (f"{near.reason} at {TIMED_ERROR_FACTOR:g}x the tolerance (a "
                            "timed call may miss the tolerance on a few elements, never "
                            "by more)")
-            few = near
-        allowed.append(few)
+            allowed.append(near)
+            continue
+        allowed.append(replace(verdict, passed=True, status=Status.PASSED, reason=""))
     return allowed
 
 

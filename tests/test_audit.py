@@ -336,21 +336,23 @@ NEAR, FAR = "2.5 * (1e-6 + 1e-6 * wrong.abs())", "1.0"
 
 
 @pytest.mark.parametrize(("wrong", "off", "status"), [
-    (1, NEAR, "PASSED"), (64, NEAR, "PASSED"), (1, FAR, "INCORRECT_NUMERICAL"),
-    (256, NEAR, "INCORRECT_NUMERICAL")],
-    ids=["one element near", "64 in 65,536 near", "one element far", "a row near"])
+    (1, NEAR, "PASSED"), (8, NEAR, "PASSED"), (9, NEAR, "INCORRECT_NUMERICAL"),
+    (1, FAR, "INCORRECT_NUMERICAL"), (256, NEAR, "INCORRECT_NUMERICAL")],
+    ids=["one element near", "8 near", "9 near", "one element far", "a row near"])
 def test_a_timed_call_on_fresh_content_is_judged_for_the_work_done(tmp_path, wrong, off,
                                                                     status):
     """The first call, the second input set and the warm-up are judged by the published
     rule unchanged. A call on fresh content inside a timing trial may miss the tolerance
-    on at most ``TIMED_MISS_FRACTION`` of an output's elements, each by at most
-    ``TIMED_ERROR_FACTOR`` times its bound (an honest kernel at the edge of its tolerance
-    misses it on one element of some of the ~90 fresh sets a case judges): a few elements
-    near pass; one element far (work not done there, however little output it is) or a
-    row near (1 in 256) fails. The honest solution after it passes."""
-    from hf_eval.trials import CPU_TIMING, TIMED_ERROR_FACTOR, TIMED_MISS_FRACTION
+    on at most ``TIMED_MISS_MOST`` elements of an output (and ``TIMED_MISS_FRACTION`` of
+    them), each by at most ``TIMED_ERROR_FACTOR`` times its bound (an honest kernel at
+    the edge of its tolerance misses it on an element or three of some of the ~90 fresh
+    sets a case judges): up to 8 elements near pass; 9 near (a block of output guessed,
+    as zero is for an output near ``atol``), one element far (work not done there) or a
+    row fail. The honest solution after it passes."""
+    from hf_eval.trials import CPU_TIMING, TIMED_ERROR_FACTOR, TIMED_MISS_FRACTION, TIMED_MISS_MOST
 
-    assert 1 / 256 > TIMED_MISS_FRACTION >= 64 / (256 * 256) and TIMED_ERROR_FACTOR > 2.5
+    assert TIMED_MISS_MOST == 8 <= TIMED_MISS_FRACTION * 256 * 256
+    assert TIMED_ERROR_FACTOR > 2.5
     source = (OFF_WHEN_TIMED.replace("WRONG", str(wrong)).replace("OFF", off)
               .replace("TIMED", str(CPU_TIMING.trials)))
     root, rows = _center_dataset(tmp_path, {"a_off_when_timed": source}, (256,))
@@ -361,4 +363,5 @@ def test_a_timed_call_on_fresh_content_is_judged_for_the_work_done(tmp_path, wro
             assert "timing trial" in candidate["reason"], candidate
             assert f"{wrong} of 65536 elements outside tolerance" in candidate["reason"]
             assert ("x the tolerance" in candidate["reason"]) == (off == FAR)
+            assert ("element(s) of this output at most" in candidate["reason"]) == (wrong > 8)
         assert honest["status"] == "PASSED", honest
