@@ -103,10 +103,10 @@ ANSWER_DEADLINE_S = 60.0
 #: Seconds a stopping server waits for the last lines of its answers to be sent.
 STREAM_DRAIN_S = 10.0
 #: Audit requests in flight at once (read, queued or judged); more are answered 503, so
-#: no number of clients can pile bodies up in the audit's memory.
+#: no number of clients can pile bodies up in the audit's memory. A slot is given back
+#: when the judge has sent the answer's last line, not when the client has read it: a
+#: client reading slowly holds only its own connection.
 MAX_IN_FLIGHT = 16
-#: (A slot is given back when the judge has sent the answer's last line, not when the
-#: client has read it: a client reading slowly holds only its own connection.)
 #: Connections handled at once (each holds a thread). One more, when all are taken,
 #: ends the connection that has been sending its request (headers or body) longest, if
 #: any, and takes its place; else it is closed unread.

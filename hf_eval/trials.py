@@ -474,7 +474,7 @@ class Session:
     def _judge(self, outputs: list[torch.Tensor], truth: InputSet, when: str, *,
                timed: bool = False) -> dict:
         """The verdict on one call's outputs; ``timed``: a call on fresh content inside a
-        timing trial, with the allowance :data:`TIMED_MISS_FRACTION`."""
+        timing trial, with the allowance of :func:`judge_outputs`."""
         names = list(self.definition.outputs)
         reference = truth.reference
         tensors = tuple(o.to(r.device) for o, r in zip(outputs, reference))

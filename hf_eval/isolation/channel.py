@@ -43,7 +43,6 @@ _HEADER = struct.Struct("<QI")  # pickle length, descriptor count
 
 
 @dataclass(frozen=True)
-
 class _TensorRef:
     """A CPU tensor as (descriptor index, buffer size, who may write, view geometry)."""
 

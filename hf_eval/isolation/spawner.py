@@ -147,7 +147,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # ----------------------------------------------------------------------- the audit's side
-
 def readable(source: object, timeout: float | None) -> bool:
     """Whether ``source`` (a descriptor or an object with ``fileno``) is readable within
     ``timeout`` seconds (None: wait). ``poll``, not ``select``: a process holding many
