@@ -162,6 +162,34 @@ def _compare_exact(name: str, a_flat: torch.Tensor, r_flat: torch.Tensor) -> Out
     return verdict
 
 
+def _close(a32: torch.Tensor, r32: torch.Tensor, tol: Tolerance, either: bool
+           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Rule 4 on a widened chunk: (absolute error, relative error, which elements match)."""
+    error = (a32 - r32).abs()
+    scale = r32.abs()
+    relative = error / (scale + REL_EPS)
+    if either:
+        close = (error <= tol.atol) | (relative <= tol.rtol)
+    else:
+        close = error <= tol.atol + tol.rtol * scale
+    return error, relative, close
+
+
+def missed(candidate: torch.Tensor, reference: torch.Tensor, tol: Tolerance) -> set[int]:
+    """The flat positions (values, for packed FP4) of the floating ``candidate``'s
+    elements outside ``tol`` by rule 4 (the shapes and dtypes already match)."""
+    a_flat, r_flat = _flat(candidate), _flat(reference)
+    either = tol.comparison == "absolute_or_relative"
+    found: set[int] = set()
+    offset = 0
+    for start in range(0, r_flat.numel(), CHUNK):
+        close = _close(_widen(a_flat[start:start + CHUNK]), _widen(r_flat[start:start + CHUNK]),
+                       tol, either)[2]
+        found.update((torch.nonzero(~close).flatten() + offset).tolist())
+        offset += close.numel()
+    return found
+
+
 def _compare_floats(name: str, a_flat: torch.Tensor, r_flat: torch.Tensor,
                     tol: Tolerance) -> OutputVerdict:
     """Rules 3 and 4, chunk by chunk."""
@@ -171,13 +199,7 @@ def _compare_floats(name: str, a_flat: torch.Tensor, r_flat: torch.Tensor,
     for start in range(0, r_flat.numel(), CHUNK):
         a, r = a_flat[start:start + CHUNK], r_flat[start:start + CHUNK]
         a32, r32 = _widen(a), _widen(r)
-        error = (a32 - r32).abs()
-        scale = r32.abs()
-        relative = error / (scale + REL_EPS)
-        if either:
-            close = (error <= tol.atol) | (relative <= tol.rtol)
-        else:
-            close = error <= tol.atol + tol.rtol * scale
+        error, relative, close = _close(a32, r32, tol, either)
         size = close.numel()
         numel += size
         mismatched += size - int(close.sum())
@@ -194,7 +216,7 @@ def _compare_floats(name: str, a_flat: torch.Tensor, r_flat: torch.Tensor,
             largest = _top(error, error64, finite)
             top = _top(relative, error64 / (r32.double().abs() + REL_EPS), finite)
         max_abs, max_rel = max(max_abs, largest), max(max_rel, top)
-        del a32, r32, error, scale, relative, close
+        del a32, r32, error, relative, close
 
     matched = numel - mismatched
     ratio, reached = ratio_reached(matched, numel, tol.required_matched_ratio)

@@ -318,7 +318,8 @@ def test_a_statistic_of_a_whole_input_is_not_the_same_in_every_timed_call(tmp_pa
 # Exact on the workload's own content (the first call) and on the content of the last
 # call (the second input set, after timing); on the ``TIMED`` contents in between (the
 # CPU timing trials' fresh sets, one call each), ``WRONG`` elements of its output are
-# off by ``OFF`` (the toy task's tolerance is atol = rtol = 1e-6).
+# off by ``OFF`` (the toy task's tolerance is atol = rtol = 1e-6): at other positions
+# in each call where ``MOVES``, else at the same ones.
 OFF_WHEN_TIMED = '''SEEN = []
 
 def run(x):
@@ -326,7 +327,8 @@ def run(x):
     if not any(x.shape == s.shape and bool((x == s).all()) for s in SEEN):
         SEEN.append(x.clone())
         if 2 <= len(SEEN) <= 1 + TIMED:
-            wrong = y.view(-1)[:WRONG]
+            start = (len(SEEN) - 2) * WRONG if MOVES else 0
+            wrong = y.view(-1)[start:start + WRONG]
             wrong += OFF
     return y
 '''
@@ -335,26 +337,31 @@ def run(x):
 NEAR, FAR = "2.5 * (1e-6 + 1e-6 * wrong.abs())", "1.0"
 
 
-@pytest.mark.parametrize(("wrong", "off", "status"), [
-    (1, NEAR, "PASSED"), (8, NEAR, "PASSED"), (9, NEAR, "INCORRECT_NUMERICAL"),
-    (1, FAR, "INCORRECT_NUMERICAL"), (256, NEAR, "INCORRECT_NUMERICAL")],
-    ids=["one element near", "8 near", "9 near", "one element far", "a row near"])
+@pytest.mark.parametrize(("wrong", "off", "moves", "status"), [
+    (1, NEAR, True, "PASSED"), (8, NEAR, True, "PASSED"),
+    (9, NEAR, True, "INCORRECT_NUMERICAL"), (1, FAR, True, "INCORRECT_NUMERICAL"),
+    (256, NEAR, True, "INCORRECT_NUMERICAL"), (1, NEAR, False, "INCORRECT_NUMERICAL")],
+    ids=["one element near", "8 near", "9 near", "one element far", "a row near",
+         "one element near, the same in every call"])
 def test_a_timed_call_on_fresh_content_is_judged_for_the_work_done(tmp_path, wrong, off,
-                                                                    status):
+                                                                    moves, status):
     """The first call, the second input set and the warm-up are judged by the published
     rule unchanged. A call on fresh content inside a timing trial may miss the tolerance
     on at most ``TIMED_MISS_MOST`` elements of an output (and ``TIMED_MISS_FRACTION`` of
     them), each by at most ``TIMED_ERROR_FACTOR`` times its bound (an honest kernel at
     the edge of its tolerance misses it on an element or three of some of the ~90 fresh
-    sets a case judges): up to 8 elements near pass; 9 near (a block of output guessed,
-    as zero is for an output near ``atol``), one element far (work not done there) or a
-    row fail. The honest solution after it passes."""
+    sets a case judges), never at a position an earlier timed call missed: up to 8
+    elements near pass; 9 near (a block of output guessed, as zero is for an output near
+    ``atol``), one element far (work not done there), a row, or one element near at the
+    same position in every call (a costly element guessed) fail. The honest solution
+    after it passes."""
     from hf_eval.trials import CPU_TIMING, TIMED_ERROR_FACTOR, TIMED_MISS_FRACTION, TIMED_MISS_MOST
 
     assert TIMED_MISS_MOST == 8 <= TIMED_MISS_FRACTION * 256 * 256
     assert TIMED_ERROR_FACTOR > 2.5
+    assert CPU_TIMING.trials >= 2
     source = (OFF_WHEN_TIMED.replace("WRONG", str(wrong)).replace("OFF", off)
-              .replace("TIMED", str(CPU_TIMING.trials)))
+              .replace("TIMED", str(CPU_TIMING.trials)).replace("MOVES", str(moves)))
     root, rows = _center_dataset(tmp_path, {"a_off_when_timed": source}, (256,))
     _, records = audit(root, tmp_path, solutions="all", suite="sample")
     for candidate, honest in _each_before_the_honest(records, rows, "a_off_when_timed"):
@@ -364,4 +371,35 @@ def test_a_timed_call_on_fresh_content_is_judged_for_the_work_done(tmp_path, wro
             assert f"{wrong} of 65536 elements outside tolerance" in candidate["reason"]
             assert ("x the tolerance" in candidate["reason"]) == (off == FAR)
             assert ("element(s) of this output at most" in candidate["reason"]) == (wrong > 8)
+            assert ("an earlier timed call missed too" in candidate["reason"]) == (not moves)
         assert honest["status"] == "PASSED", honest
+
+
+def test_a_timed_call_may_miss_8_elements_in_all_its_outputs_never_twice_at_one_place():
+    """The allowance of a timed call is one budget for all its outputs (8 misses near the
+    tolerance), and a position missed in one timed call of a case may not miss again."""
+    from types import SimpleNamespace
+
+    from hf_eval.schema import Tolerance
+    from hf_eval.trials import judge_outputs
+
+    task = SimpleNamespace(tolerance_for=lambda name: Tolerance(atol=1e-6, rtol=1e-6))
+    truth = (torch.ones(4096), torch.ones(4096))
+
+    def off(first, count):  # ``count`` elements 2.5x the bound off, from ``first``
+        y = torch.ones(4096)
+        y[first:first + count] += 2.5 * 2e-6
+        return y
+
+    seen: dict[str, set[int]] = {}
+    passed = [v.passed for v in judge_outputs(task, ["a", "b"], (off(0, 4), off(0, 4)),
+                                              truth, seen)]
+    assert passed == [True, True] and seen == {"a": {0, 1, 2, 3}, "b": {0, 1, 2, 3}}
+    verdicts = judge_outputs(task, ["a", "b"], (off(10, 4), off(10, 5)), truth, {})
+    assert [v.passed for v in verdicts] == [True, False]  # 9 in all: over the budget
+    assert "(8 in all its outputs)" in verdicts[1].reason
+    verdicts = judge_outputs(task, ["a", "b"], (off(3, 1), off(20, 1)), truth, seen)
+    assert [v.passed for v in verdicts] == [False, True]  # position 3 of "a" again
+    assert "an earlier timed call missed too" in verdicts[0].reason
+    strict = judge_outputs(task, ["a", "b"], (off(30, 1), truth[1]), truth)
+    assert [v.passed for v in strict] == [False, True]  # not a timed call: no allowance
