@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import math
 import secrets
 import statistics
 import time
@@ -118,6 +119,11 @@ JUDGED_PER_TRIAL = 8
 TIMED_MISS_FRACTION = 1e-3
 TIMED_MISS_MOST = 8
 TIMED_ERROR_FACTOR = 4.0
+#: The timed calls of a case the allowance may pass: this many, plus this share of
+#: those judged (an honest kernel needed it in about one of the ~90 sets a case judges
+#: on the H200; a guess needs it in most).
+TIMED_ALLOWED_CALLS = 2
+TIMED_ALLOWED_SHARE = 0.05
 #: Elements of each judged output copied inside the clocked request (all of a smaller
 #: output), at positions the audit draws in secret: a candidate that rewrites a fraction w
 #: of an output after the reply goes unseen with probability about (1 - w) ** SEAL_ELEMENTS.
@@ -317,6 +323,9 @@ class Session:
     #: Per output, the positions a timed call missed the tolerance at and was allowed
     #: (:func:`judge_outputs`), over every judged timed call of the session.
     timed_misses: dict[str, set[int]] = field(default_factory=dict)
+    #: Timed calls judged in the session, and those of them the allowance passed.
+    timed_calls: int = 0
+    timed_allowed: int = 0
     _tick: torch.Tensor | None = None
     _candidate: _WorkerState | None = None
     _stand_in: _WorkerState | None = None
@@ -494,7 +503,10 @@ class Session:
         names = list(self.definition.outputs)
         reference = truth.reference
         tensors = tuple(o.to(r.device) for o, r in zip(outputs, reference))
-        seen = self.timed_misses if timed else None
+        def copied() -> dict[str, set[int]] | None:  # kept only if this call passes
+            return {k: set(v) for k, v in self.timed_misses.items()} if timed else None
+
+        seen = copied()
         verdicts = judge_outputs(self.task, names, tensors, reference, seen)
         failed = [v for v in verdicts if not v.passed]
         undecided = 0
@@ -504,6 +516,7 @@ class Session:
             reference, undecided = settle_undecided(self.definition, tensors, reference,
                                                     inputs)
             if undecided:
+                seen = copied()
                 verdicts = judge_outputs(self.task, names, tensors, reference, seen)
                 failed = [v for v in verdicts if not v.passed]
         result = {"status": Status.PASSED.value, "outputs": [v.to_json() for v in verdicts]}
@@ -511,6 +524,17 @@ class Session:
         if failed:
             result.update(status=failed[0].status.value,
                           reason=f"{when}: {failed[0].name}: {failed[0].reason}")
+        elif timed:
+            self.timed_calls += 1
+            if seen != self.timed_misses:  # the allowance was used
+                self.timed_misses, self.timed_allowed = seen, self.timed_allowed + 1
+                most = TIMED_ALLOWED_CALLS + TIMED_ALLOWED_SHARE * self.timed_calls
+                if self.timed_allowed > most:
+                    result.update(status=Status.INCORRECT_NUMERICAL.value, reason=(
+                        f"{when}: the tolerance was missed in {self.timed_allowed} of the "
+                        f"{self.timed_calls} timed calls judged so far (at most "
+                        f"{math.floor(most)} may miss it: rounding luck is rare, a guess "
+                        "is not)"))
         if self.strict is not None:
             strict = compare_outputs(names, tensors, reference, lambda _: self.strict)
             result["diagnostic"] = [v.to_json() for v in strict]
