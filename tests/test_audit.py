@@ -337,57 +337,45 @@ def run(x):
 NEAR, FAR = "2.5 * (1e-6 + 1e-6 * wrong.abs())", "1.0"
 
 
-@pytest.mark.parametrize(("wrong", "off", "moves", "status"), [
-    (1, NEAR, True, "PASSED"), (8, NEAR, True, "PASSED"),
-    (9, NEAR, True, "INCORRECT_NUMERICAL"), (1, FAR, True, "INCORRECT_NUMERICAL"),
-    (256, NEAR, True, "INCORRECT_NUMERICAL"), (1, NEAR, False, "INCORRECT_NUMERICAL")],
-    ids=["one element near", "8 near", "9 near", "one element far", "a row near",
-         "one element near, the same in every call"])
-def test_a_timed_call_on_fresh_content_is_judged_for_the_work_done(tmp_path, wrong, off,
-                                                                    moves, status):
-    """The first call, the second input set and the warm-up are judged by the published
-    rule unchanged. A call on fresh content inside a timing trial may miss the tolerance
-    on at most ``TIMED_MISS_MOST`` elements of an output (and ``TIMED_MISS_FRACTION`` of
-    them), each by at most ``TIMED_ERROR_FACTOR`` times its bound (an honest kernel at
-    the edge of its tolerance misses it on an element or three of some of the ~90 fresh
-    sets a case judges), never at a position an earlier timed call missed: up to 8
-    elements near pass; 9 near (a block of output guessed, as zero is for an output near
-    ``atol``), one element far (work not done there), a row, or one element near at the
-    same position in every call (a costly element guessed) fail. The honest solution
-    after it passes."""
-    from hf_eval.trials import CPU_TIMING, TIMED_ERROR_FACTOR, TIMED_MISS_FRACTION, TIMED_MISS_MOST
+@pytest.mark.parametrize("wrong", [1, 8], ids=["one element near", "8 near"])
+def test_a_timed_call_on_the_cpu_is_judged_by_the_published_rule(tmp_path, wrong):
+    """On CUDA a call on fresh content inside a timing trial gets an allowance (about 90
+    are judged per case; the tests below). The CPU judges 2 timed calls a case, too few
+    for its rules to tell a guess from rounding luck (elements guessed at positions that
+    move from call to call passed them): there the published rule judges every call, and
+    a near miss in a timed call fails. The honest solution after it passes."""
+    from hf_eval.trials import CPU_TIMING
 
-    assert TIMED_MISS_MOST == 8 <= TIMED_MISS_FRACTION * 256 * 256
-    assert TIMED_ERROR_FACTOR > 2.5
     assert CPU_TIMING.trials >= 2
-    source = (OFF_WHEN_TIMED.replace("WRONG", str(wrong)).replace("OFF", off)
-              .replace("TIMED", str(CPU_TIMING.trials)).replace("MOVES", str(moves)))
+    source = (OFF_WHEN_TIMED.replace("WRONG", str(wrong)).replace("OFF", NEAR)
+              .replace("TIMED", str(CPU_TIMING.trials)).replace("MOVES", "True"))
     root, rows = _center_dataset(tmp_path, {"a_off_when_timed": source}, (256,))
     _, records = audit(root, tmp_path, solutions="all", suite="sample")
     for candidate, honest in _each_before_the_honest(records, rows, "a_off_when_timed"):
-        assert candidate["status"] == status, (candidate["status"], candidate.get("reason"))
-        if status != "PASSED":
-            assert "timing trial" in candidate["reason"], candidate
-            assert f"{wrong} of 65536 elements outside tolerance" in candidate["reason"]
-            assert ("x the tolerance" in candidate["reason"]) == (off == FAR)
-            assert ("element(s) of this output at most" in candidate["reason"]) == (wrong > 8)
-            assert ("an earlier timed call missed too" in candidate["reason"]) == (not moves)
+        assert candidate["status"] == "INCORRECT_NUMERICAL", candidate
+        assert "timing trial" in candidate["reason"], candidate
+        assert candidate["reason"].endswith(
+            f"{wrong} of 65536 elements outside tolerance (matched {65536 - wrong}, ratio "
+            f"{(65536 - wrong) / 65536!r} < 1.0); max abs err "
+            f"{candidate['reason'].rsplit('max abs err ', 1)[1]}")
         assert honest["status"] == "PASSED", honest
 
 
 def test_a_timed_call_may_miss_8_elements_in_all_its_outputs_never_twice_at_one_place():
-    """The allowance of a timed call is one budget for all its outputs (8 misses near the
-    tolerance), and a position missed in one timed call of a case may not miss again."""
+    """The allowance of a timed call (on CUDA): at most ``TIMED_MISS_MOST`` misses, one
+    budget for all its outputs, each within ``TIMED_ERROR_FACTOR`` times the bound, and a
+    position missed in one timed call of a case may not miss again (a guessed element
+    recurs where rounding luck does not)."""
     from types import SimpleNamespace
 
     from hf_eval.schema import Tolerance
     from hf_eval.trials import judge_outputs
 
     task = SimpleNamespace(tolerance_for=lambda name: Tolerance(atol=1e-6, rtol=1e-6))
-    truth = (torch.ones(4096), torch.ones(4096))
+    truth = (torch.ones(16384), torch.ones(16384))
 
     def off(first, count):  # ``count`` elements 2.5x the bound off, from ``first``
-        y = torch.ones(4096)
+        y = torch.ones(16384)
         y[first:first + count] += 2.5 * 2e-6
         return y
 
@@ -403,6 +391,12 @@ def test_a_timed_call_may_miss_8_elements_in_all_its_outputs_never_twice_at_one_
     assert "an earlier timed call missed too" in verdicts[0].reason
     strict = judge_outputs(task, ["a", "b"], (off(30, 1), truth[1]), truth)
     assert [v.passed for v in strict] == [False, True]  # not a timed call: no allowance
+    nine = judge_outputs(task, ["a"], (off(100, 9),), truth[:1], {})[0]
+    assert not nine.passed and "8 element(s) of this output at most" in nine.reason
+    far = torch.ones(16384)
+    far[200] += 1.0  # an element not computed
+    far = judge_outputs(task, ["a"], (far,), truth[:1], {})[0]
+    assert not far.passed and "at 4x the tolerance" in far.reason
 
 
 def test_the_allowance_passes_only_a_few_of_a_cases_timed_calls():
@@ -418,6 +412,7 @@ def test_the_allowance_passes_only_a_few_of_a_cases_timed_calls():
     assert TIMED_ALLOWED_CALLS == 2 and TIMED_ALLOWED_SHARE * 10 < 1
     session = SimpleNamespace(
         definition=SimpleNamespace(outputs={"y": None}, op_type="toy"), strict=None,
+        device=torch.device("cuda"),  # a name only: the allowance is CUDA's
         undecided_rows=0,
         task=SimpleNamespace(tolerance_for=lambda name: Tolerance(atol=1e-6, rtol=1e-6)),
         timed_misses={}, timed_calls=0, timed_allowed=0)
