@@ -45,6 +45,7 @@ import secrets
 import statistics
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -120,10 +121,17 @@ TIMED_MISS_FRACTION = 1e-3
 TIMED_MISS_MOST = 8
 TIMED_ERROR_FACTOR = 4.0
 #: The timed calls of a case the allowance may pass: this many, plus this share of
-#: those judged (an honest kernel needed it in about one of the ~90 sets a case judges
-#: on the H200; a guess needs it in most).
+#: those judged. On the H200 the published FA4 sparse decode and SGLang's QSA baseline
+#: needed it in up to a third of a case's first judged calls (3 of 9; 4 of 32 over a
+#: case); a guess that misses in most calls fails.
 TIMED_ALLOWED_CALLS = 2
-TIMED_ALLOWED_SHARE = 0.05
+TIMED_ALLOWED_SHARE = 0.5
+#: The times one position of an output may be allowed to miss in a case: this many plus
+#: :data:`TIMED_POSITION_SHARE` of the timed calls judged. A kernel's rounding edge may
+#: recur at a place (the FA4 decode's did, twice in 27 calls); a guessed element, which
+#: sits where the definition puts the skipped work, recurs in most calls.
+TIMED_POSITION_MOST = 2
+TIMED_POSITION_SHARE = 0.05
 #: Elements of each judged output copied inside the clocked request (all of a smaller
 #: output), at positions the audit draws in secret: a candidate that rewrites a fraction w
 #: of an output after the reply goes unseen with probability about (1 - w) ** SEAL_ELEMENTS.
@@ -169,13 +177,15 @@ CUPTI_MARGIN = 0.1
 
 
 def judge_outputs(task: TaskConfig, names: list[str], tensors: tuple, reference: tuple,
-                  seen: dict[str, set[int]] | None = None) -> list[OutputVerdict]:
+                  seen: dict[str, Counter[int]] | None = None,
+                  most_at_one: int = TIMED_POSITION_MOST) -> list[OutputVerdict]:
     """Each output judged by ``task``'s tolerance. For a timed call (one on fresh content
-    inside a timing trial; ``seen``: the positions earlier timed calls of the case were
-    allowed to miss, updated here), an output that missed it on some elements is judged
-    again with the allowance (:data:`TIMED_MISS_MOST` misses in the call's outputs
-    together, :data:`TIMED_MISS_FRACTION` of each, :data:`TIMED_ERROR_FACTOR`, never at
-    a position missed before): it passes, its misses still counted in its numbers."""
+    inside a timing trial; ``seen``: how often earlier timed calls of the case were
+    allowed to miss at each position, updated here), an output that missed it on some
+    elements is judged again with the allowance (:data:`TIMED_MISS_MOST` misses in the
+    call's outputs together, :data:`TIMED_MISS_FRACTION` of each,
+    :data:`TIMED_ERROR_FACTOR`, never at a position allowed ``most_at_one`` times before):
+    it passes, its misses still counted in its numbers."""
     verdicts = compare_outputs(names, tensors, reference, task.tolerance_for)
     if seen is None or all(v.passed for v in verdicts):
         return verdicts
@@ -205,14 +215,15 @@ def judge_outputs(task: TaskConfig, names: list[str], tensors: tuple, reference:
             allowed.append(near)
             continue
         positions = missed(got, ref, tolerance)
-        again = positions & seen.setdefault(name, set())
+        counts = seen.setdefault(name, Counter())
+        again = [p for p in positions if counts[p] >= most_at_one]
         if again:
-            verdict.reason += (f": {len(again)} of them at position(s) an earlier timed call "
-                               "missed too (rounding luck does not recur where a skipped or "
-                               "guessed element does)")
+            verdict.reason += (f": {len(again)} of them at position(s) earlier timed calls "
+                               f"missed {most_at_one} times already (rounding luck seldom "
+                               "recurs at one place; a skipped or guessed element does)")
             allowed.append(verdict)
             continue
-        seen[name] |= positions
+        counts.update(positions)
         used += verdict.mismatched
         allowed.append(replace(verdict, passed=True, status=Status.PASSED, reason=""))
     return allowed
@@ -320,9 +331,9 @@ class Session:
     #: settled because they held an answer it allows there (:func:`settle_undecided`),
     #: over every judged call of the session.
     undecided_rows: int = 0
-    #: Per output, the positions a timed call missed the tolerance at and was allowed
-    #: (:func:`judge_outputs`), over every judged timed call of the session.
-    timed_misses: dict[str, set[int]] = field(default_factory=dict)
+    #: Per output, how often a timed call missed the tolerance at each position and was
+    #: allowed (:func:`judge_outputs`), over every judged timed call of the session.
+    timed_misses: dict[str, Counter[int]] = field(default_factory=dict)
     #: Timed calls judged in the session, and those of them the allowance passed.
     timed_calls: int = 0
     timed_allowed: int = 0
@@ -506,11 +517,13 @@ class Session:
         names = list(self.definition.outputs)
         reference = truth.reference
         tensors = tuple(o.to(r.device) for o, r in zip(outputs, reference))
-        def copied() -> dict[str, set[int]] | None:  # kept only if this call passes
-            return {k: set(v) for k, v in self.timed_misses.items()} if timed else None
+        def copied() -> dict[str, Counter[int]] | None:  # kept only if this call passes
+            return {k: Counter(v) for k, v in self.timed_misses.items()} if timed else None
 
+        most_at_one = math.floor(TIMED_POSITION_MOST
+                                 + TIMED_POSITION_SHARE * (self.timed_calls + 1))
         seen = copied()
-        verdicts = judge_outputs(self.task, names, tensors, reference, seen)
+        verdicts = judge_outputs(self.task, names, tensors, reference, seen, most_at_one)
         failed = [v for v in verdicts if not v.passed]
         undecided = 0
         if failed:  # open rows holding an allowed answer are settled (computed on failure)
@@ -520,7 +533,8 @@ class Session:
                                                     inputs)
             if undecided:
                 seen = copied()
-                verdicts = judge_outputs(self.task, names, tensors, reference, seen)
+                verdicts = judge_outputs(self.task, names, tensors, reference, seen,
+                                         most_at_one)
                 failed = [v for v in verdicts if not v.passed]
         result = {"status": Status.PASSED.value, "outputs": [v.to_json() for v in verdicts]}
         self.undecided_rows += undecided
@@ -536,8 +550,8 @@ class Session:
                     result.update(status=Status.INCORRECT_NUMERICAL.value, reason=(
                         f"{when}: the tolerance was missed in {self.timed_allowed} of the "
                         f"{self.timed_calls} timed calls judged so far (at most "
-                        f"{math.floor(most)} may miss it: rounding luck is rare, a guess "
-                        "is not)"))
+                        f"{math.floor(most)} may: rounding luck misses in some calls, a "
+                        "guess in most)"))
         if self.strict is not None:
             strict = compare_outputs(names, tensors, reference, lambda _: self.strict)
             result["diagnostic"] = [v.to_json() for v in strict]
@@ -720,6 +734,7 @@ class Session:
         seal = self._seal_plan(sets, judged)
         reply, wall_ms = self._clocked(self._candidate, message, judged, seal, timeout, when)
         cupti = self._request({"op": "disarm", "read": True})[0].cupti if armed else None
+        allowed_before = self.timed_allowed
         verdict = self._judge_all(self._outputs(judged, seal), sets, when, seal)
         if not timed:
             return verdict, cupti
@@ -753,7 +768,7 @@ class Session:
         return verdict, TrialTime(
             device_ms=reply.event_ms, host_ms=max(0.0, wall_ms - floor), clock=clock,
             slack_ms=min(GUARD_MAX_MS, max(GUARD_MIN_MS, GUARD_SPREAD * spread)),
-            phases=phases)
+            phases=phases, allowance=self.timed_allowed > allowed_before)
 
     def _as_after_a_switch(self, idle_ms: float) -> None:
         """(CUDA) Put the stand-in where the candidate's worker was when its request came:
@@ -992,6 +1007,10 @@ class TrialTime:
     #: (a claim, kept as a diagnostic only), its wall on the audit's clock, and the
     #: stand-in's runs of the same request.
     phases: dict | None = None
+    #: A judged call of this trial passed only by the timed-call allowance
+    #: (:func:`judge_outputs`): the trial then counts at no less than the slowest trial
+    #: of its method that needed none, so the allowance never buys time.
+    allowance: bool = False
 
     @property
     def flagged(self) -> bool:
@@ -1009,7 +1028,9 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
     """Per-call times over trials, in milliseconds (the median also in microseconds,
     ``median_us``, the published report's unit): each trial counts at its device time,
     and at least at the device time the least host time of the method implies
-    (:data:`GUARD_REL`). Where
+    (:data:`GUARD_REL`); a trial that needed the timed-call allowance counts at no less
+    than the slowest that did not (where none did, the slowest trial), and sets no
+    bound. Where
     CUPTI's span over every stream (in the profiled trial) exceeds the events' median by
     more than its own overhead explains, device work ran outside the timed stream: every
     trial's device time is then at least that span."""
@@ -1026,8 +1047,13 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
         if off_stream:
             trials = [replace(t, device_ms=max(t.device_ms, cupti.span_ms),
                               clock="cupti-span") for t in trials]
-    floor = min(t.implied_ms for t in trials)  # what even the quietest trial confirms
-    counted = [max(t.device_ms, floor) / iters for t in trials]
+    clean = [t for t in trials if not t.allowance] or trials
+    # what even the quietest trial confirms (a trial that needed the allowance may have
+    # skipped work unseen in its other calls: it lowers no bound)
+    floor = min(t.implied_ms for t in clean)
+    slowest = max(max(t.device_ms, floor) for t in clean)
+    counted = [max(t.device_ms, floor, slowest if t.allowance else 0.0) / iters
+               for t in trials]
     device = [t.device_ms / iters for t in trials]
     host = [t.host_ms / iters for t in trials]
     median = statistics.median(counted)
@@ -1038,6 +1064,7 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
            "device_median_ms": statistics.median(device),
            "host_median_ms": statistics.median(host),
            "flagged": sum(t.flagged for t in trials),
+           "allowance_trials": sum(t.allowance for t in trials),
            "host_implied_ms": floor / iters,
            "guard_slack_ms": round(statistics.median(t.slack_ms for t in trials) / iters, 6),
            # every trial, so a median moved by host noise in some trials can be read

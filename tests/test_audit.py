@@ -361,11 +361,12 @@ def test_a_timed_call_on_the_cpu_is_judged_by_the_published_rule(tmp_path, wrong
         assert honest["status"] == "PASSED", honest
 
 
-def test_a_timed_call_may_miss_8_elements_in_all_its_outputs_never_twice_at_one_place():
+def test_a_timed_call_may_miss_8_elements_in_all_its_outputs_seldom_at_one_place():
     """The allowance of a timed call (on CUDA): at most ``TIMED_MISS_MOST`` misses, one
     budget for all its outputs, each within ``TIMED_ERROR_FACTOR`` times the bound, and a
-    position missed in one timed call of a case may not miss again (a guessed element
-    recurs where rounding luck does not)."""
+    position may be allowed only ``most_at_one`` times in a case (a guessed element
+    recurs where the skipped work is; rounding luck seldom does)."""
+    from collections import Counter
     from types import SimpleNamespace
 
     from hf_eval.schema import Tolerance
@@ -379,16 +380,21 @@ def test_a_timed_call_may_miss_8_elements_in_all_its_outputs_never_twice_at_one_
         y[first:first + count] += 2.5 * 2e-6
         return y
 
-    seen: dict[str, set[int]] = {}
+    seen: dict[str, Counter[int]] = {}
     passed = [v.passed for v in judge_outputs(task, ["a", "b"], (off(0, 4), off(0, 4)),
-                                              truth, seen)]
-    assert passed == [True, True] and seen == {"a": {0, 1, 2, 3}, "b": {0, 1, 2, 3}}
-    verdicts = judge_outputs(task, ["a", "b"], (off(10, 4), off(10, 5)), truth, {})
+                                              truth, seen, 2)]
+    assert passed == [True, True]
+    assert seen == {"a": Counter(range(4)), "b": Counter(range(4))}
+    verdicts = judge_outputs(task, ["a", "b"], (off(10, 4), off(10, 5)), truth, {}, 2)
     assert [v.passed for v in verdicts] == [True, False]  # 9 in all: over the budget
     assert "(8 in all its outputs)" in verdicts[1].reason
-    verdicts = judge_outputs(task, ["a", "b"], (off(3, 1), off(20, 1)), truth, seen)
-    assert [v.passed for v in verdicts] == [False, True]  # position 3 of "a" again
-    assert "an earlier timed call missed too" in verdicts[0].reason
+    again = judge_outputs(task, ["a", "b"], (off(3, 1), off(20, 1)), truth, seen, 2)
+    assert [v.passed for v in again] == [True, True]  # position 3 of "a" a second time
+    assert seen["a"][3] == 2 and seen["b"][20] == 1
+    third = judge_outputs(task, ["a", "b"], (off(3, 1), off(21, 1)), truth, seen, 2)
+    assert [v.passed for v in third] == [False, True]  # a third time: over ``most_at_one``
+    assert "earlier timed calls missed 2 times already" in third[0].reason
+    assert judge_outputs(task, ["a"], (off(3, 1),), truth[:1], seen, 3)[0].passed
     strict = judge_outputs(task, ["a", "b"], (off(30, 1), truth[1]), truth)
     assert [v.passed for v in strict] == [False, True]  # not a timed call: no allowance
     nine = judge_outputs(task, ["a"], (off(100, 9),), truth[:1], {})[0]
@@ -399,23 +405,34 @@ def test_a_timed_call_may_miss_8_elements_in_all_its_outputs_never_twice_at_one_
     assert not far.passed and "at 4x the tolerance" in far.reason
 
 
-def test_the_allowance_passes_only_a_few_of_a_cases_timed_calls():
-    """Rounding luck is rare (an honest kernel needed the allowance in about one of the
-    ~90 sets a case judges on the H200); a guess needs it in most calls. After
-    ``TIMED_ALLOWED_CALLS`` plus ``TIMED_ALLOWED_SHARE`` of the timed calls judged, one
-    more call that needs it fails, even at new positions each time."""
+def test_the_allowance_passes_at_most_half_of_a_cases_timed_calls():
+    """An honest kernel's rounding needed the allowance in up to a third of a case's
+    first judged calls on the H200; a guess whose elements miss in most calls fails
+    after ``TIMED_ALLOWED_CALLS`` plus ``TIMED_ALLOWED_SHARE`` of the timed calls judged,
+    even at new positions each time. A position is allowed ``TIMED_POSITION_MOST`` plus
+    ``TIMED_POSITION_SHARE`` of the judged calls' times."""
     from types import SimpleNamespace
 
     from hf_eval.schema import Tolerance
-    from hf_eval.trials import TIMED_ALLOWED_CALLS, TIMED_ALLOWED_SHARE, InputSet, Session
+    from hf_eval.trials import (
+        TIMED_ALLOWED_CALLS,
+        TIMED_ALLOWED_SHARE,
+        TIMED_POSITION_MOST,
+        TIMED_POSITION_SHARE,
+        InputSet,
+        Session,
+    )
 
-    assert TIMED_ALLOWED_CALLS == 2 and TIMED_ALLOWED_SHARE * 10 < 1
-    session = SimpleNamespace(
-        definition=SimpleNamespace(outputs={"y": None}, op_type="toy"), strict=None,
-        device=torch.device("cuda"),  # a name only: the allowance is CUDA's
-        undecided_rows=0,
-        task=SimpleNamespace(tolerance_for=lambda name: Tolerance(atol=1e-6, rtol=1e-6)),
-        timed_misses={}, timed_calls=0, timed_allowed=0)
+    assert (TIMED_ALLOWED_CALLS, TIMED_ALLOWED_SHARE) == (2, 0.5)
+    assert (TIMED_POSITION_MOST, TIMED_POSITION_SHARE) == (2, 0.05)
+
+    def session():
+        return SimpleNamespace(
+            definition=SimpleNamespace(outputs={"y": None}, op_type="toy"), strict=None,
+            device=torch.device("cuda"),  # a name only: the allowance is CUDA's
+            undecided_rows=0,
+            task=SimpleNamespace(tolerance_for=lambda name: Tolerance(atol=1e-6, rtol=1e-6)),
+            timed_misses={}, timed_calls=0, timed_allowed=0)
     truth = InputSet("s", [], (torch.ones(4096),), arena=object())
 
     def near(position):  # one element 2.5x the bound off
@@ -423,13 +440,34 @@ def test_the_allowance_passes_only_a_few_of_a_cases_timed_calls():
         y[position] += 2.5 * 2e-6
         return [y]
 
-    statuses = [Session._judge(session, [torch.ones(4096)], truth, "t", timed=True)["status"]
-                for _ in range(8)]  # 8 timed calls that need nothing
-    statuses += [Session._judge(session, near(k), truth, "t", timed=True)["status"]
-                 for k in range(2)]
-    assert statuses == ["PASSED"] * 10 and session.timed_allowed == 2
-    last = Session._judge(session, near(2), truth, "t (call 11)", timed=True)
-    assert last["status"] == "INCORRECT_NUMERICAL", last
-    assert "missed in 3 of the 11 timed calls judged so far (at most 2" in last["reason"]
-    untimed = Session._judge(session, near(3), truth, "second input set")
+    one = session()
+    clean = [torch.ones(4096)]
+    # 6 calls, every other one near: 3 of 6 allowed (2 + 3 = 5 may be)
+    statuses = [Session._judge(one, near(k) if k % 2 else clean, truth, "t", timed=True)
+                ["status"] for k in range(6)]
+    assert statuses == ["PASSED"] * 6 and one.timed_allowed == 3
+    # then every call near, at new positions: the 8th allowed of 11 judged is too many
+    statuses = [Session._judge(one, near(100 + k), truth, "t", timed=True)["status"]
+                for k in range(4)]
+    assert statuses == ["PASSED"] * 4 and one.timed_allowed == 7
+    last = Session._judge(one, near(200), truth, "t", timed=True)
+    assert last["status"] == "INCORRECT_NUMERICAL"
+    assert "missed in 8 of the 11 timed calls judged so far (at most 7 may" in last["reason"]
+    untimed = Session._judge(one, near(300), truth, "second input set")
     assert untimed["status"] == "INCORRECT_NUMERICAL"  # the published rule, unchanged
+
+    # one position: allowed twice in the first 19 judged calls, a third time fails
+    two = session()
+    for _ in range(16):
+        assert Session._judge(two, clean, truth, "t", timed=True)["status"] == "PASSED"
+    assert Session._judge(two, near(7), truth, "t", timed=True)["status"] == "PASSED"
+    assert Session._judge(two, near(7), truth, "t", timed=True)["status"] == "PASSED"
+    third = Session._judge(two, near(7), truth, "t", timed=True)
+    assert third["status"] == "INCORRECT_NUMERICAL"
+    assert "missed 2 times already" in third["reason"], third
+    # after 20 judged calls, 3 times at one position are allowed
+    three = session()
+    for _ in range(19):
+        assert Session._judge(three, clean, truth, "t", timed=True)["status"] == "PASSED"
+    assert [Session._judge(three, near(7), truth, "t", timed=True)["status"]
+            for _ in range(3)] == ["PASSED"] * 3

@@ -89,3 +89,23 @@ def test_the_harness_own_timing_carries_microseconds():
     assert (timing.median_ms, timing.median_us, timing.min_ms, timing.max_ms) == (
         1.25, 1250.0, 0.5, 2.0)
     assert timing.to_json()["median_us"] == 1250.0
+
+
+def test_a_trial_that_needed_the_allowance_buys_no_time():
+    """A trial in which a judged call passed only by the timed-call allowance may have
+    guessed in its unjudged calls too: it counts at no less than the slowest trial of
+    its method that needed none, and its host time sets no bound for the others."""
+    def dirty(device: float, host: float) -> TrialTime:
+        return TrialTime(device_ms=device, host_ms=host, clock="cuda-events",
+                         slack_ms=0.5, allowance=True)
+
+    # the clean trials took 10 and 11 ms; two guessing trials claim 4 ms
+    out = _statistics([trial(10.0, 10.0), dirty(4.0, 4.0), trial(11.0, 11.0),
+                       dirty(4.0, 4.0)], iters=1, calls="graph replay", cold=False)
+    assert out["counted_trials_ms"] == [10.0, 11.0, 11.0, 11.0]
+    assert out["median_ms"] == 11.0 and out["allowance_trials"] == 2
+    # a clean trial's host floor holds; a dirty trial's small host time lowers nothing
+    out = counted([trial(1.0, 21.5), dirty(1.0, 1.0)])
+    assert out == pytest.approx([20.0, 20.0])  # (21.5 - 0.5) / 1.05
+    # where every trial needed it, each counts at the slowest
+    assert counted([dirty(4.0, 4.0), dirty(5.0, 5.0), dirty(6.0, 6.0)]) == [6.0, 6.0, 6.0]
