@@ -104,12 +104,12 @@ CPU_TIMING = CpuTimingRule()
 #: candidate that cheats on a fraction f of its calls passes a trial with probability
 #: (1 - f) ** JUDGED_PER_TRIAL.
 JUDGED_PER_TRIAL = 8
-#: A call on fresh content inside a timing trial may miss the task's tolerance on at
-#: most :data:`TIMED_MISS_MOST` elements of an output, and at most this fraction of them
-#: (where the task asks for more), each by at most :data:`TIMED_ERROR_FACTOR` times the
-#: tolerance's bound. The published rule judges one input set per workload: the first
-#: call, the warm-up and the second input set are judged by it unchanged. Timing trials
-#: judge about 90 fresh sets per case, and an honest kernel whose rounding sits at the
+#: A call on content the audit drew (inside a timing trial, or the second input set) may
+#: miss the task's tolerance on at most :data:`TIMED_MISS_MOST` elements of an output,
+#: and at most this fraction of them (where the task asks for more), each by at most
+#: :data:`TIMED_ERROR_FACTOR` times the tolerance's bound. The published rule judges one
+#: input set per workload, its own: the first call and the warm-up are judged by it
+#: unchanged. A case judges about 90 fresh sets, and an honest kernel whose rounding sits at the
 #: edge of the tolerance misses it on an element or three of some of them (the published
 #: FA4 sparse decode, SGLang's own QSA baseline and FlashInfer's GDN prefill did on the
 #: H200: one to three elements in 6,000-500,000, one or two BF16 steps off). Those are
@@ -245,6 +245,11 @@ class InputSet:
     #: The arena this set's varied inputs travel in (timed sets only), and its place there.
     arena: Arena | None = None
     arena_index: int = 0
+    #: Content the audit drew for a call outside the timing trials (the second input
+    #: set): judged like a timed call's, with the allowance of :func:`judge_outputs` on
+    #: CUDA (a cached or skipped answer misses by far more; the published rule judges the
+    #: workload's own content).
+    fresh: bool = False
 
     @property
     def reference(self) -> tuple[torch.Tensor, ...]:
@@ -334,7 +339,8 @@ class Session:
     #: Per output, how often a timed call missed the tolerance at each position and was
     #: allowed (:func:`judge_outputs`), over every judged timed call of the session.
     timed_misses: dict[str, Counter[int]] = field(default_factory=dict)
-    #: Timed calls judged in the session, and those of them the allowance passed.
+    #: Calls on fresh content judged in the session with the allowance's rules (on CUDA:
+    #: the timed calls and the second input set), and those of them the allowance passed.
     timed_calls: int = 0
     timed_allowed: int = 0
     _tick: torch.Tensor | None = None
@@ -509,8 +515,9 @@ class Session:
     # ------------------------------------------------------------------ judging
     def _judge(self, outputs: list[torch.Tensor], truth: InputSet, when: str, *,
                timed: bool = False) -> dict:
-        """The verdict on one call's outputs; ``timed``: a call on fresh content inside a
-        timing trial, with the allowance of :func:`judge_outputs` on CUDA. On the CPU a
+        """The verdict on one call's outputs; ``timed``: a call on fresh content (inside a
+        timing trial, or the second input set), with the allowance of
+        :func:`judge_outputs` on CUDA. On the CPU a
         case judges 2 timed calls: too few for its rules to tell a guess from rounding
         luck, and no CPU solution has needed it, so the published rule judges them."""
         timed = timed and self.device.type == "cuda"
@@ -650,7 +657,7 @@ class Session:
             truth = sets[index]
             label = when if len(sets) == 1 else f"{when} (call {index + 1} of {len(sets)})"
             result = self._judge(outputs[index], truth, label,
-                                 timed=truth.arena is not None)
+                                 timed=truth.arena is not None or truth.fresh)
             modified = [names[i] for (sid, i) in changed
                         if sid == truth.id and 0 <= i < len(names)]
             if modified and result["status"] == Status.PASSED.value:
@@ -821,7 +828,7 @@ class Session:
         truth = variant.reference  # before the worker sees the content
         swap = InPlace(main.wire, variant.inputs)
         try:
-            self.call([InputSet(main.id, variant.inputs, truth, wire=main.wire)],
+            self.call([InputSet(main.id, variant.inputs, truth, wire=main.wire, fresh=True)],
                       "second input set", refresh=True)
         finally:
             swap.restore()

@@ -471,3 +471,31 @@ def test_the_allowance_passes_at_most_half_of_a_cases_timed_calls():
         assert Session._judge(three, clean, truth, "t", timed=True)["status"] == "PASSED"
     assert [Session._judge(three, near(7), truth, "t", timed=True)["status"]
             for _ in range(3)] == ["PASSED"] * 3
+
+
+def test_the_second_input_set_is_judged_as_fresh_content():
+    """The second input set is content the audit drew (to catch a cache keyed on
+    pointers), not the workload's: on CUDA it gets a timed call's allowance, since an
+    honest kernel's rounding missed the tolerance there too on the H200 (one element of
+    6,144 and of 18,432, one BF16 step), while a cached answer misses everywhere."""
+    from types import SimpleNamespace
+
+    from hf_eval.trials import InputSet, Session
+
+    main = InputSet("m", [torch.zeros(4)], (torch.zeros(4),), wire=[torch.zeros(4)])
+    variant = InputSet("v", [torch.ones(4)], (torch.ones(4),))
+    called: list[InputSet] = []
+    session = SimpleNamespace(main=main, fresh=lambda: variant,
+                              call=lambda sets, when, refresh: called.extend(sets))
+    assert Session.second_input_set(session)["status"] == "PASSED"
+    (judged,) = called
+    assert judged.fresh and judged.arena is None and judged.truth == variant.truth
+    assert not main.fresh and torch.equal(main.wire[0], torch.zeros(4))  # restored
+    flags: list[bool] = []
+    judging = SimpleNamespace(
+        device=torch.device("cpu"), definition=SimpleNamespace(inputs={"x": None}),
+        _changed_here=lambda sets, seal: set(),
+        _judge=lambda outputs, truth, label, timed: flags.append(timed) or {"status": "PASSED"})
+    Session._judge_all(judging, {0: [torch.ones(4)]}, [judged], "second input set", None)
+    Session._judge_all(judging, {0: [torch.zeros(4)]}, [main], "first call", None)
+    assert flags == [True, False]  # fresh content; the workload's own
