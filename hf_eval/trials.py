@@ -527,8 +527,9 @@ class Session:
         def copied() -> dict[str, Counter[int]] | None:  # kept only if this call passes
             return {k: Counter(v) for k, v in self.timed_misses.items()} if timed else None
 
-        most_at_one = math.floor(TIMED_POSITION_MOST
-                                 + TIMED_POSITION_SHARE * (self.timed_calls + 1))
+        most_at_one = (math.floor(TIMED_POSITION_MOST
+                                  + TIMED_POSITION_SHARE * (self.timed_calls + 1))
+                       if timed else TIMED_POSITION_MOST)
         seen = copied()
         verdicts = judge_outputs(self.task, names, tensors, reference, seen, most_at_one)
         failed = [v for v in verdicts if not v.passed]
