@@ -13,9 +13,10 @@
 #                             made with `git archive` from the three repositories;
 #   setuptools-80.9.0, wheel-0.45.1 (py3-none-any): what its setup.py imports.
 # Leaves /tmp/DeepGEMM importable (its _C extension linked beside the package) and writes
-# the build's log to /tmp/deepgemm_build.log. The JIT compiles each GEMM's kernel at its
-# first call with NVRTC (DG_JIT_USE_NVRTC=1: a library in the worker's own process, no
-# compiler process for the sandbox to allow), into DG_JIT_CACHE_DIR.
+# the build's log to /tmp/deepgemm_build.log. DeepGEMM compiles each GEMM's kernel at its
+# first call, with the CUDA toolkit of CUDA_HOME (an inherited variable), into
+# $HOME/.deep_gemm, which in an audit is the worker's private directory. The check
+# below compiles with NVRTC (DG_JIT_USE_NVRTC=1) into /tmp/dg-cache.
 # Not yet run on the device: no record of it is under results/ yet.
 set -euo pipefail
 python3 -m pip install -q --no-index --no-deps --target /tmp/site-build .whl-dg/*.whl
