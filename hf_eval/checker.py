@@ -187,9 +187,34 @@ def _check_task(ds: Dataset, name: str, located) -> Iterator[DataError]:
         elif ds.solutions[solution].value.definition != name:
             yield DataError(where, f"solution {solution!r} is for another definition",
                             field=field)
+    definition = ds.definitions[name].value
     for output in task.output_tolerances:
-        if output not in ds.definitions[name].value.outputs:
+        if output not in definition.outputs:
             yield DataError(where, f"no output named {output!r}", field="output_tolerances")
+    if task.timed_allowance:
+        yield from _check_allowance_rows(where, definition)
+
+
+#: The shortest output row (last axis, constant) of a definition whose task grants the
+#: timed calls' allowance: a kernel that skips work leaves at least a row unwritten or
+#: guessed, more elements than the allowance admits.
+ALLOWANCE_ROW_MIN = 64
+
+
+def _check_allowance_rows(where: str, definition) -> Iterator[DataError]:
+    """``timed_allowance`` needs every floating output's last axis to be a constant of at
+    least :data:`ALLOWANCE_ROW_MIN` elements."""
+    for out_name, spec in definition.outputs.items():
+        if spec.dtype.startswith(("int", "uint", "bool")):
+            continue
+        last = spec.shape[-1] if spec.shape else None
+        size = definition.const_axes.get(last) if last is not None else None
+        if size is None or size < ALLOWANCE_ROW_MIN:
+            yield DataError(where, f"timed_allowance needs every floating output's last axis "
+                            f"to be a constant of at least {ALLOWANCE_ROW_MIN} elements; "
+                            f"output {out_name!r} has {last!r}"
+                            + (f" = {size}" if size is not None else " (not constant)"),
+                            field="timed_allowance")
 
 
 def _check_row_descriptors(ds: Dataset, definition, row) -> Iterator[DataError]:

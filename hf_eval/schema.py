@@ -384,6 +384,13 @@ class TaskConfig(Model):
     call_timeout_s: Annotated[float, Field(gt=0)] = 300.0
     #: A stricter bound reported by ``audit --strict-diagnostic``, never used for acceptance.
     diagnostic_tolerance: Tolerance | None = None
+    #: Whether calls on content the audit draws (timed calls, the second input set) may
+    #: miss the tolerance on a few elements on CUDA (:func:`hf_eval.trials.judge_outputs`).
+    #: Set where honest kernels were seen on the H200 to miss it on an element or three of
+    #: some fresh sets, on definitions whose work is spread over output rows of many
+    #: elements (work skipped there misses on more elements than the allowance admits);
+    #: elsewhere every call is judged by the tolerance alone.
+    timed_allowance: bool = False
 
     def tolerance_for(self, output: str) -> Tolerance:
         return self.output_tolerances.get(output, self.tolerance)

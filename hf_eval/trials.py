@@ -517,10 +517,11 @@ class Session:
                timed: bool = False) -> dict:
         """The verdict on one call's outputs; ``timed``: a call on fresh content (inside a
         timing trial, or the second input set), with the allowance of
-        :func:`judge_outputs` on CUDA. On the CPU a
+        :func:`judge_outputs` on CUDA where the task allows it
+        (:attr:`~hf_eval.schema.TaskConfig.timed_allowance`). On the CPU a
         case judges 2 timed calls: too few for its rules to tell a guess from rounding
         luck, and no CPU solution has needed it, so the published rule judges them."""
-        timed = timed and self.device.type == "cuda"
+        timed = timed and self.device.type == "cuda" and self.task.timed_allowance
         names = list(self.definition.outputs)
         reference = truth.reference
         tensors = tuple(o.to(r.device) for o, r in zip(outputs, reference))

@@ -117,7 +117,8 @@ def task_features() -> dict:
             "preferred": List({"hardware": Value("string"), "solution": Value("string"),
                                "evidence": Value("string")}),
             "call_timeout_s": Value("float64"),
-            "diagnostic_tolerance": _tolerance_features()}
+            "diagnostic_tolerance": _tolerance_features(),
+            "timed_allowance": Value("bool")}
 
 
 def task_row(task: TaskConfig) -> dict:

@@ -11,7 +11,7 @@ from hf_eval.audit import Audit, AuditConfig
 from hf_eval.dataset import open_dataset
 from hf_eval.records import exit_code
 from hf_eval.report import read_report
-from tests.conftest import GOOD_SOLUTION, solution_json, write_json
+from tests.conftest import GOOD_SOLUTION, REPO, solution_json, write_json
 
 WRONG = GOOD_SOLUTION.replace("* scale", "* scale * 1.1")
 # Computes the right answer, then scribbles on an input (the output alone looks fine).
@@ -431,7 +431,8 @@ def test_the_allowance_passes_at_most_half_of_a_cases_timed_calls():
             definition=SimpleNamespace(outputs={"y": None}, op_type="toy"), strict=None,
             device=torch.device("cuda"),  # a name only: the allowance is CUDA's
             undecided_rows=0,
-            task=SimpleNamespace(tolerance_for=lambda name: Tolerance(atol=1e-6, rtol=1e-6)),
+            task=SimpleNamespace(tolerance_for=lambda name: Tolerance(atol=1e-6, rtol=1e-6),
+                                 timed_allowance=True),
             timed_misses={}, timed_calls=0, timed_allowed=0)
     truth = InputSet("s", [], (torch.ones(4096),), arena=object())
 
@@ -472,6 +473,14 @@ def test_the_allowance_passes_at_most_half_of_a_cases_timed_calls():
     assert [Session._judge(three, near(7), truth, "t", timed=True)["status"]
             for _ in range(3)] == ["PASSED"] * 3
 
+    # a task that does not grant the allowance: every call by the tolerance alone, on CUDA
+    # too (elements a guess matches within the tolerance in most sets pass at every rate
+    # an honest kernel needs, so the allowance is the task's, where rows are long)
+    strict = session()
+    strict.task.timed_allowance = False
+    first = Session._judge(strict, near(7), truth, "t", timed=True)
+    assert first["status"] == "INCORRECT_NUMERICAL" and strict.timed_allowed == 0
+
 
 def test_the_second_input_set_is_judged_as_fresh_content():
     """The second input set is content the audit drew (to catch a cache keyed on
@@ -499,3 +508,23 @@ def test_the_second_input_set_is_judged_as_fresh_content():
     Session._judge_all(judging, {0: [torch.ones(4)]}, [judged], "second input set", None)
     Session._judge_all(judging, {0: [torch.zeros(4)]}, [main], "first call", None)
     assert flags == [True, False]  # fresh content; the workload's own
+
+
+def test_a_task_grants_the_allowance_only_where_output_rows_are_long():
+    """``timed_allowance`` is checked against the definition: every floating output's
+    last axis a constant of at least 64 elements, so skipped work is a row unwritten or
+    guessed, more than 8 elements. The router's 6 weights a token are too short."""
+    from hf_eval.checker import _check_allowance_rows
+    from hf_eval.dataset import open_dataset
+
+    ds = open_dataset(REPO)
+    granted = sorted(n for n, t in ds.tasks.items() if t.value.timed_allowance)
+    assert granted == ["gdn_prefill_qk4_v8_d128_k_last",
+                       "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4",
+                       "sparse_mla_prefill_h64_d512_k128", "sparse_mla_prefill_h64_d512_k640"]
+    for name in granted:
+        assert list(_check_allowance_rows("t.json", ds.definitions[name].value)) == []
+    router = ds.definitions["moe_router_gemm_topk_deepseek41_d5120_e384_topk6"].value
+    (error,) = list(_check_allowance_rows("tasks/r.json", router))
+    assert error.field == "timed_allowance" and "tasks/r.json" in str(error)
+    assert "output 'topk_weights' has" in str(error) and "at least 64 elements" in str(error)

@@ -103,6 +103,7 @@ class UidLease:
         self._fh = None
         if os.geteuid() != 0:
             return
+        unreaped = ""
         for slot in range(UID_SLOTS):
             uid = sandbox.worker_uid(slot)
             fh = open(UID_LOCK_DIRECTORY / f"hf_eval-uid-{uid}.lock", "w")
@@ -111,10 +112,16 @@ class UidLease:
             except BlockingIOError:
                 fh.close()
                 continue
+            try:  # leftovers of an audit that died: nobody holds the lock
+                sandbox.reap(uid)
+            except sandbox.SandboxError as exc:  # still dying: another uid, not this audit's end
+                fcntl.flock(fh, fcntl.LOCK_UN)
+                fh.close()
+                unreaped = f" ({exc})"
+                continue
             self.uid, self._fh = uid, fh
-            sandbox.reap(uid)  # leftovers of an audit that died: nobody holds the lock
             return
-        raise sandbox.SandboxError(f"all {UID_SLOTS} worker uids are in use")
+        raise sandbox.SandboxError(f"all {UID_SLOTS} worker uids are in use{unreaped}")
 
     def release(self) -> None:
         if self._fh is not None:
