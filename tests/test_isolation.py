@@ -221,23 +221,30 @@ def test_uid_leases_are_machine_wide_whatever_tmpdir_says(tmp_path, monkeypatch)
 def test_a_uid_whose_leftovers_are_still_dying_is_passed_over(tmp_path, monkeypatch):
     """A lock file nobody holds whose uid still has processes that survive SIGKILL (a
     dead audit's worker, still dying) costs that uid, not the audit: the lease takes the
-    next, and is refused only when no uid is left (with the reason)."""
+    next, waits for that uid's reap only once in a process, and is refused only when no
+    uid is left (with the reason)."""
     from hf_eval.isolation import walls as sandbox
     from hf_eval.isolation import workers
 
     monkeypatch.setattr(workers, "UID_LOCK_DIRECTORY", tmp_path)
+    monkeypatch.setattr(workers, "_UNREAPED", set())
     dying = sandbox.worker_uid(0)
+    reaped: list[int] = []
 
     def reap(uid):
+        reaped.append(uid)
         if uid == dying:
             raise sandbox.SandboxError(f"processes of uid {uid} survived SIGKILL")
 
     monkeypatch.setattr(sandbox, "reap", reap)
-    lease = workers.UidLease()
-    try:
-        assert lease.uid == sandbox.worker_uid(1)
-    finally:
-        lease.release()
+    for _ in range(2):
+        lease = workers.UidLease()
+        try:
+            assert lease.uid == sandbox.worker_uid(1)
+        finally:
+            lease.release()
+    assert reaped == [dying, lease.uid, lease.uid]  # the dying uid waited for once only
+    monkeypatch.setattr(workers, "_UNREAPED", set())
     monkeypatch.setattr(workers, "UID_SLOTS", 1)
     with pytest.raises(sandbox.SandboxError, match="in use .processes of uid .* survived"):
         workers.UidLease()

@@ -91,6 +91,11 @@ class WorkerFailure(Exception):
 UID_LOCK_DIRECTORY = Path("/tmp")
 
 
+#: Uids whose leftover processes survived a reap in this process: passed over at once
+#: afterwards, so each costs its wait once, not at every worker start.
+_UNREAPED: set[int] = set()
+
+
 class UidLease:
     """An exclusive claim on one worker uid among every audit on this machine (a lock file
     per uid in :data:`UID_LOCK_DIRECTORY`), so that reaping one worker's uid can never kill
@@ -106,6 +111,8 @@ class UidLease:
         unreaped = ""
         for slot in range(UID_SLOTS):
             uid = sandbox.worker_uid(slot)
+            if uid in _UNREAPED:  # its reap already waited once in this process
+                continue
             fh = open(UID_LOCK_DIRECTORY / f"hf_eval-uid-{uid}.lock", "w")
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -117,6 +124,7 @@ class UidLease:
             except sandbox.SandboxError as exc:  # still dying: another uid, not this audit's end
                 fcntl.flock(fh, fcntl.LOCK_UN)
                 fh.close()
+                _UNREAPED.add(uid)
                 unreaped = f" ({exc})"
                 continue
             self.uid, self._fh = uid, fh
