@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.dtypes import TORCH_DTYPES
+from hf_eval.dtypes import TORCH_DTYPES, is_exact
 from hf_eval.errors import DataError
 from hf_eval.families import registry
 from hf_eval.interfaces import (
@@ -205,7 +205,7 @@ def _check_allowance_rows(where: str, definition) -> Iterator[DataError]:
     """``timed_allowance`` needs every floating output's last axis to be a constant of at
     least :data:`ALLOWANCE_ROW_MIN` elements."""
     for out_name, spec in definition.outputs.items():
-        if spec.dtype.startswith(("int", "uint", "bool")):
+        if is_exact(TORCH_DTYPES[spec.dtype]):  # judged exactly: no allowance
             continue
         last = spec.shape[-1] if spec.shape else None
         size = definition.const_axes.get(last) if last is not None else None
