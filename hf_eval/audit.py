@@ -355,8 +355,8 @@ class Lane:
             session.release_stand_in()
             result["content"] = {"fresh_sets": session.distinct_sets,
                                  "undecided_rows": session.undecided_rows,
-                                 "fresh_calls_judged": session.timed_calls,
-                                 "fresh_calls_allowed": session.timed_allowed,
+                                 "fresh_calls_judged": session.fresh_calls,
+                                 "fresh_calls_allowed": session.fresh_allowed,
                                  "secret_sha256": self.audit.secret_digest}
         result["isolation"] = list(loaded.walls)
         return result

@@ -30,7 +30,7 @@ from hf_eval.interfaces import (
     pointer_tag,
 )
 from hf_eval.samples.regenerate import listed_as_regenerated, regenerate_in_memory
-from hf_eval.schema import RandomInput, SafetensorsInput, stays_inside
+from hf_eval.schema import Definition, RandomInput, SafetensorsInput, stays_inside
 from hf_eval.store import VerifiedFiles, expected_from_name, local_state
 
 
@@ -201,7 +201,7 @@ def _check_task(ds: Dataset, name: str, located) -> Iterator[DataError]:
 ALLOWANCE_ROW_MIN = 64
 
 
-def _check_allowance_rows(where: str, definition) -> Iterator[DataError]:
+def _check_allowance_rows(where: str, definition: Definition) -> Iterator[DataError]:
     """``timed_allowance`` needs every floating output's last axis to be a constant of at
     least :data:`ALLOWANCE_ROW_MIN` elements."""
     for out_name, spec in definition.outputs.items():

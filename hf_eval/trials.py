@@ -338,11 +338,11 @@ class Session:
     undecided_rows: int = 0
     #: Per output, how often a timed call missed the tolerance at each position and was
     #: allowed (:func:`judge_outputs`), over every judged timed call of the session.
-    timed_misses: dict[str, Counter[int]] = field(default_factory=dict)
+    fresh_misses: dict[str, Counter[int]] = field(default_factory=dict)
     #: Calls on fresh content judged in the session with the allowance's rules (on CUDA:
     #: the timed calls and the second input set), and those of them the allowance passed.
-    timed_calls: int = 0
-    timed_allowed: int = 0
+    fresh_calls: int = 0
+    fresh_allowed: int = 0
     _tick: torch.Tensor | None = None
     _candidate: _WorkerState | None = None
     _stand_in: _WorkerState | None = None
@@ -526,10 +526,10 @@ class Session:
         reference = truth.reference
         tensors = tuple(o.to(r.device) for o, r in zip(outputs, reference))
         def copied() -> dict[str, Counter[int]] | None:  # kept only if this call passes
-            return {k: Counter(v) for k, v in self.timed_misses.items()} if timed else None
+            return {k: Counter(v) for k, v in self.fresh_misses.items()} if timed else None
 
         most_at_one = (math.floor(TIMED_POSITION_MOST
-                                  + TIMED_POSITION_SHARE * (self.timed_calls + 1))
+                                  + TIMED_POSITION_SHARE * (self.fresh_calls + 1))
                        if timed else TIMED_POSITION_MOST)
         seen = copied()
         verdicts = judge_outputs(self.task, names, tensors, reference, seen, most_at_one)
@@ -551,14 +551,14 @@ class Session:
             result.update(status=failed[0].status.value,
                           reason=f"{when}: {failed[0].name}: {failed[0].reason}")
         elif timed:
-            self.timed_calls += 1
-            if seen != self.timed_misses:  # the allowance was used
-                self.timed_misses, self.timed_allowed = seen, self.timed_allowed + 1
-                most = TIMED_ALLOWED_CALLS + TIMED_ALLOWED_SHARE * self.timed_calls
-                if self.timed_allowed > most:
+            self.fresh_calls += 1
+            if seen != self.fresh_misses:  # the allowance was used
+                self.fresh_misses, self.fresh_allowed = seen, self.fresh_allowed + 1
+                most = TIMED_ALLOWED_CALLS + TIMED_ALLOWED_SHARE * self.fresh_calls
+                if self.fresh_allowed > most:
                     result.update(status=Status.INCORRECT_NUMERICAL.value, reason=(
-                        f"{when}: the tolerance was missed in {self.timed_allowed} of the "
-                        f"{self.timed_calls} timed calls judged so far (at most "
+                        f"{when}: the tolerance was missed in {self.fresh_allowed} of the "
+                        f"{self.fresh_calls} timed calls judged so far (at most "
                         f"{math.floor(most)} may: rounding luck misses in some calls, a "
                         "guess in most)"))
         if self.strict is not None:
@@ -743,7 +743,7 @@ class Session:
         seal = self._seal_plan(sets, judged)
         reply, wall_ms = self._clocked(self._candidate, message, judged, seal, timeout, when)
         cupti = self._request({"op": "disarm", "read": True})[0].cupti if armed else None
-        allowed_before = self.timed_allowed
+        allowed_before = self.fresh_allowed
         verdict = self._judge_all(self._outputs(judged, seal), sets, when, seal)
         if not timed:
             return verdict, cupti
@@ -777,7 +777,7 @@ class Session:
         return verdict, TrialTime(
             device_ms=reply.event_ms, host_ms=max(0.0, wall_ms - floor), clock=clock,
             slack_ms=min(GUARD_MAX_MS, max(GUARD_MIN_MS, GUARD_SPREAD * spread)),
-            phases=phases, allowance=self.timed_allowed > allowed_before)
+            phases=phases, allowance=self.fresh_allowed > allowed_before)
 
     def _as_after_a_switch(self, idle_ms: float) -> None:
         """(CUDA) Put the stand-in where the candidate's worker was when its request came:

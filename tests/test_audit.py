@@ -433,7 +433,7 @@ def test_the_allowance_passes_at_most_half_of_a_cases_timed_calls():
             undecided_rows=0,
             task=SimpleNamespace(tolerance_for=lambda name: Tolerance(atol=1e-6, rtol=1e-6),
                                  timed_allowance=True),
-            timed_misses={}, timed_calls=0, timed_allowed=0)
+            fresh_misses={}, fresh_calls=0, fresh_allowed=0)
     truth = InputSet("s", [], (torch.ones(4096),), arena=object())
 
     def near(position):  # one element 2.5x the bound off
@@ -446,11 +446,11 @@ def test_the_allowance_passes_at_most_half_of_a_cases_timed_calls():
     # 6 calls, every other one near: 3 of 6 allowed (2 + 3 = 5 may be)
     statuses = [Session._judge(one, near(k) if k % 2 else clean, truth, "t", timed=True)
                 ["status"] for k in range(6)]
-    assert statuses == ["PASSED"] * 6 and one.timed_allowed == 3
+    assert statuses == ["PASSED"] * 6 and one.fresh_allowed == 3
     # then every call near, at new positions: the 8th allowed of 11 judged is too many
     statuses = [Session._judge(one, near(100 + k), truth, "t", timed=True)["status"]
                 for k in range(4)]
-    assert statuses == ["PASSED"] * 4 and one.timed_allowed == 7
+    assert statuses == ["PASSED"] * 4 and one.fresh_allowed == 7
     last = Session._judge(one, near(200), truth, "t", timed=True)
     assert last["status"] == "INCORRECT_NUMERICAL"
     assert "missed in 8 of the 11 timed calls judged so far (at most 7 may" in last["reason"]
@@ -479,7 +479,7 @@ def test_the_allowance_passes_at_most_half_of_a_cases_timed_calls():
     strict = session()
     strict.task.timed_allowance = False
     first = Session._judge(strict, near(7), truth, "t", timed=True)
-    assert first["status"] == "INCORRECT_NUMERICAL" and strict.timed_allowed == 0
+    assert first["status"] == "INCORRECT_NUMERICAL" and strict.fresh_allowed == 0
 
 
 def test_the_second_input_set_is_judged_as_fresh_content():
