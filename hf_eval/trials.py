@@ -139,10 +139,11 @@ SEAL_ELEMENTS = 4096
 _RANDOM = secrets.SystemRandom()
 #: A timing request may take this many times the task's per-call timeout.
 TIMING_TIMEOUT_FACTOR = 3
-#: Runs of the same request on the stand-in per timed trial. The audit subtracts the
-#: cheapest run seen in the session for a request of that shape (method and call count):
-#: noise can then only make a candidate look slower, never faster.
-STAND_IN_RUNS = 5
+#: Runs of the same request on the stand-in per timed trial. Once a method's trials are
+#: done, the audit subtracts from each the cheapest run of the session for a request of
+#: that shape (method, call count, L2 policy), the later trials' runs included: at least
+#: ``STAND_IN_RUNS`` x trials runs, so noise can only make a candidate look slower.
+STAND_IN_RUNS = 2
 #: (CUDA) The longest idle before each stand-in run (see ``Session._as_after_a_switch``).
 SWITCH_IDLE_MAX_MS = 50.0
 #: (CUDA) The GPU is free when a kernel of the audit's own context and a synchronise
@@ -766,18 +767,34 @@ class Session:
         finally:
             self.handle.thaw()
         shape = (method, len(sets), cold)
-        pooled = self._runs.setdefault(shape, [])
-        pooled.extend(runs)
-        floor = min(pooled)
-        spread = statistics.median(pooled) - floor
+        self._runs.setdefault(shape, []).extend(runs)
         clock = "cuda-events" if self.device.type == "cuda" else "cpu-clock"
         phases = {**{f"candidate_{k}": round(v, 4) for k, v in reply.phases_ms.items()},
-                  "candidate_wall": round(wall_ms, 4), "stand_in_runs": [round(r, 4) for r in runs],
-                  "stand_in_floor": round(floor, 4)}
-        return verdict, TrialTime(
-            device_ms=reply.event_ms, host_ms=max(0.0, wall_ms - floor), clock=clock,
-            slack_ms=min(GUARD_MAX_MS, max(GUARD_MIN_MS, GUARD_SPREAD * spread)),
-            phases=phases, allowance=self.fresh_allowed > allowed_before)
+                  "candidate_wall": round(wall_ms, 4), "stand_in_runs": [round(r, 4) for r in runs]}
+        trial = TrialTime(device_ms=reply.event_ms, host_ms=wall_ms, clock=clock,
+                          slack_ms=GUARD_MAX_MS, phases=phases,
+                          allowance=self.fresh_allowed > allowed_before, wall_ms=wall_ms,
+                          shape=shape)
+        return verdict, self._against_the_floor(trial)
+
+    def _against_the_floor(self, trial: TrialTime) -> TrialTime:
+        """``trial`` with its host time and slack read against every stand-in run of its
+        request's shape so far: the cheapest is the request's cost (the floor), their
+        spread the host clock's noise. A method's statistics re-read every trial once its
+        last trial's runs are in (:meth:`_settled`)."""
+        pooled = self._runs[trial.shape]
+        floor = min(pooled)
+        spread = statistics.median(pooled) - floor
+        phases = {**(trial.phases or {}), "stand_in_floor": round(floor, 4),
+                  "stand_in_pooled": len(pooled)}
+        return replace(trial, host_ms=max(0.0, trial.wall_ms - floor),
+                       slack_ms=min(GUARD_MAX_MS, max(GUARD_MIN_MS, GUARD_SPREAD * spread)),
+                       phases=phases)
+
+    def _settled(self, trials: list[TrialTime]) -> list[TrialTime]:
+        """Every trial of a method read against all the stand-in runs of its shape in the
+        session (so the first trial's floor has as many runs as the last's)."""
+        return [self._against_the_floor(t) for t in trials]
 
     def _as_after_a_switch(self, idle_ms: float) -> None:
         """(CUDA) Put the stand-in where the candidate's worker was when its request came:
@@ -893,7 +910,7 @@ class Session:
                 cupti = measured
             else:
                 trials.append(measured)
-        return _statistics(trials, iters, "eager calls", cold, cupti)
+        return _statistics(self._settled(trials), iters, "eager calls", cold, cupti)
 
     def time_graph(self, method: str, spec: TimingConfig) -> dict[str, dict]:
         """The published method and its cold-L2 counterpart: a graph of ``iters`` calls
@@ -931,9 +948,9 @@ class Session:
             else:
                 measured[cold].append(result)
         self.forget(ids, graph=True, arenas=[arena.id])
-        return {"graph": _statistics(measured[False], iters, "graph replay", False,
-                                     profiled[False]),
-                "cold": _statistics(measured[True], iters, "graph replay", True,
+        return {"graph": _statistics(self._settled(measured[False]), iters, "graph replay",
+                                     False, profiled[False]),
+                "cold": _statistics(self._settled(measured[True]), iters, "graph replay", True,
                                     profiled[True])}
 
     def _warm_up(self, method: str, spec: TimingConfig) -> None:
@@ -1020,6 +1037,10 @@ class TrialTime:
     #: (:func:`judge_outputs`): the trial then counts at no less than the slowest trial
     #: of its method that needed none, so the allowance never buys time.
     allowance: bool = False
+    #: The request's time on the audit's clock (ms), the stand-in's floor not subtracted.
+    wall_ms: float = 0.0
+    #: The request's shape (method, calls, L2 flushed): the stand-in runs it is read against.
+    shape: tuple[str, int, bool] = ("", 0, False)
 
     @property
     def flagged(self) -> bool:

@@ -109,3 +109,36 @@ def test_a_trial_that_needed_the_allowance_buys_no_time():
     assert out == pytest.approx([20.0, 20.0])  # (21.5 - 0.5) / 1.05
     # where every trial needed it, each counts at the slowest
     assert counted([dirty(4.0, 4.0), dirty(5.0, 5.0), dirty(6.0, 6.0)]) == [6.0, 6.0, 6.0]
+
+
+def test_every_trial_is_read_against_all_the_stand_in_runs_of_its_shape():
+    """The stand-in's floor and spread come from every run of the request's shape in the
+    session, the runs after a trial included: the first trial of a method is read against
+    as many runs as the last, and runs of another shape count for nothing."""
+    import torch
+
+    from hf_eval.trials import GUARD_SPREAD, InputSet, Session
+
+    class Toy:
+        op_type = "toy"
+
+    session = Session(handle=None, stand_in_worker=None, definition=Toy(), task=None,
+                      device=torch.device("cpu"), main=InputSet("m", [torch.zeros(2)], ()),
+                      reference=None, secret=b"secret", timeout=1.0)
+    shape = ("graph", 50, False)
+    session._runs[shape] = [5.0, 5.2]  # the first trial's runs
+    first = session._against_the_floor(TrialTime(
+        device_ms=1.0, host_ms=0.0, clock="cuda-events", slack_ms=0.0, wall_ms=9.0,
+        shape=shape))
+    assert first.host_ms == pytest.approx(4.0)  # 9.0 - 5.0, read against two runs
+    assert first.slack_ms == pytest.approx(GUARD_SPREAD * 0.1)  # median 5.1 - floor 5.0
+    session._runs[shape] += [4.0, 4.1, 4.2, 6.0]  # the later trials' runs
+    session._runs[("graph", 50, True)] = [0.5, 0.5]  # the cold replays': another shape
+    later = TrialTime(device_ms=1.0, host_ms=0.0, clock="cuda-events", slack_ms=0.0,
+                      wall_ms=7.0, shape=shape)
+    settled = session._settled([first, later])
+    # floor 4.0; median of the six runs (4.2 + 5.0) / 2 = 4.6; spread 0.6
+    assert [t.host_ms for t in settled] == pytest.approx([5.0, 3.0])
+    assert [t.slack_ms for t in settled] == pytest.approx([GUARD_SPREAD * 0.6] * 2)
+    assert all(t.phases["stand_in_floor"] == 4.0 and t.phases["stand_in_pooled"] == 6
+               for t in settled)
