@@ -18,7 +18,10 @@
 # tilelang 0.1.12 pins apache-tvm-ffi 0.1.11 while the FA4/FlashInfer stack pins
 # 0.1.15.post2, so tilelang and its own dependencies go to /tmp/site-tilelang, used only
 # for the QSA index solutions. NATTEN has no wheel: its solution runs only where libnatten was built
-# (docs/h200/natten.md); otherwise OUT_DIR/not_run.txt says so.
+# (docs/h200/natten.md); otherwise OUT_DIR/not_run.txt says so. DeepGEMM has no wheel for
+# the device's torch: the deepgemm_bf16_* and hybrid_bf16_* solutions import the build
+# that results/h200/deepgemm_build.sh leaves in /tmp/DeepGEMM (it JIT-compiles its
+# kernels with the CUDA toolkit of CUDA_HOME, /usr/local/cuda by default).
 # Writes OUT_DIR/env.txt, OUT_DIR/<solution>.jsonl (one audit report each, with its
 # .skipped.jsonl when the audit skipped it), OUT_DIR/<solution>.txt (the audit's output),
 # OUT_DIR/seed_solutions.jsonl (every record) and OUT_DIR/not_run.txt.
@@ -107,6 +110,8 @@ echo "$SOLUTIONS" | while read -r name definition; do
   [ -s "$OUT/$name.jsonl" ] && { echo "$name: report already there"; continue; }
   path=$BASE
   case $name in *qsa_index*|sglang_tilelang_index) path=$TL_SITE:$BASE ;; esac
+  case $name in deepgemm_bf16_*|hybrid_bf16_*)  # built by results/h200/deepgemm_build.sh
+    path=/tmp/DeepGEMM:$BASE; export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda} ;; esac
   case $definition in neighborhood_attention_*)
     if ! PYTHONPATH=$path python3 -c 'from natten._libnatten import HAS_LIBNATTEN; assert HAS_LIBNATTEN' 2>/dev/null; then
       echo "$name: not run: natten with libnatten is not installed (no wheel; source build)" >> "$OUT/not_run.txt"
