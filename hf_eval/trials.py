@@ -879,11 +879,12 @@ class Session:
         budget = POOL_BYTES["cuda" if self.device.type == "cuda" else "cpu"]
         return max(1, min(spec.iters, budget // max(1, per_set)))
 
-    def _write(self, arena: Arena, sets: list[InputSet]) -> None:
-        """Write the sets' content, masked under a new seed, and hand both workers the
-        masked bytes (outside the clock): registered with the sets, or reloaded."""
+    def _write(self, arena: Arena, sets: list[InputSet], stand_in: bool = True) -> None:
+        """Write the sets' content, masked under a new seed, and hand the workers the
+        masked bytes (outside the clock): registered with the sets, or reloaded; the
+        stand-in only where it runs the trial (``stand_in``: a timed trial)."""
         arena.write([s.inputs for s in sets], self.device)
-        for worker in (self._candidate, self.stand_in):
+        for worker in (self._candidate, self.stand_in) if stand_in else (self._candidate,):
             if arena.id in worker.arenas:
                 self._request({"op": "reload", "arena": arena.id}, worker=worker)
             else:
@@ -899,7 +900,7 @@ class Session:
         for trial in range(spec.trials + cuda):  # and on CUDA one profiled trial
             profile = trial == spec.trials
             sets, arena = self._fresh_sets(iters)
-            self._write(arena, sets)
+            self._write(arena, sets, stand_in=not profile)
             if method == "prepared":  # on the masked content: it must not hold the answer
                 self._request({"op": "prepare", "ids": [s.id for s in sets]},
                               self.timeout * TIMING_TIMEOUT_FACTOR)
@@ -939,7 +940,7 @@ class Session:
             cold, profile = trial % 2 == 1, trial >= 2 * spec.trials
             for b, content in zip(buffers, self.fresh_many(len(buffers))):
                 b.inputs, b.truth = content.inputs, content.truth
-            self._write(arena, buffers)
+            self._write(arena, buffers, stand_in=not profile)
             when = f"graph replay {trial // 2 + 1}{' (cold L2)' if cold else ''}"
             _, result = self._trial("graph", buffers, when, timed=not profile, cold=cold,
                                     profile=profile)
