@@ -118,3 +118,23 @@ def test_a_cpu_mask_is_keyed_by_every_bit_of_its_seed():
     for high_bit in (32, 63, 100, 127):
         b = mask_into(torch.empty(64, dtype=torch.uint8), low | (1 << high_bit))
         assert not torch.equal(a, b), high_bit
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_an_arena_written_from_a_gpu_is_page_locked_once_and_restores_the_content():
+    """On CUDA the audit page-locks the shared buffer at the first write (one DMA copy a
+    write); the bytes are the same masked content, which the seed restores."""
+    main, fresh = _sets()
+    cuda = torch.device("cuda")
+    fresh = [[t.to(cuda) if isinstance(t, torch.Tensor) else t for t in inputs]
+             for inputs in fresh]
+    arena = Arena.pack([t.to(cuda) if isinstance(t, torch.Tensor) else t for t in main],
+                       fresh)
+    for _ in range(2):  # a second write reuses the lock
+        seed = arena.write(fresh, cuda)
+        assert arena.pinned is True
+        private = arena.buffer.to(cuda)
+        unmask(private, seed, torch.empty_like(private))
+        for k, inputs in enumerate(fresh):
+            restored = Arena.place_in(private, arena.places[k][0])
+            assert torch.equal(restored, inputs[0])

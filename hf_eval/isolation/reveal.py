@@ -18,7 +18,9 @@ device type, with the same torch build, and gets the same bytes.
 
 from __future__ import annotations
 
+import ctypes
 import secrets
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,6 +63,19 @@ def unmask(arena: torch.Tensor, seed: int, scratch: torch.Tensor) -> None:
     arena.view(torch.int64).bitwise_xor_(scratch.view(torch.int64))
 
 
+def _clear_last_error() -> None:
+    """Read off the CUDA runtime's last error (torch's bindings do not expose
+    ``cudaGetLastError``): call it in the runtime library this process has loaded."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "libcudart.so" in line}
+    for path in paths:
+        ctypes.CDLL(path).cudaGetLastError()
+
+
+def _unpin(ptr: int) -> None:
+    torch.cuda.cudart().cudaHostUnregister(ptr)  # an error (CUDA torn down at exit) is moot
+
+
 def _padded(nbytes: int) -> int:
     return max(8, -(-nbytes // ALIGN) * ALIGN)
 
@@ -79,7 +94,11 @@ class Arena:
     buffer: torch.Tensor
     #: Names this arena in the worker.
     id: str = field(default_factory=lambda: f"a{secrets.token_hex(4)}")
+    #: The seed of the mask the buffer holds now (None before the first write).
     seed: int | None = None
+    #: (CUDA) Whether the audit page-locked the buffer in its own process for the
+    #: writes' device-to-host copies (None: not tried yet; False: refused, copies pageable).
+    pinned: bool | None = None
 
     @classmethod
     def pack(cls, main: list[object], sets: list[list[object]]) -> Arena:
@@ -130,8 +149,23 @@ class Arena:
         mask = mask_into(torch.empty_like(staging), self.seed)
         staging.view(torch.int64).bitwise_xor_(mask.view(torch.int64))
         if staging is not self.buffer:
+            self._pin()
             self.buffer.copy_(staging)
         return self.seed
+
+    def _pin(self) -> None:
+        """Page-lock the shared buffer in the audit's process once (the first write from
+        a GPU), so every write's copy is one DMA transfer instead of a pageable copy
+        through a bounce buffer; unlocked when the arena is collected. The workers map
+        the same pages read-only; nothing changes for them."""
+        if self.pinned is not None:
+            return
+        ptr, nbytes = self.buffer.data_ptr(), self.buffer.numel()
+        self.pinned = int(torch.cuda.cudart().cudaHostRegister(ptr, nbytes, 0)) == 0
+        if self.pinned:
+            weakref.finalize(self, _unpin, ptr)
+        else:  # the refusal is the runtime's "last error": torch's next launch check
+            _clear_last_error()  # would raise it, so it is read off here
 
     def wire(self, index: int, main: list[object], same_as: tuple) -> list[object]:
         """Set ``index`` as the worker gets it: arena views for what varies, and a
