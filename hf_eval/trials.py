@@ -139,11 +139,14 @@ SEAL_ELEMENTS = 4096
 _RANDOM = secrets.SystemRandom()
 #: A timing request may take this many times the task's per-call timeout.
 TIMING_TIMEOUT_FACTOR = 3
-#: Runs of the same request on the stand-in per timed trial. Once a method's trials are
-#: done, the audit subtracts from each the cheapest run of the session for a request of
-#: that shape (method, call count, L2 policy), the later trials' runs included: at least
-#: ``STAND_IN_RUNS`` x trials runs, so noise can only make a candidate look slower.
-STAND_IN_RUNS = 2
+#: Runs of the same request on the stand-in per timed trial, by device type. Once a
+#: method's trials are done, the audit subtracts from each the cheapest run of the
+#: session for a request of that shape (method, call count, L2 policy), the later
+#: trials' runs included, so noise can only make a candidate look slower. On CUDA every
+#: run follows the same switch as the candidate's request (``_as_after_a_switch``), so
+#: the runs are alike and two a trial suffice; on CPU a trial's first run is slower than
+#: the next (caches the candidate's calls evicted), and five keep the median a settled run.
+STAND_IN_RUNS = {"cuda": 2, "cpu": 5}
 #: (CUDA) The longest idle before each stand-in run (see ``Session._as_after_a_switch``).
 SWITCH_IDLE_MAX_MS = 50.0
 #: (CUDA) The GPU is free when a kernel of the audit's own context and a synchronise
@@ -759,7 +762,7 @@ class Session:
                            "when frozen (while the stand-in was timed)", fatal=True)
         try:
             runs = []
-            for _ in range(STAND_IN_RUNS):
+            for _ in range(STAND_IN_RUNS.get(self.device.type, 5)):
                 self._as_after_a_switch(wall_ms)
                 runs.append(self._clocked(self.stand_in, stand_in, judged,
                                           self._seal_plan(sets, judged), timeout,

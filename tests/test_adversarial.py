@@ -227,6 +227,11 @@ EXPECTED = {
     "peek_cgroups": ("PASSED", r"^$"),  # an empty /sys/fs/cgroup: nothing to see
     "prepare_computes_answer": ("INCORRECT_NUMERICAL", r"^prepared timing trial 1: y: "),
     "io_uring_side_door": ("RUNTIME_ERROR", DENIED),
+    "timer_storm_floor": ("RUNTIME_ERROR", r"^PermissionError: .*timer_create: Operation not "
+                          r"permitted"),
+    "timer_sources": ("RUNTIME_ERROR", r"^PermissionError: timerfd_create: Operation not "
+                      r"permitted, setitimer: Operation not permitted, alarm: Operation not "
+                      r"permitted"),
     "huge_error_text": ("RUNTIME_ERROR", r"^RuntimeError: "),
     "error_str_raises": ("RUNTIME_ERROR", r"^Unprintable$"),
     "crash": ("RUNTIME_ERROR", r"SIGSEGV"),

@@ -461,14 +461,21 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: likes; ``inotify`` and ``fanotify``, which would watch the audit's temporary files;
 #: every way to queue data in socket buffers, memory no cgroup may charge to the
 #: worker: ``socketpair``, ``connect``, and datagram sockets (``socket`` itself, ``bind``
-#: and ``listen`` stay: CUDA's initialisation makes a listening socket of its own); and
+#: and ``listen`` stay: CUDA's initialisation makes a listening socket of its own);
 #: io_uring (``io_uring_setup``, ``_enter``, ``_register``), whose operations never pass
-#: through this filter.
+#: through this filter; and every timer that fires while its owner is frozen
+#: (``timer_create``, ``timerfd_create``, ``setitimer``, ``alarm``): armed before a reply,
+#: their expiries (fanned out by a signalfd that many epoll instances watch) run in
+#: interrupt context on the cores where the stand-in is then timed, which would raise its
+#: floor and spread, the host time the guard holds a worker's claim to. A frozen thread's
+#: own sleep (``nanosleep``, a futex or poll timeout) is cancelled by the freeze itself.
 _DENIED = {
     "x86_64": (0xC000003E, 0x40000000, 41,
-               (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42, 425, 426, 427)),
+               (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42, 425, 426, 427,
+                222, 283, 38, 37)),
     "aarch64": (0xC00000B7, None, 198,
-                (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427)),
+                (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427,
+                 107, 85, 103)),
 }
 #: The socket calls among them (``socketpair``, ``connect``): allowed with the network.
 _SOCKET_CALLS = {"x86_64": (53, 42), "aarch64": (199, 203)}
