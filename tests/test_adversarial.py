@@ -229,6 +229,9 @@ EXPECTED = {
     "io_uring_side_door": ("RUNTIME_ERROR", DENIED),
     "timer_storm_floor": ("RUNTIME_ERROR", r"^PermissionError: .*timer_create: Operation not "
                           r"permitted"),
+    "user_namespace_loopback": ("RUNTIME_ERROR", r"^PermissionError: unshare: Operation not "
+                                r"permitted, clone: Operation not permitted, setns: "
+                                r"Operation not permitted, clone3: Function not implemented"),
     "timer_sources": ("RUNTIME_ERROR", r"^PermissionError: timerfd_create: Operation not "
                       r"permitted, setitimer: Operation not permitted, alarm: Operation not "
                       r"permitted"),

@@ -218,6 +218,7 @@ PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWUSER = 0x10000000
 MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
@@ -477,6 +478,11 @@ _DENIED = {
                 (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427,
                  107, 85, 103)),
 }
+#: Per architecture: ``unshare``, ``clone``, ``clone3``, ``setns``. A new user namespace
+#: would hand the worker every capability inside it: with its own network namespace and
+#: loopback up, kernel timers of TCP (pacing, retransmits) fire while the worker is frozen
+#: and slow the stand-in, and socket buffers hold memory no cgroup charges to the worker.
+_NAMESPACE_CALLS = {"x86_64": (272, 56, 435, 308), "aarch64": (97, 220, 435, 268)}
 #: The socket calls among them (``socketpair``, ``connect``): allowed with the network.
 _SOCKET_CALLS = {"x86_64": (53, 42), "aarch64": (199, 203)}
 _SOCK_DGRAM = 2
@@ -485,41 +491,58 @@ _BPF_ALU_AND_K = 0x54
 
 def _apply_seccomp(network: bool = False) -> list[str]:
     """A seccomp filter on this thread (inherited by every thread and process it starts):
-    :data:`_DENIED` syscalls fail with EPERM, and so do a datagram ``socket`` and any
-    syscall of another ABI (a 32-bit one) than the machine's; with ``network`` the socket
-    calls stay allowed. Nothing where the machine is neither x86_64 nor aarch64 (the wall
-    is then absent from the list)."""
+    :data:`_DENIED` syscalls fail with EPERM, and so do a datagram ``socket``, a new user
+    namespace (``unshare`` or ``clone`` with CLONE_NEWUSER, any ``setns``) and any syscall
+    of another ABI (a 32-bit one) than the machine's; ``clone3``, whose flags lie in memory
+    a filter cannot read, fails with ENOSYS (the C library then falls back to ``clone``);
+    with ``network`` the socket calls stay allowed. Nothing where the machine is neither
+    x86_64 nor aarch64 (the wall is then absent from the list)."""
     known = _DENIED.get(platform.machine())
     if known is None:
         return []
     arch, foreign, socket_nr, numbers = known
+    unshare_nr, clone_nr, clone3_nr, setns_nr = _NAMESPACE_CALLS[platform.machine()]
     if network:
         numbers = tuple(n for n in numbers if n not in _SOCKET_CALLS[platform.machine()])
     deny = SECCOMP_RET_ERRNO | 1  # EPERM
-    code = [(_BPF_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
-            (_BPF_JEQ_K, 1, 0, arch),
-            (_BPF_RET_K, 0, 0, deny),
-            (_BPF_LD_W_ABS, 0, 0, 0)]  # seccomp_data.nr
+    # (code, jump if true, jump if false, k): jumps name a label, resolved below
+    program: list[tuple[int, str | int, str | int, int]] = [
+        (_BPF_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
+        (_BPF_JEQ_K, 0, "deny", arch),
+        (_BPF_LD_W_ABS, 0, 0, 0)]  # seccomp_data.nr
     if foreign is not None:
-        code += [(_BPF_JGE_K, 0, 1, foreign), (_BPF_RET_K, 0, 0, deny)]
-    # then: one JEQ for socket, one per refused number, ALLOW, the socket check, DENY
-    first = len(code)
-    allow = first + 1 + len(numbers)
-    socket_check, denied = allow + 1, allow + 5
-    code.append((_BPF_JEQ_K, (allow if network else socket_check) - (first + 1), 0,
-                 socket_nr))
-    for i, number in enumerate(numbers):
-        at = first + 1 + i
-        code.append((_BPF_JEQ_K, denied - (at + 1), 0, number))
-    code += [(_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),
-             (_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the type
-             (_BPF_ALU_AND_K, 0, 0, 0xF),
-             (_BPF_JEQ_K, 1, 0, _SOCK_DGRAM),
-             (_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),
-             (_BPF_RET_K, 0, 0, deny)]
-    assert len(code) == denied + 1
-    program = (_SockFilter * len(code))(*[_SockFilter(*c) for c in code])
-    fprog = _SockFprog(len(code), ctypes.cast(program, ctypes.POINTER(_SockFilter)))
+        program.append((_BPF_JGE_K, "deny", 0, foreign))
+    program += [(_BPF_JEQ_K, "allow" if network else "socket", 0, socket_nr),
+                (_BPF_JEQ_K, "namespace", 0, unshare_nr),
+                (_BPF_JEQ_K, "namespace", 0, clone_nr),
+                (_BPF_JEQ_K, "enosys", 0, clone3_nr),
+                (_BPF_JEQ_K, "deny", 0, setns_nr)]
+    program += [(_BPF_JEQ_K, "deny", 0, number) for number in numbers]
+    program.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))  # none of them
+    labels = {"socket": len(program)}  # every jump goes forward
+    program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the type
+                (_BPF_ALU_AND_K, 0, 0, 0xF),
+                (_BPF_JEQ_K, "deny", "allow", _SOCK_DGRAM)]
+    labels["namespace"] = len(program)
+    program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the flags
+                (_BPF_ALU_AND_K, 0, 0, CLONE_NEWUSER),
+                (_BPF_JEQ_K, "allow", "deny", 0)]
+    labels["enosys"] = len(program)
+    program.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | 38))  # ENOSYS
+    labels["allow"] = len(program)
+    program.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
+    labels["deny"] = len(program)
+    program.append((_BPF_RET_K, 0, 0, deny))
+
+    def offset(at: int, target: str | int) -> int:
+        jump = target if isinstance(target, int) else labels[target] - (at + 1)
+        assert 0 <= jump < 256, "a classic BPF jump goes forward, at most 255 places"
+        return jump
+
+    code = [_SockFilter(op, offset(at, jt), offset(at, jf), k)
+            for at, (op, jt, jf, k) in enumerate(program)]
+    filters = (_SockFilter * len(code))(*code)
+    fprog = _SockFprog(len(code), ctypes.cast(filters, ctypes.POINTER(_SockFilter)))
     if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
         raise _os_error("seccomp filter")
     return ["seccomp"]
