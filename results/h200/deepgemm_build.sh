@@ -17,7 +17,7 @@
 # first call, with the CUDA toolkit of CUDA_HOME (an inherited variable), into
 # $HOME/.deep_gemm, which in an audit is the worker's private directory. The check
 # below compiles with NVRTC (DG_JIT_USE_NVRTC=1) into /tmp/dg-cache.
-# Not yet run on the device: no record of it is under results/ yet.
+# Run once: results/h200/2026-12-04-deepgemm/ (builds; the first bf16_gemm_nt call segfaults).
 set -euo pipefail
 python3 -m pip install -q --no-index --no-deps --target /tmp/site-build .whl-dg/*.whl
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
