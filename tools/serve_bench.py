@@ -1,6 +1,6 @@
 """The agent loop's speed: seconds per ``POST /audit`` of ``hf-eval serve``, cold and warm.
 
-    .venv/bin/python docs/tools/serve_bench.py [--device cpu|cuda] [--definition NAME]
+    .venv/bin/python tools/serve_bench.py [--device cpu|cuda] [--definition NAME]
                                                [--solution NAME] [--warm 3] [--keep-cache]
 
 Starts ``hf-eval serve`` on this checkout (``--port 0``, a report in a temporary
@@ -38,7 +38,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DEFINITION = "noncausal_dense_attention_h32_d64"
 
 

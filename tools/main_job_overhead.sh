@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The main job's cost with the confined, checked audit against the audit before it (issue
-# 11's goal: within 10%), on the same workloads, one run after the other on a quiet machine.
+# The main job's cost with the confined, checked audit against the audit before it (the
+# goal: within 10%), on the same workloads, one run after the other on a quiet machine.
 #
-#   bash docs/tools/main_job_overhead.sh [OLD_COMMIT [NEW_COMMIT]]   (defaults 5f342dc, HEAD)
+#   bash tools/main_job_overhead.sh [OLD_COMMIT [NEW_COMMIT]]   (defaults 5f342dc, HEAD)
 #
 # The workloads are today's main job's (the dev suite of every task) that also exist at
 # OLD_COMMIT, whose main job audited a different sample. Each side runs in its own clone

@@ -1,7 +1,7 @@
 """The cost of one worker's walls: wall time and machine CPU time to start one contained,
 confined worker and to end it.
 
-    .venv/bin/python docs/tools/worker_start.py [fork|exec] [--workers N]
+    .venv/bin/python tools/worker_start.py [fork|exec] [--workers N]
 
 A worker here is the stand-in (no candidate code), started with every wall applied, asked
 to load (``{"op": "load", "stand_in": True}``) and so ready for a request; then closed

@@ -1,6 +1,6 @@
 """Where one ``hf-eval serve`` request's seconds go: the service's audit, in this process.
 
-    .venv/bin/python docs/tools/serve_phases.py [--device cpu|cuda] [--definition NAME]
+    .venv/bin/python tools/serve_phases.py [--device cpu|cuda] [--definition NAME]
                                                 [--solution NAME] [--requests 3]
 
 Builds the service (:class:`hf_eval.serve.AuditService`) in this process, as ``hf-eval
@@ -30,9 +30,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "docs" / "tools"))
+sys.path.insert(0, str(REPO / "tools"))
 
 from serve_bench import DEFAULT_DEFINITION, preferred_solution, renamed  # noqa: E402
 

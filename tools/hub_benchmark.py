@@ -1,6 +1,6 @@
 """Benchmark of lazy, verified tensor access; writes docs/hub-benchmark.md.
 
-Run from the repository root: ``.venv/bin/python docs/hub_benchmark.py``.
+Run from the repository root: ``.venv/bin/python tools/hub_benchmark.py``.
 
 Everything here is LOCAL: the Git LFS remote is a bare repository reached over
 ``file://`` with the real ``git-lfs`` client, and the Hub is the HTTP fixture of
@@ -71,7 +71,7 @@ def make_dataset(root: Path) -> None:
             "uuid": uuid, "axes": {"M": m},
             "inputs": {"x": x, "w": w, "scale": {"type": "scalar", "value": 0.5}}}))
         receipts.append(Receipt(uuid=uuid, definition=NAME, provenance={
-            "kind": "generated", "generator": "docs.hub_benchmark", "seed": i}))
+            "kind": "generated", "generator": "tools.hub_benchmark", "seed": i}))
     (root / "workloads/toy").mkdir(parents=True)
     (root / f"workloads/toy/{NAME}.jsonl").write_text(
         "".join(r.model_dump_json() + "\n" for r in rows))
@@ -205,7 +205,7 @@ same disk, reached over `file://` by the real `git-lfs` client
 127.0.0.1, which answers `resolve/` like the Hub (302 to a CDN host with the LFS sha256
 and size) but is not the Hub. The numbers measure what the harness does (which bytes it
 fetches, hashing, per-row overhead), not network throughput or the real Hub's latency.
-Produced by `.venv/bin/python docs/hub_benchmark.py` on a {os.cpu_count()}-core
+Produced by `.venv/bin/python tools/hub_benchmark.py` on a {os.cpu_count()}-core
 {cpu} CPU machine shared with other jobs (expect tens of percent between runs),
 Python {platform.python_version()}, torch {torch.__version__}.
 
