@@ -138,11 +138,11 @@ def test_records_of_the_checked_path_are_read(dataset, tmp_path):
 
 
 def test_ranking_uses_device_time_and_skips_failed_or_partly_timed_solutions(dataset, tmp_path):
-    """Host noise in the counted time (session 8: 2.19 ms counted for a 15 us kernel) does
-    not decide a preference; a solution that failed a check at any benchmark shape is not
-    ranked, and the evidence names the shape; nor is one timed at fewer shapes than the
-    others (session 13: the GDN recurrent kernel, untimed at its slowest shape, led on the
-    two shapes it shared)."""
+    """Host noise in the counted time (the H200 run of 2026-12-02 08:27: 2.19 ms counted for
+    a 15 us kernel) does not decide a preference; a solution that failed a check at any
+    benchmark shape is not ranked, and the evidence names the shape; nor is one timed at
+    fewer shapes than the others (the 16:50 run: the GDN recurrent kernel, untimed at its
+    slowest shape, led on the two shapes it shared)."""
     torch_name = dataset.task(GEMM).baseline.solution
     triton_name = "triton_tiled_gemm_bf16_n4096_k4096"
     audit = _audit_lines(dataset, torch_name) + _audit_lines(dataset, triton_name)
@@ -176,9 +176,10 @@ def test_ranking_uses_device_time_and_skips_failed_or_partly_timed_solutions(dat
 
 def test_a_line_that_timed_another_source_is_neither_ranked_nor_a_baseline(dataset, tmp_path):
     """A benchmark line names the source it timed. Once the solution's source changes, the
-    line is no timing of it (session 14: the torch QSA baseline went from bf16 to FP32): it
-    is not ranked, not the denominator of a speed-up, and the coverage table asks for the
-    shape again. A line without the hash (sessions 5-14) is taken as it is."""
+    line is no timing of it (after the 2026-12-02 18:32 run the torch QSA baseline went from
+    bf16 to FP32): it is not ranked, not the denominator of a speed-up, and the coverage
+    table asks for the shape again. A line without the hash (the runs of 2026-12-02) is
+    taken as it is."""
     torch_name = dataset.task(GEMM).baseline.solution
     triton_name = "triton_tiled_gemm_bf16_n4096_k4096"
     audit = _audit_lines(dataset, torch_name) + _audit_lines(dataset, triton_name)
@@ -216,8 +217,8 @@ def test_a_line_that_timed_another_source_is_neither_ranked_nor_a_baseline(datas
 
 
 def test_a_tie_is_decided_by_the_audits_not_by_noise(dataset, tmp_path):
-    """Session 12: torch SDPA led cuDNN by 1.6% on the geomean while audited on 5 of 12
-    samples against cuDNN's 12. Inside the tie margin the better-audited solution is
+    """The 2026-12-02 15:42 run: torch SDPA led cuDNN by 1.6% on the geomean while audited on
+    5 of 12 samples against cuDNN's 12. Inside the tie margin the better-audited solution is
     chosen, and the evidence says why; outside it the faster one still wins."""
     torch_name = dataset.task(GEMM).baseline.solution
     triton_name = "triton_tiled_gemm_bf16_n4096_k4096"
@@ -260,9 +261,9 @@ def test_session_folders_are_read_after_the_folders_own_files_oldest_first(tmp_p
 
 
 def test_a_session_of_another_gpu_is_refused_not_merged(dataset, tmp_path):
-    """A later session's benchmark line supersedes an earlier one, so an H100 session filed
-    among the H200 ones would replace H200 timings: the report refuses it, naming the file
-    and the field, and refuses a session whose records name no GPU at all."""
+    """A later run's benchmark line supersedes an earlier one, so an H100 run filed among
+    the H200 ones would replace H200 timings: the report refuses it, naming the file and the
+    field, and refuses a run whose records name no GPU at all."""
     name = dataset.task(GEMM).baseline.solution
     folder = _folder(tmp_path, _audit_lines(dataset, name), [_bench_line(name, 0.2)])
     session = folder / "2026-12-02-1832-h100"
@@ -325,7 +326,7 @@ def test_a_run_folder_of_audits_only_names_the_gpu_in_every_record(dataset, tmp_
 
 
 def test_coverage_names_each_missing_audit_and_benchmark_shape(dataset, tmp_path):
-    """The generated coverage table is what the next device session owes: per GPU solution,
+    """The generated coverage table is what the next device run owes: per GPU solution,
     the samples not audited with its current source, the shapes without a line and the
     shapes whose line failed its check; a solution with nothing missing has no row."""
     torch_name = dataset.task(GEMM).baseline.solution
