@@ -402,8 +402,14 @@ def cmd_bench_report(args: argparse.Namespace) -> int:
     from hf_eval.bench.report import GOALS_PATH, build
 
     _require_dataset(args.root)
-    for path in build(args.dir or args.root / "docs" / "h200", args.root,
-                      args.goals or GOALS_PATH):
+    if args.dir is None:  # the repository's own layout: records, report, document
+        folder = args.root / "results" / "h200"
+        out, doc = args.out or folder / "report", args.doc or args.root / "docs" / "h200"
+    else:  # a folder of one's own: everything in it unless told otherwise
+        folder = args.dir
+        out = args.out or folder
+        doc = args.doc or out
+    for path in build(folder, args.root, args.goals or GOALS_PATH, out=out, doc=doc):
         print(f"wrote {path}")
     return 0
 
@@ -526,9 +532,10 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_samples_build)
 
     g = sub.add_parser("bench", help="time solutions at realistic shapes on a GPU; the H200 "
-                       "report", description="Device campaigns (docs/h200): realistic-scale "
-                       "benchmark shapes judged and timed through the audit's checks, and the "
-                       "report that turns device runs into docs/h200.")
+                       "report", description="Device campaigns (records in results/h200): "
+                       "realistic-scale benchmark shapes judged and timed through the audit's "
+                       "checks, and the report that turns device runs into "
+                       "docs/h200/performance.md.")
     gsub = g.add_subparsers(dest="bench_command", required=True, metavar="COMMAND")
     r = gsub.add_parser("run", help="time GPU solutions at every benchmark shape (CUDA only)",
                         description="Measure the ceilings (or read --ceilings), then judge and "
@@ -552,11 +559,17 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                    "(validation only), into results.jsonl beside bench.jsonl")
     r.set_defaults(func=cmd_bench_run)
     q = gsub.add_parser("report", help="device-run files -> summary, performance, preferred",
-                        description="Read a device-run folder (results.jsonl, bench.jsonl, "
-                        "ceilings*.json, env*.txt, in it and in each session<N>/ folder "
-                        "in it, oldest first; commands.txt, notes.md) and write its "
-                        "summary.json, performance.md and preferred-solutions.json.")
-    q.add_argument("--dir", type=Path, help="the folder (default: <root>/docs/h200)")
+                        description="Read the device runs' records (results.jsonl, "
+                        "bench.jsonl, ceilings*.json, env*.txt, in --dir and in each "
+                        "<date>-<what>/ run folder in it that holds records, oldest first), "
+                        "the report's commands.txt and the document's notes.md; write "
+                        "summary.json and preferred-solutions.json to --out and "
+                        "performance.md to --doc.")
+    q.add_argument("--dir", type=Path, help="the runs' folder (default: <root>/results/h200)")
+    q.add_argument("--out", type=Path, help="the report's folder (default: "
+                   "<root>/results/h200/report, or --dir when --dir is given)")
+    q.add_argument("--doc", type=Path, help="where performance.md goes, beside notes.md "
+                   "(default: <root>/docs/h200, or --out when --dir is given)")
     q.add_argument("--goals", type=Path,
                    help="the goals to judge (default: hf_eval/bench/goals.json)")
     q.set_defaults(func=cmd_bench_report)

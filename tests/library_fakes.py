@@ -12,7 +12,7 @@ GDN sequence's final state is NaN, the GDN decode state is updated in place, an 
 request may not be empty. A solution's ``main.py`` loaded with these modules in
 ``sys.modules`` can then be compared with the definition's reference on CPU. They say
 nothing about the libraries' own numerics: the GPU tests and
-``docs/h200/tools/library_smoke.py`` run the real ones.
+``results/h200/tools/library_smoke.py`` run the real ones.
 """
 
 from __future__ import annotations

@@ -138,11 +138,11 @@ def test_records_of_the_checked_path_are_read(dataset, tmp_path):
 
 
 def test_ranking_uses_device_time_and_skips_failed_or_partly_timed_solutions(dataset, tmp_path):
-    """Host noise in the counted time (session 8: 2.19 ms counted for a 15 us kernel) does
-    not decide a preference; a solution that failed a check at any benchmark shape is not
-    ranked, and the evidence names the shape; nor is one timed at fewer shapes than the
-    others (session 13: the GDN recurrent kernel, untimed at its slowest shape, led on the
-    two shapes it shared)."""
+    """Host noise in the counted time (the H200 run of 2026-12-02 08:27: 2.19 ms counted for
+    a 15 us kernel) does not decide a preference; a solution that failed a check at any
+    benchmark shape is not ranked, and the evidence names the shape; nor is one timed at
+    fewer shapes than the others (the 16:50 run: the GDN recurrent kernel, untimed at its
+    slowest shape, led on the two shapes it shared)."""
     torch_name = dataset.task(GEMM).baseline.solution
     triton_name = "triton_tiled_gemm_bf16_n4096_k4096"
     audit = _audit_lines(dataset, torch_name) + _audit_lines(dataset, triton_name)
@@ -176,9 +176,10 @@ def test_ranking_uses_device_time_and_skips_failed_or_partly_timed_solutions(dat
 
 def test_a_line_that_timed_another_source_is_neither_ranked_nor_a_baseline(dataset, tmp_path):
     """A benchmark line names the source it timed. Once the solution's source changes, the
-    line is no timing of it (session 14: the torch QSA baseline went from bf16 to FP32): it
-    is not ranked, not the denominator of a speed-up, and the coverage table asks for the
-    shape again. A line without the hash (sessions 5-14) is taken as it is."""
+    line is no timing of it (after the 2026-12-02 18:32 run the torch QSA baseline went from
+    bf16 to FP32): it is not ranked, not the denominator of a speed-up, and the coverage
+    table asks for the shape again. A line without the hash (the runs of 2026-12-02) is
+    taken as it is."""
     torch_name = dataset.task(GEMM).baseline.solution
     triton_name = "triton_tiled_gemm_bf16_n4096_k4096"
     audit = _audit_lines(dataset, torch_name) + _audit_lines(dataset, triton_name)
@@ -216,8 +217,8 @@ def test_a_line_that_timed_another_source_is_neither_ranked_nor_a_baseline(datas
 
 
 def test_a_tie_is_decided_by_the_audits_not_by_noise(dataset, tmp_path):
-    """Session 12: torch SDPA led cuDNN by 1.6% on the geomean while audited on 5 of 12
-    samples against cuDNN's 12. Inside the tie margin the better-audited solution is
+    """The 2026-12-02 15:42 run: torch SDPA led cuDNN by 1.6% on the geomean while audited on
+    5 of 12 samples against cuDNN's 12. Inside the tie margin the better-audited solution is
     chosen, and the evidence says why; outside it the faster one still wins."""
     torch_name = dataset.task(GEMM).baseline.solution
     triton_name = "triton_tiled_gemm_bf16_n4096_k4096"
@@ -240,31 +241,32 @@ def test_a_tie_is_decided_by_the_audits_not_by_noise(dataset, tmp_path):
 
 
 def test_session_folders_are_read_after_the_folders_own_files_oldest_first(tmp_path):
-    """docs/h200 keeps each device session's records in session<N>/: the report reads the
-    folder's own files, then session2 before session10, so the later line supersedes."""
+    """results/h200 keeps each device run's records in <date>-<what>/: the report reads the
+    folder's own files, then the earlier run before the later, so the later line supersedes."""
     (tmp_path / "bench.jsonl").write_text(json.dumps(_bench_line("a", 3.0)) + "\n")
-    for number, ms in ((10, 1.0), (2, 2.0)):
-        session = tmp_path / f"session{number}"
+    for name, ms in (("2026-12-02-1242-later", 1.0), ("2026-12-02-0232-earlier", 2.0)):
+        session = tmp_path / name
         session.mkdir()
         (session / "bench.jsonl").write_text(json.dumps(_bench_line("a", ms)) + "\n")
         (session / "ceilings.json").write_text(json.dumps(CEILINGS))
-    (tmp_path / "session_notes").mkdir()  # not a session folder
+    (tmp_path / "2026-12-02-notes").mkdir()  # not a run folder
     files = h200_report.device_files(tmp_path, "bench.jsonl")
-    assert files == [tmp_path / "bench.jsonl", tmp_path / "session2" / "bench.jsonl",
-                     tmp_path / "session10" / "bench.jsonl"]
+    assert files == [tmp_path / "bench.jsonl",
+                     tmp_path / "2026-12-02-0232-earlier" / "bench.jsonl",
+                     tmp_path / "2026-12-02-1242-later" / "bench.jsonl"]
     latest = h200_report.load_bench(files)
     assert latest[(GEMM, "m8192", "a")]["timing"]["graph"]["median_ms"] == 1.0
     assert [p.parent.name for p in h200_report.device_files(tmp_path, "ceilings*.json")] == \
-        ["session2", "session10"]
+        ["2026-12-02-0232-earlier", "2026-12-02-1242-later"]
 
 
 def test_a_session_of_another_gpu_is_refused_not_merged(dataset, tmp_path):
-    """A later session's benchmark line supersedes an earlier one, so an H100 session filed
-    among the H200 ones would replace H200 timings: the report refuses it, naming the file
-    and the field, and refuses a session whose records name no GPU at all."""
+    """A later run's benchmark line supersedes an earlier one, so an H100 run filed among
+    the H200 ones would replace H200 timings: the report refuses it, naming the file and the
+    field, and refuses a run whose records name no GPU at all."""
     name = dataset.task(GEMM).baseline.solution
     folder = _folder(tmp_path, _audit_lines(dataset, name), [_bench_line(name, 0.2)])
-    session = folder / "session14"
+    session = folder / "2026-12-02-1832-h100"
     session.mkdir()
     (session / "bench.jsonl").write_text(json.dumps(_bench_line(name, 0.1)) + "\n")
     (session / "ceilings.json").write_text(json.dumps(
@@ -273,7 +275,7 @@ def test_a_session_of_another_gpu_is_refused_not_merged(dataset, tmp_path):
         h200_report.build(folder, ROOT)
     assert str(refused.value) == (
         f"{session / 'ceilings.json'}: device: 'NVIDIA H100 80GB HBM3' is not the NVIDIA H200 "
-        "this folder reports on; file another GPU's records outside it (docs/h100/)")
+        "this folder reports on; file another GPU's records outside it (results/h100/)")
     assert not (folder / "preferred-solutions.json").exists()
 
     (session / "ceilings.json").unlink()
@@ -287,8 +289,44 @@ def test_a_session_of_another_gpu_is_refused_not_merged(dataset, tmp_path):
     assert (folder / "preferred-solutions.json").exists()
 
 
+
+def test_a_run_folder_of_audits_only_names_the_gpu_in_every_record(dataset, tmp_path):
+    """A run folder without ceilings (audit lines only) is read when every audit record
+    names the H200 in ``environment.gpu``, and refused when one names another card or none:
+    nothing else in it says where it ran."""
+    name = dataset.task(GEMM).baseline.solution
+    folder = _folder(tmp_path, [], [_bench_line(name, 0.2)])
+    run = folder / "2026-11-29-sample-audits"
+    run.mkdir()
+    lines = [{**r, "environment": {"gpu": "NVIDIA H200"}} for r in _audit_lines(dataset, name)]
+
+    def write() -> None:
+        (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+    write()
+    h200_report.build(folder, ROOT)
+    row = json.loads((folder / "summary.json").read_text())["audit_roofline"][GEMM][name]
+    assert row["passed"] > 0 and row["failed"] == 0
+
+    lines[1]["environment"]["gpu"] = "NVIDIA H100 80GB HBM3"
+    write()
+    with pytest.raises(DataError) as refused:
+        h200_report.build(folder, ROOT)
+    assert str(refused.value) == (
+        f"{run / 'results.jsonl'}:2: environment.gpu: 'NVIDIA H100 80GB HBM3' is not the "
+        "NVIDIA H200 this folder reports on; file another GPU's records outside it "
+        "(results/h100/)")
+
+    del lines[1]["environment"]
+    write()
+    with pytest.raises(DataError) as refused:
+        h200_report.build(folder, ROOT)
+    assert str(refused.value) == (f"{run}: holds device records but no ceilings*.json "
+                                  "naming the GPU they ran on")
+
+
 def test_coverage_names_each_missing_audit_and_benchmark_shape(dataset, tmp_path):
-    """The generated coverage table is what the next device session owes: per GPU solution,
+    """The generated coverage table is what the next device run owes: per GPU solution,
     the samples not audited with its current source, the shapes without a line and the
     shapes whose line failed its check; a solution with nothing missing has no row."""
     torch_name = dataset.task(GEMM).baseline.solution

@@ -7,7 +7,7 @@ PyTorch and must be right before any device time is spent. Each CUDA library is 
 here by a plain-PyTorch implementation of the contract its own documentation states
 (quoted in each stand-in), so a wrong argument or a wrong packing fails against the
 definition's reference on the sample cases. The real kernels run on the H200
-(``docs/h200/tools/engine_smoke.py``; ``test_engine_baselines_on_cuda`` below when a GPU and
+(``results/h200/tools/engine_smoke.py``; ``test_engine_baselines_on_cuda`` below when a GPU and
 the libraries are present).
 
 One more CPU fact is asserted: SGLang's GDN kernels round beta = sigmoid(b) to BF16
@@ -66,7 +66,7 @@ def _beta_rounding_fails(name: str, label: str) -> bool:
     """The samples whose state the engine's BF16 beta pushes out of tolerance: exactly the
     large-state ones (their recipes scale the initial state up; every other sample passes),
     e.g. b2_large_state, whose 51 failing elements the H200 audit counted too
-    (docs/h200/session5)."""
+    (results/h200/2026-12-02-0232-library-engine-audits)."""
     return "large" in label
 ROUTER = ("moe_router_gemm_topk_deepseek41_d5120_e384_topk6",
           "sglang_moe_fused_gate_router_e384_k6")
@@ -494,11 +494,11 @@ def test_engine_baselines_on_cuda(name, solution):
 
 # ------------------------------------------------------------------ the device smoke tool
 def test_engine_smoke_tool_runs_and_reports_per_case():
-    """docs/h200/tools/engine_smoke.py, tried on CPU with a plain-torch engine baseline and a
+    """results/h200/tools/engine_smoke.py, tried on CPU with a plain-torch engine baseline and a
     GPU-only one: a PASS line for the first, ERROR lines (not a crash) for the second."""
     import subprocess
 
-    tool = kit.REPO / "docs/h200/tools/engine_smoke.py"
+    tool = kit.REPO / "results/h200/tools/engine_smoke.py"
     done = subprocess.run(
         [sys.executable, str(tool), "--device", "cpu", "--timeout", "300",
          "--only", "torch_linear_bf16_n4096_k4096,sglang_flashmla_sparse_prefill_h64_k128"],

@@ -1,4 +1,5 @@
-"""The documented real capture (docs/examples/minilm_capture): all-MiniLM-L6-v2 on the CPU.
+"""The documented real capture of all-MiniLM-L6-v2 on the CPU
+(results/cpu/2026-11-29-minilm-capture).
 
 End to end into a temporary root: the real program runs under capture, its result is
 unchanged, and what it wrote passes ``check``, replay and an audit of the proposed torch
@@ -20,7 +21,7 @@ from hf_eval.dataset import open_dataset
 from hf_eval.records import exit_code
 from hf_eval.report import read_report
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "docs/examples/minilm_capture"
+EXAMPLE = Path(__file__).resolve().parent.parent / "results/cpu/2026-11-29-minilm-capture"
 CAPTURED = {"attention_key_padding_h12_d32_fp32": 3, "linear_n384_k384_bias_fp32": 2}
 
 

@@ -17,7 +17,7 @@ neither of. What a CPU can check is checked here:
   the sink factor, the ascending-ID order, the tie rule).
 With CUDA and the library importable, each solution also runs for real on its
 definition's first sample workload and is compared with the reference under the task
-tolerance (skipped elsewhere; docs/h200/tools/library_smoke.py does the same on the H200
+tolerance (skipped elsewhere; results/h200/tools/library_smoke.py does the same on the H200
 with timings).
 """
 

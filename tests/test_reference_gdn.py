@@ -153,7 +153,8 @@ def test_definition_and_solution_load_in_flashinfer_bench(name: str) -> None:
 
 
 # The engine's own paths (docs/interface-audit). GDN prefill's passed 7 of 12 samples on the
-# H200 (docs/h200/session6): it is the engine's baseline, failures and all.
+# H200 (results/h200/2026-12-02-0421-gdn-mla-audits-ray): it is the engine's baseline,
+# failures and all.
 ENGINE_BASELINE = {DECODE: "sglang_packed_decode_gdn_decode_qk4_v8_d128",
                    PREFILL: "sglang_flashinfer_gdn_prefill_qk4_v8_d128"}
 
@@ -166,8 +167,9 @@ def test_task_config(name: str) -> None:
                               "comparison": "absolute_or_relative"}
     kit.assert_dev_held_out(name, t["dev"])
     assert t["baseline"] == {"solution": SOLUTION[name], "timed": "call"}
-    # The engine's own path, named once the H200 audited it (docs/h200/session5): SGLang's
-    # packed Triton decode; the prefill's FlashInfer path was not reached there.
+    # The engine's own path, named once the H200 audited it
+    # (results/h200/2026-12-02-0232-library-engine-audits): SGLang's packed Triton decode; the
+    # prefill's FlashInfer path was not reached there.
     assert t["engine_baseline"] == ENGINE_BASELINE[name]
     assert t["preferred"]["cpu"]["solution"] == SOLUTION[name]
     assert t["workloads"] == [f"workloads/gdn/{name}.jsonl"]

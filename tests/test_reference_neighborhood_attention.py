@@ -380,8 +380,10 @@ def test_task_config(name: str) -> None:
     kit.assert_dev_held_out(name, config["dev"])
     sol = torch_solution(name)
     assert runs_on(sol, "cpu") and runs_on(sol, "cuda")
-    # SGLang's FlexAttention path, audited on the H200 (docs/h200/session5: h8; session7:
-    # h16, h32, h4); the engine calls NATTEN instead when it is installed (natten_na3d_*)
+    # SGLang's FlexAttention path, audited on the H200
+    # (results/h200/2026-12-02-0232-library-engine-audits: h8;
+    # results/h200/2026-12-02-0616-engine-baselines-natten-topk: h16, h32, h4); the engine
+    # calls NATTEN instead when it is installed (natten_na3d_*)
     assert config["engine_baseline"] == "sglang_flex_na3d_" + name.removeprefix(
         "neighborhood_attention_3d_")
     assert config["baseline"] == {"solution": sol["name"], "timed": "launch"}

@@ -227,7 +227,8 @@ def test_json_files_validate_and_task_is_consistent() -> None:
     assert task["tolerance"]["atol"] == ATOL and task["tolerance"]["rtol"] == RTOL
     kit.assert_dev_held_out(NAME, task["dev"])
     assert task["baseline"]["solution"] == SOLUTION
-    # SGLang's block expansion and FA4's varlen kernel, audited on the H200 (docs/h200/session5)
+    # SGLang's block expansion and FA4's varlen kernel, audited on the H200
+    # (results/h200/2026-12-02-0232-library-engine-audits)
     assert task["engine_baseline"] == "sglang_fa4_sparse_gqa_decode_h24_kv2"
     assert task["preferred"]["cpu"]["solution"] == SOLUTION
     spec = kit.cases_json(NAME)

@@ -74,7 +74,8 @@ def test_files_load_and_agree(topk: int) -> None:
     assert task["tolerance"]["required_matched_ratio"] is None
     kit.assert_dev_held_out(name, task["dev"])
     # Named once audited on the H200: FlashMLA's sparse prefill, the engine's kernel, for
-    # k128 (docs/h200/session5) and k640 (docs/h200/session6).
+    # k128 (results/h200/2026-12-02-0232-library-engine-audits) and k640
+    # (results/h200/2026-12-02-0421-gdn-mla-audits-ray).
     assert task["engine_baseline"] == f"sglang_flashmla_sparse_prefill_h64_k{topk}"
     assert task["preferred"]["cpu"]["solution"] == solution_name(name)
     assert len(cases(name)) >= 4

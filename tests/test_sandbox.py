@@ -700,8 +700,9 @@ def test_landlock_abi_rights_match_the_uapi() -> None:
 
 
 def test_a_relative_pythonpath_entry_is_refused_before_a_worker_starts() -> None:
-    """Session 10 on the H200 gave the workers PYTHONPATH=/tmp/site13:...:. and every worker
-    died importing hf_eval (docs/h200/session10/README.md): the harness now says why."""
+    """A run on the H200 gave the workers PYTHONPATH=/tmp/site13:...:. and every worker died
+    importing hf_eval (results/h200/2026-12-02-1242-qsa-index-engine-path/README.md): the
+    harness now says why."""
     from hf_eval.isolation.workers import inherited_environment
 
     env = {"PYTHONPATH": "/tmp/site13:/repo", "PATH": "/usr/bin", "SECRET": "x"}

@@ -10,7 +10,7 @@ baseline's second half is FlashInfer's CUDA kernel: here it is replaced by
 ``_chunk_gated_delta_rule``, a plain-PyTorch implementation of the contract FlashInfer
 documents for ``chunk_gated_delta_rule`` (0.7.2.post1's docstring), so the test checks what
 this repository wrote (the gating kernel and the arguments), not FlashInfer. The real
-kernels run on the H200 (docs/h200/tools/engine_smoke.py). Skipped without triton.
+kernels run on the H200 (results/h200/tools/engine_smoke.py). Skipped without triton.
 """
 
 from tests.triton_kit import inputs, interpreter_only, load, sample_params  # noqa: I001

@@ -1,26 +1,29 @@
-"""``hf-eval bench report``: audit reports + benchmark timings + ceilings -> docs/h200.
+"""``hf-eval bench report``: audit reports + benchmark timings + ceilings -> the H200 report.
 
 Why a separate module: ``summarize`` (hf_eval/summary.py) turns audit reports into coverage
 and paired speed-ups; the H200 report adds what only a device run has (the measured
 ceilings, the roofline fraction of every timing, the benchmark shapes), chooses a
 preferred solution per definition from that evidence, judges the goals of
 ``goals.json`` (data: which figure, which definitions, which threshold) and lists what the
-records still lack (``coverage``: the next device session's queue). Nothing is
-measured here: it reads the device runs' files in docs/h200 and the dataset.
+records still lack (``coverage``: the next device run's queue). Nothing is
+measured here: it reads the device runs' files in results/h200 and the dataset.
 
-Inputs (``--dir``, default <root>/docs/h200), each read from the folder itself and then from
-every device session's folder in it (``session<N>/``, oldest first; a later benchmark line
-supersedes an earlier one): results.jsonl (audit lines), bench.jsonl (benchmark lines,
-inputs generated on the device for timing only), ceilings*.json (one per device call),
-env*.txt; and from the folder only: commands.txt (the exact commands), notes.md
-(hand-written commentary, appended to performance.md). Outputs: summary.json,
-performance.md, preferred-solutions.json.
+Inputs (``--dir``, default <root>/results/h200), each read from the folder itself and then
+from every device run's folder in it (``<date>-<what>/`` holding records, named so that
+they sort oldest first; a later benchmark line supersedes an earlier one): results.jsonl
+(audit lines), bench.jsonl (benchmark lines, inputs generated on the device for timing
+only), ceilings*.json (one per device call), env*.txt; and from the report's own folder
+(``--out``, default <root>/results/h200/report): commands.txt (the exact commands); from
+the document's folder (``--doc``, default <root>/docs/h200): notes.md (hand-written
+commentary, appended to performance.md). Outputs: summary.json and
+preferred-solutions.json in the report's folder, performance.md in the document's.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Literal
@@ -40,10 +43,15 @@ from hf_eval.summary import summarize_records
 GOALS_PATH = Path(__file__).with_name("goals.json")
 #: Relative difference under which two timings count as a tie (METHOD.md: time twice).
 TIE = 0.03
-#: The GPU every session folder's records must come from (its ceilings' ``device``).
+#: The GPU every run folder's records must come from (its ceilings' ``device``, its audit
+#: records' ``environment.gpu``).
 HARDWARE = "NVIDIA H200"
-#: The files of a session folder that hold device records.
+#: The files of a run folder that hold device records.
 RECORD_FILES = ("results.jsonl", "bench.jsonl")
+#: A device run's folder: its date first, so that the names sort oldest first.
+RUN_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}-")
+#: Beside a timed solution that the dataset does not ship.
+NOT_SHIPPED = " (not shipped: results/h200/2026-11-29-rejected-solutions/)"
 GENERATED_NOTE = ("Benchmark-shape inputs were generated on the device by `hf-eval bench run` "
                   "(fixed seed) for timing only: they are not committed and are not correctness "
                   "evidence; the only check on them is each output against the torch "
@@ -105,35 +113,69 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
         else format(value, spec)
 
 
-def session_folders(folder: Path) -> list[Path]:
-    """The device sessions' record folders in ``folder`` (``session<N>/``), oldest first."""
-    found = [p for p in folder.glob("session*") if p.is_dir() and p.name[7:].isdigit()]
-    return sorted(found, key=lambda p: int(p.name[7:]))
+def _holds_records(folder: Path) -> bool:
+    return (any((folder / name).is_file() for name in RECORD_FILES)
+            or any(p.is_file() for p in folder.glob("ceilings*.json")))
 
 
-def check_sessions_gpu(folder: Path) -> None:
-    """Every session folder holding device records names ``HARDWARE`` in its ceilings.
+def run_folders(folder: Path) -> list[Path]:
+    """The device runs' record folders in ``folder`` (``<date>-<what>/`` holding records),
+    oldest first: by name, which starts with the date (and, for runs of one day, the
+    start time)."""
+    found = [p for p in folder.iterdir() if p.is_dir() and RUN_FOLDER.match(p.name)
+             and _holds_records(p)] if folder.is_dir() else []
+    return sorted(found, key=lambda p: p.name)
 
-    Why: nothing else in a record says which card it ran on, and a benchmark line of a
-    later session supersedes an earlier one, so an H100 session filed here would silently
-    replace H200 timings (the device tool lends either card)."""
-    for session in session_folders(folder):
-        ceilings = sorted(session.glob("ceilings*.json"))
-        if not ceilings and any((session / name).is_file() for name in RECORD_FILES):
-            raise DataError(session, "holds device records but no ceilings*.json naming the "
-                            "GPU they ran on")
+
+def _audit_gpus(path: Path) -> list[tuple[int, str | None]]:
+    """(line, ``environment.gpu``) of every audit record of ``path`` that parses (a line
+    that does not is the report's to refuse, with the record's own message)."""
+    found = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        try:
+            rec = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict):
+            env = rec.get("environment")
+            found.append((number, env.get("gpu") if isinstance(env, dict) else None))
+    return found
+
+
+def check_runs_gpu(folder: Path) -> None:
+    """Every run folder holding device records names ``HARDWARE``: in its ceilings, and in
+    every audit record that names its GPU; a folder without ceilings holds audit records
+    only, each naming the GPU.
+
+    Why: a benchmark line names no card, and a line of a later run supersedes an earlier
+    one, so an H100 run filed here would silently replace H200 timings (a machine asked
+    for as an H200 may be an H100)."""
+    missing = "holds device records but no ceilings*.json naming the GPU they ran on"
+    for run in run_folders(folder):
+        ceilings = sorted(run.glob("ceilings*.json"))
         for path in ceilings:
             device = json.loads(path.read_text()).get("device")
             if device != HARDWARE:
                 raise DataError(path, f"{device!r} is not the {HARDWARE} this folder reports "
-                                "on; file another GPU's records outside it (docs/h100/)",
+                                "on; file another GPU's records outside it (results/h100/)",
                                 field="device")
+        if not ceilings and (run / "bench.jsonl").is_file():
+            raise DataError(run, missing)
+        results = run / "results.jsonl"
+        if results.is_file():
+            for number, gpu in _audit_gpus(results):
+                if gpu is None and not ceilings:
+                    raise DataError(run, missing)
+                if gpu is not None and gpu != HARDWARE:
+                    raise DataError(results, f"{gpu!r} is not the {HARDWARE} this folder "
+                                    "reports on; file another GPU's records outside it "
+                                    "(results/h100/)", line=number, field="environment.gpu")
 
 
 def device_files(folder: Path, pattern: str) -> list[Path]:
-    """``folder``'s own files matching ``pattern``, then each session folder's, oldest
+    """``folder``'s own files matching ``pattern``, then each run folder's, oldest
     first: the order in which a later record supersedes an earlier one."""
-    return [p for where in (folder, *session_folders(folder))
+    return [p for where in (folder, *run_folders(folder))
             for p in sorted(where.glob(pattern)) if p.is_file()]
 
 
@@ -295,8 +337,8 @@ STALE_SOURCE = "STALE_SOURCE"
 def timed_source_changed(dataset: Dataset, rec: dict) -> bool:
     """Whether a benchmark line names the source it timed and that is not the current one.
 
-    Lines written before ``hf-eval bench run`` recorded the hash (sessions 5-14) name none
-    and are taken as they are; docs/h200/notes.md names the one known exception."""
+    Lines written before ``hf-eval bench run`` recorded the hash (the runs of 2026-12-02)
+    name none and are taken as they are; docs/h200/notes.md names the one known exception."""
     timed = rec.get("hashes", {}).get("solution")
     current = dataset.solutions.get(rec.get("solution", ""))
     return timed is not None and (current is None or timed != solution_hash(current.value))
@@ -369,8 +411,8 @@ def choose_preferred(dataset: Dataset, audit: dict, bench: dict) -> dict:
     benchmark timing for them). The ranked solutions are those timed at every shape at
     which any of them was timed; one timed at fewer is named and not ranked (only when
     none is timed at all of them are they ranked over the shapes they share). Why: ranking
-    over the shared shapes alone handed session 13's GDN prefill choice to a recurrent
-    kernel never timed at the one long sequence, where its token loop is longest.
+    over the shared shapes alone handed the 2026-12-02 16:50 run's GDN prefill choice to a
+    recurrent kernel never timed at the one long sequence, where its token loop is longest.
     Timings within ``TIE`` of the fastest are a tie, which the audit decides: the solution
     with the most sample workloads passed on the H200 (then the faster). Why: a difference
     inside run-to-run spread must not hand the choice to a solution with less evidence."""
@@ -452,8 +494,8 @@ def coverage(dataset: Dataset, audit: dict, bench: dict) -> dict[str, list[dict]
     """Per definition: each shipped solution that runs on a GPU and what the H200 records
     lack for it: sample workloads not audited there with its current source, and benchmark
     shapes without a line of its own or whose line is not a timing (a failed check, a worker
-    error). Why: which pairs a device session still owes is derived from the records, so
-    the next session's queue is not a hand-kept list that drifts from them."""
+    error). Why: which pairs a device run still owes is derived from the records, so
+    the next run's queue is not a hand-kept list that drifts from them."""
     out: dict[str, list[dict]] = {}
     for definition in sorted(dataset.definitions):
         labels = ([s.label for s in load_shapes(dataset.definition(definition))]
@@ -560,11 +602,11 @@ def goals(dataset: Dataset, bench: dict, audit: dict, preferred: dict,
 
 def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: list[dict],
                          preferred: dict, goal_rows: list[dict], gaps: dict[str, list[dict]],
-                         commands: str, env: str) -> str:
+                         commands: str, env: str, source: str = "this folder") -> str:
     c = ceilings[-1]
     lines = ["# H200 performance", "",
-             "Generated by `hf-eval bench report` from the device runs' files in this "
-             "folder. Every number was measured on one NVIDIA H200; nothing here is a "
+             f"Generated by `hf-eval bench report` from the device runs' files in {source}. "
+             "Every number was measured on one NVIDIA H200; nothing here is a "
              "datasheet figure.", "",
              f"**Ceilings (measured in the same device call as the timings):** bf16 matmul "
              f"{c['bf16_flops'] / 1e12:.0f} TFLOP/s, FP8 matmul {c['fp8_flops'] / 1e12:.0f} "
@@ -641,7 +683,7 @@ def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: l
                       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
             for shape, row in shapes.items():
                 for solution, e in row.items():
-                    shipped = "" if solution in dataset.solutions else " (not shipped: rejected/)"
+                    shipped = "" if solution in dataset.solutions else NOT_SHIPPED
                     status = "" if e["status"] in TIMED_STATUSES else e["status"]
                     check = "" if e["status"] == "PASSED" else str(e["check"])[:90]
                     lines.append(
@@ -667,11 +709,24 @@ def _audit_records(path: Path) -> list[dict]:
     return read_report(path)
 
 
-def build(folder: Path, root: Path, goals_path: Path = GOALS_PATH) -> list[Path]:
-    """Read the device-run files in ``folder`` and write the three outputs there."""
+def _shown(path: Path, root: Path) -> str:
+    """``path`` as a document names it: relative to the repository root when inside it."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def build(folder: Path, root: Path, goals_path: Path = GOALS_PATH, out: Path | None = None,
+          doc: Path | None = None) -> list[Path]:
+    """Read the device-run files in ``folder`` and ``out``'s commands.txt (``out``: default
+    ``folder``); write summary.json and preferred-solutions.json to ``out`` and
+    performance.md, with ``doc``'s notes.md appended, to ``doc`` (default ``out``)."""
+    out = out or folder
+    doc = doc or out
     dataset = open_dataset(root)
     targets = load_goals(goals_path)
-    check_sessions_gpu(folder)
+    check_runs_gpu(folder)
     records = [r for p in device_files(folder, "results.jsonl") for r in _audit_records(p)]
     ceilings = [json.loads(p.read_text()) for p in device_files(folder, "ceilings*.json")]
     if not ceilings:
@@ -682,18 +737,19 @@ def build(folder: Path, root: Path, goals_path: Path = GOALS_PATH) -> list[Path]
     preferred = choose_preferred(dataset, audit, bench)
     goal_rows = goals(dataset, bench, audit, preferred, targets)
     gaps = coverage(dataset, audit, bench)
-    commands = (folder / "commands.txt").read_text() if (folder / "commands.txt").is_file() \
-        else ""
+    commands = (out / "commands.txt").read_text() if (out / "commands.txt").is_file() else ""
     env = "\n".join(p.read_text() for p in device_files(folder, "env*.txt"))
     summary = {"note": GENERATED_NOTE, "ceilings": ceilings, "commands": commands,
                "audit": summarize_records(records), "audit_roofline": audit,
                "benchmark": bench, "goals": goal_rows, "coverage": gaps}
-    written = [folder / "summary.json", folder / "performance.md",
-               folder / "preferred-solutions.json"]
+    for where in (out, doc):
+        where.mkdir(parents=True, exist_ok=True)
+    written = [out / "summary.json", doc / "performance.md", out / "preferred-solutions.json"]
     written[0].write_text(json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n")
-    notes = (folder / "notes.md").read_text() if (folder / "notes.md").is_file() else ""
+    notes = (doc / "notes.md").read_text() if (doc / "notes.md").is_file() else ""
+    source = "this folder" if doc == folder else _shown(folder, root)
     written[1].write_text(performance_markdown(dataset, audit, bench, ceilings, preferred,
-                                               goal_rows, gaps, commands, env)
+                                               goal_rows, gaps, commands, env, source)
                           + ("\n" + notes if notes else ""))
     written[2].write_text(json.dumps({"hardware": HARDWARE, "commands": commands,
                                       "preferred": preferred}, indent=2) + "\n")
