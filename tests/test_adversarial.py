@@ -239,6 +239,9 @@ EXPECTED = {
     "error_str_raises": ("RUNTIME_ERROR", r"^Unprintable$"),
     "crash": ("RUNTIME_ERROR", r"SIGSEGV"),
     "crash_mid_timing": ("RUNTIME_ERROR", r"^worker process died: killed by SIGSEGV"),
+    # the worker is its PID namespace's first process: abort() ends in a fault
+    "abort_in_timed_call": ("RUNTIME_ERROR", r"^worker process died: killed by SIGSEGV "
+                            r"\(.*so does abort\(\)"),
     "hang": ("TIMEOUT", r"no answer within 10 s"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache

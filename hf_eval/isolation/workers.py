@@ -259,7 +259,9 @@ class WorkerHandle:
                     f"{self.limits.memory_bytes / 2**30:.1f} GiB)")
         if code is not None and code < 0:
             name = signal.Signals(-code).name
-            hint = (" (a write to an input faults too: inputs are mapped read-only)"
+            hint = (" (a bad memory access; a write to an input faults too: inputs are "
+                    "mapped read-only; so does abort(): the worker is the first process of "
+                    "its PID namespace, which ignores the SIGABRT it sends itself)"
                     if name in ("SIGSEGV", "SIGBUS") else "")
             return f"{what}: killed by {name}{hint}"
         return f"{what} (exit code {code}){self.log_tail()}"
