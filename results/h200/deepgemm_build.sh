@@ -17,7 +17,9 @@
 # first call, with the CUDA toolkit of CUDA_HOME (an inherited variable), into
 # $HOME/.deep_gemm, which in an audit is the worker's private directory. The check
 # below compiles with NVRTC (DG_JIT_USE_NVRTC=1) into /tmp/dg-cache.
-# Run once: results/h200/2026-12-04-deepgemm/ (builds; the first bf16_gemm_nt call segfaults).
+# Built with the system's g++ (/usr/bin/g++): the machine's default c++ (/opt/gcc/bin/g++,
+# a wrapper of the same GCC 13.3) left an extension whose first GEMM died in std::ostream
+# code (results/h200/2026-12-04-deepgemm/: two C++ runtimes in one process).
 set -euo pipefail
 python3 -m pip install -q --no-index --no-deps --target /tmp/site-build .whl-dg/*.whl
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
@@ -28,7 +30,7 @@ cd /tmp/DeepGEMM
 ln -sf "$PWD/third-party/cutlass/include/cutlass" deep_gemm/include
 ln -sf "$PWD/third-party/cutlass/include/cute" deep_gemm/include
 PYTHONPATH=/tmp/site-build:/tmp/site CUDA_HOME=/usr/local/cuda MAX_JOBS=16 \
-  python3 setup.py build > /tmp/deepgemm_build.log 2>&1
+  CXX=/usr/bin/g++ CC=/usr/bin/gcc LDSHARED="/usr/bin/g++ -shared" python3 setup.py build > /tmp/deepgemm_build.log 2>&1
 so=$(find build -name "*.so" -type f | head -1)
 ln -sf "../$so" deep_gemm/
 PYTHONPATH=/tmp/DeepGEMM:/tmp/site CUDA_HOME=/usr/local/cuda DG_JIT_USE_NVRTC=1 \
