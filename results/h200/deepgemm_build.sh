@@ -16,10 +16,12 @@
 # the build's log to /tmp/deepgemm_build.log. DeepGEMM compiles each GEMM's kernel at its
 # first call, with the CUDA toolkit of CUDA_HOME (an inherited variable), into
 # $HOME/.deep_gemm, which in an audit is the worker's private directory. The check
-# below compiles with NVRTC (DG_JIT_USE_NVRTC=1) into /tmp/dg-cache.
+# below compiles with nvcc, as the audits do, into /tmp/dg-cache (with NVRTC,
+# DG_JIT_USE_NVRTC=1, the kernel image is refused: CUDA_ERROR_INVALID_IMAGE).
 # Built with the system's g++ (/usr/bin/g++): the machine's default c++ (/opt/gcc/bin/g++,
-# a wrapper of the same GCC 13.3) left an extension whose first GEMM died in std::ostream
-# code (results/h200/2026-12-04-deepgemm/: two C++ runtimes in one process).
+# a wrapper of the same GCC 13.3) left an extension whose first GEMM died in the
+# std::ostream code inside it; that build works with libstdc++ preloaded, and the one
+# by /usr/bin/g++ works as it is (results/h200/2026-12-04-deepgemm/).
 set -euo pipefail
 python3 -m pip install -q --no-index --no-deps --target /tmp/site-build .whl-dg/*.whl
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
@@ -33,7 +35,7 @@ PYTHONPATH=/tmp/site-build:/tmp/site CUDA_HOME=/usr/local/cuda MAX_JOBS=16 \
   CXX=/usr/bin/g++ CC=/usr/bin/gcc LDSHARED="/usr/bin/g++ -shared" python3 setup.py build > /tmp/deepgemm_build.log 2>&1
 so=$(find build -name "*.so" -type f | head -1)
 ln -sf "../$so" deep_gemm/
-PYTHONPATH=/tmp/DeepGEMM:/tmp/site CUDA_HOME=/usr/local/cuda DG_JIT_USE_NVRTC=1 \
+PYTHONPATH=/tmp/DeepGEMM:/tmp/site CUDA_HOME=/usr/local/cuda \
   DG_JIT_CACHE_DIR=/tmp/dg-cache python3 - <<'PY'
 import torch, deep_gemm
 a = torch.randn(4096, 4096, dtype=torch.bfloat16, device="cuda")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # DeepGEMM's BF16 GEMM dies in std::ostream code compiled into its extension
 # (2026-12-04-deepgemm/diagnose: deep_gemm::operator<<(ostream, GemmDesc) ->
-# ostream::_M_insert<long>, a fault at 0x20): a sign of two C++ runtimes in one process.
+# ostream::_M_insert<long>, a fault at 0x20), as if two C++ runtimes met in one process.
 # Which compiler built it, which libstdc++ the process maps, and whether the call works
 # with the compiler's own libstdc++ preloaded, or with the extension rebuilt by the
 # system's g++ (repository root, after deepgemm_build.sh in the same call):
