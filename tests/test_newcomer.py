@@ -473,9 +473,9 @@ def test_resume_audits_the_case_of_an_invalid_record_again(toy_root, tmp_path):
 
 
 # ------------------------------------------------------------------ 8. where state lives
-def test_the_readme_says_where_state_lives():
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Where state lives", 1)[1].split("\n## ", 1)[0]
+def test_the_manual_says_where_state_lives():
+    manual = (REPO / "docs/manual.md").read_text()
+    section = manual.split("## Where state lives", 1)[1].split("\n## ", 1)[0]
     for needle in ("~/.cache/inference-kernels", "HF_EVAL_CACHE", "references/",
                    "private directory", "verified.json", "blob/", "reports/", "peak"):
         assert needle in section, needle

@@ -1,10 +1,12 @@
-"""The README's "Browse, load, materialise, evaluate" examples run as written, offline.
+"""The "Browse, load, materialise, evaluate" examples run as written, offline.
 
-The section's ``python`` blocks are run in order in one fresh interpreter (later blocks
-use earlier names, as a reader pasting them would), and its ``bash`` blocks with the
-project's venv first on PATH (``card`` in its ``--check`` mode, so the test never rewrites
-the README), all from the repository root with the network off for the Hub client,
-``datasets`` and ``evaluate``, and with private caches.
+That section is in the README (the short version) and in ``docs/manual.md`` (the full
+one); each file's section is checked on its own. A section's ``python`` blocks are run in
+order in one fresh interpreter (later blocks use earlier names, as a reader pasting them
+would), and its ``bash`` blocks with the project's venv first on PATH (``card`` in its
+``--check`` mode, so the test never rewrites the README), all from the repository root
+with the network off for the Hub client, ``datasets`` and ``evaluate``, and with private
+caches.
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO
 
 SECTION = "## Browse, load, materialise, evaluate"
+FILES = ("README.md", "docs/manual.md")
 
 
-def blocks(language: str) -> list[str]:
-    text = (REPO / "README.md").read_text()
-    assert SECTION in text, f"README.md has no {SECTION!r} section"
+def blocks(name: str, language: str) -> list[str]:
+    text = (REPO / name).read_text()
+    assert SECTION in text, f"{name} has no {SECTION!r} section"
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     return re.findall(rf"```{language}\n(.*?)```", section, flags=re.S)
 
@@ -34,8 +39,9 @@ def environment(tmp_path) -> dict[str, str]:
     return env
 
 
-def test_python_examples_run(tmp_path):
-    code = "\n".join(blocks("python"))
+@pytest.mark.parametrize("name", FILES)
+def test_python_examples_run(tmp_path, name):
+    code = "\n".join(blocks(name, "python"))
     assert "load_dataset" in code and "with_tensors" in code and "evaluate.load" in code
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=environment(tmp_path),
                           capture_output=True, text=True, timeout=900)
@@ -44,8 +50,9 @@ def test_python_examples_run(tmp_path):
     assert last == "1.0 PASSED", done.stdout  # the preferred solution passes its dev suite
 
 
-def test_bash_examples_run(tmp_path):
-    commands = blocks("bash")
+@pytest.mark.parametrize("name", FILES)
+def test_bash_examples_run(tmp_path, name):
+    commands = blocks(name, "bash")
     assert commands
     for command in commands:
         check = command.replace("python -m hf_eval card ", "python -m hf_eval card --check ")
