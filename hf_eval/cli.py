@@ -82,8 +82,8 @@ exit status:
   130  interrupted
 
 State outside the clone: ~/.cache/inference-kernels ($HF_EVAL_CACHE) holds
-reference outputs, verified hashes and written solution packages; see the
-README's "Where state lives"."""
+reference outputs, verified hashes and written solution packages; see
+docs/manual.md, "Where state lives"."""
 
 
 def _csv(text: str) -> list[str]:
