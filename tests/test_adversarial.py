@@ -235,6 +235,8 @@ EXPECTED = {
     "timer_sources": ("RUNTIME_ERROR", r"^PermissionError: timerfd_create: Operation not "
                       r"permitted, setitimer: Operation not permitted, alarm: Operation not "
                       r"permitted"),
+    "netlink_socket_buffers": ("RUNTIME_ERROR", r"^PermissionError: netlink route: Operation "
+                               r"not permitted, netlink usersock: Operation not permitted"),
     "huge_error_text": ("RUNTIME_ERROR", r"^RuntimeError: "),
     "error_str_raises": ("RUNTIME_ERROR", r"^Unprintable$"),
     "crash": ("RUNTIME_ERROR", r"SIGSEGV"),

@@ -461,8 +461,10 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: lets a thread hold the kernel inside a copy (and so stall a freeze) for as long as it
 #: likes; ``inotify`` and ``fanotify``, which would watch the audit's temporary files;
 #: every way to queue data in socket buffers, memory no cgroup may charge to the
-#: worker: ``socketpair``, ``connect``, and datagram sockets (``socket`` itself, ``bind``
-#: and ``listen`` stay: CUDA's initialisation makes a listening socket of its own);
+#: worker: ``socketpair``, ``connect``, datagram sockets, and every socket family but
+#: UNIX and IP, since a netlink socket sends to its own port without ``connect`` (8 MiB
+#: queued a socket, for as many sockets as files it may open); ``socket`` itself,
+#: ``bind`` and ``listen`` stay: CUDA's initialisation makes a listening socket of its own;
 #: io_uring (``io_uring_setup``, ``_enter``, ``_register``), whose operations never pass
 #: through this filter; and every timer that fires while its owner is frozen
 #: (``timer_create``, ``timerfd_create``, ``setitimer``, ``alarm``): armed before a reply,
@@ -486,12 +488,17 @@ _NAMESPACE_CALLS = {"x86_64": (272, 56, 435, 308), "aarch64": (97, 220, 435, 268
 #: The socket calls among them (``socketpair``, ``connect``): allowed with the network.
 _SOCKET_CALLS = {"x86_64": (53, 42), "aarch64": (199, 203)}
 _SOCK_DGRAM = 2
+#: The socket families a worker without the network may open: UNIX (CUDA's own socket)
+#: and IP (in a network namespace whose loopback is down, and with ``connect`` refused,
+#: no IP socket can reach a peer or queue data).
+_SOCKET_FAMILIES = (1, 2, 10)  # AF_UNIX, AF_INET, AF_INET6
 _BPF_ALU_AND_K = 0x54
 
 
 def _apply_seccomp(network: bool = False) -> list[str]:
     """A seccomp filter on this thread (inherited by every thread and process it starts):
-    :data:`_DENIED` syscalls fail with EPERM, and so do a datagram ``socket``, a new user
+    :data:`_DENIED` syscalls fail with EPERM, and so do a datagram ``socket`` or one of
+    a family outside :data:`_SOCKET_FAMILIES`, a new user
     namespace (``unshare`` or ``clone`` with CLONE_NEWUSER, any ``setns``) and any syscall
     of another ABI (a 32-bit one) than the machine's; ``clone3``, whose flags lie in memory
     a filter cannot read, fails with ENOSYS (the C library then falls back to ``clone``);
@@ -520,6 +527,10 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     program += [(_BPF_JEQ_K, "deny", 0, number) for number in numbers]
     program.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))  # none of them
     labels = {"socket": len(program)}  # every jump goes forward
+    program.append((_BPF_LD_W_ABS, 0, 0, 16))  # seccomp_data.args[0], low half: the family
+    program += [(_BPF_JEQ_K, "socket type", 0, family) for family in _SOCKET_FAMILIES[:-1]]
+    program.append((_BPF_JEQ_K, "socket type", "deny", _SOCKET_FAMILIES[-1]))
+    labels["socket type"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the type
                 (_BPF_ALU_AND_K, 0, 0, 0xF),
                 (_BPF_JEQ_K, "deny", "allow", _SOCK_DGRAM)]
