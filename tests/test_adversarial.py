@@ -237,6 +237,8 @@ EXPECTED = {
                       r"permitted"),
     "netlink_socket_buffers": ("RUNTIME_ERROR", r"^PermissionError: netlink route: Operation "
                                r"not permitted, netlink usersock: Operation not permitted"),
+    "socket_option_memory": ("RUNTIME_ERROR", r"^PermissionError: tcp md5 key: Operation "
+                             r"not permitted, ip ttl: Operation not permitted"),
     "huge_error_text": ("RUNTIME_ERROR", r"^RuntimeError: "),
     "error_str_raises": ("RUNTIME_ERROR", r"^Unprintable$"),
     "crash": ("RUNTIME_ERROR", r"SIGSEGV"),

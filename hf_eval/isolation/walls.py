@@ -463,8 +463,11 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: every way to queue data in socket buffers, memory no cgroup may charge to the
 #: worker: ``socketpair``, ``connect``, datagram sockets, and every socket family but
 #: UNIX and IP, since a netlink socket sends to its own port without ``connect`` (8 MiB
-#: queued a socket, for as many sockets as files it may open); ``socket`` itself,
-#: ``bind`` and ``listen`` stay: CUDA's initialisation makes a listening socket of its own;
+#: queued a socket, for as many sockets as files it may open), and every ``setsockopt``
+#: but those of the socket level (``SOL_SOCKET``): protocol options such as TCP's MD5
+#: keys take option memory, up to 128 KiB a socket, that no cgroup charges either;
+#: ``socket`` itself, ``bind`` and ``listen`` stay: CUDA's initialisation makes a
+#: listening socket of its own;
 #: io_uring (``io_uring_setup``, ``_enter``, ``_register``), whose operations never pass
 #: through this filter; and every timer that fires while its owner is frozen
 #: (``timer_create``, ``timerfd_create``, ``setitimer``, ``alarm``): armed before a reply,
@@ -487,6 +490,9 @@ _DENIED = {
 _NAMESPACE_CALLS = {"x86_64": (272, 56, 435, 308), "aarch64": (97, 220, 435, 268)}
 #: The socket calls among them (``socketpair``, ``connect``): allowed with the network.
 _SOCKET_CALLS = {"x86_64": (53, 42), "aarch64": (199, 203)}
+#: Per architecture: ``setsockopt``, allowed without the network at ``SOL_SOCKET`` only.
+_SETSOCKOPT = {"x86_64": 54, "aarch64": 208}
+_SOL_SOCKET = 1
 _SOCK_DGRAM = 2
 #: The socket families a worker without the network may open: UNIX (CUDA's own socket)
 #: and IP (in a network namespace whose loopback is down, and with ``connect`` refused,
@@ -498,7 +504,8 @@ _BPF_ALU_AND_K = 0x54
 def _apply_seccomp(network: bool = False) -> list[str]:
     """A seccomp filter on this thread (inherited by every thread and process it starts):
     :data:`_DENIED` syscalls fail with EPERM, and so do a datagram ``socket`` or one of
-    a family outside :data:`_SOCKET_FAMILIES`, a new user
+    a family outside :data:`_SOCKET_FAMILIES`, a ``setsockopt`` at another level than
+    ``SOL_SOCKET``, a new user
     namespace (``unshare`` or ``clone`` with CLONE_NEWUSER, any ``setns``) and any syscall
     of another ABI (a 32-bit one) than the machine's; ``clone3``, whose flags lie in memory
     a filter cannot read, fails with ENOSYS (the C library then falls back to ``clone``);
@@ -520,6 +527,8 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     if foreign is not None:
         program.append((_BPF_JGE_K, "deny", 0, foreign))
     program += [(_BPF_JEQ_K, "allow" if network else "socket", 0, socket_nr),
+                (_BPF_JEQ_K, "allow" if network else "socket option", 0,
+                 _SETSOCKOPT[platform.machine()]),
                 (_BPF_JEQ_K, "namespace", 0, unshare_nr),
                 (_BPF_JEQ_K, "namespace", 0, clone_nr),
                 (_BPF_JEQ_K, "enosys", 0, clone3_nr),
@@ -534,6 +543,9 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the type
                 (_BPF_ALU_AND_K, 0, 0, 0xF),
                 (_BPF_JEQ_K, "deny", "allow", _SOCK_DGRAM)]
+    labels["socket option"] = len(program)
+    program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the level
+                (_BPF_JEQ_K, "allow", "deny", _SOL_SOCKET)]
     labels["namespace"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the flags
                 (_BPF_ALU_AND_K, 0, 0, CLONE_NEWUSER),
