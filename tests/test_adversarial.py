@@ -239,6 +239,9 @@ EXPECTED = {
                                r"not permitted, netlink usersock: Operation not permitted"),
     "socket_option_memory": ("RUNTIME_ERROR", r"^PermissionError: tcp md5 key: Operation "
                              r"not permitted, ip ttl: Operation not permitted"),
+    "perf_events_and_reuseport": ("RUNTIME_ERROR", r"^PermissionError: perf_event_open: "
+                                  r"Operation not permitted, SO_REUSEPORT: Operation not "
+                                  r"permitted"),
     "huge_error_text": ("RUNTIME_ERROR", r"^RuntimeError: "),
     "error_str_raises": ("RUNTIME_ERROR", r"^Unprintable$"),
     "crash": ("RUNTIME_ERROR", r"SIGSEGV"),

@@ -465,7 +465,11 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: UNIX and IP, since a netlink socket sends to its own port without ``connect`` (8 MiB
 #: queued a socket, for as many sockets as files it may open), and every ``setsockopt``
 #: but those of the socket level (``SOL_SOCKET``): protocol options such as TCP's MD5
-#: keys take option memory, up to 128 KiB a socket, that no cgroup charges either;
+#: keys take option memory, up to 128 KiB a socket, that no cgroup charges either; and
+#: at that level the options that allocate uncharged kernel objects (a reuseport group
+#: for ``SO_REUSEPORT``, socket filters, a device binding: :data:`_SOCKET_OPTIONS_DENIED`);
+#: ``perf_event_open``, whose events (copied into every child a process forks, with
+#: no file of their own) and ring buffers are memory no cgroup charges;
 #: ``socket`` itself, ``bind`` and ``listen`` stay: CUDA's initialisation makes a
 #: listening socket of its own;
 #: io_uring (``io_uring_setup``, ``_enter``, ``_register``), whose operations never pass
@@ -478,10 +482,10 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 _DENIED = {
     "x86_64": (0xC000003E, 0x40000000, 41,
                (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42, 425, 426, 427,
-                222, 283, 38, 37)),
+                222, 283, 38, 37, 298)),
     "aarch64": (0xC00000B7, None, 198,
                 (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427,
-                 107, 85, 103)),
+                 107, 85, 103, 241)),
 }
 #: Per architecture: ``unshare``, ``clone``, ``clone3``, ``setns``. A new user namespace
 #: would hand the worker every capability inside it: with its own network namespace and
@@ -493,6 +497,9 @@ _SOCKET_CALLS = {"x86_64": (53, 42), "aarch64": (199, 203)}
 #: Per architecture: ``setsockopt``, allowed without the network at ``SOL_SOCKET`` only.
 _SETSOCKOPT = {"x86_64": 54, "aarch64": 208}
 _SOL_SOCKET = 1
+#: ``SOL_SOCKET`` options refused without the network: SO_REUSEPORT, SO_BINDTODEVICE,
+#: SO_ATTACH_FILTER, SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_CBPF and _EBPF.
+_SOCKET_OPTIONS_DENIED = (15, 25, 26, 50, 51, 52)
 _SOCK_DGRAM = 2
 #: The socket families a worker without the network may open: UNIX (CUDA's own socket)
 #: and IP (in a network namespace whose loopback is down, and with ``connect`` refused,
@@ -505,7 +512,7 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     """A seccomp filter on this thread (inherited by every thread and process it starts):
     :data:`_DENIED` syscalls fail with EPERM, and so do a datagram ``socket`` or one of
     a family outside :data:`_SOCKET_FAMILIES`, a ``setsockopt`` at another level than
-    ``SOL_SOCKET``, a new user
+    ``SOL_SOCKET`` or of an option there in :data:`_SOCKET_OPTIONS_DENIED`, a new user
     namespace (``unshare`` or ``clone`` with CLONE_NEWUSER, any ``setns``) and any syscall
     of another ABI (a 32-bit one) than the machine's; ``clone3``, whose flags lie in memory
     a filter cannot read, fails with ENOSYS (the C library then falls back to ``clone``);
@@ -545,7 +552,10 @@ def _apply_seccomp(network: bool = False) -> list[str]:
                 (_BPF_JEQ_K, "deny", "allow", _SOCK_DGRAM)]
     labels["socket option"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the level
-                (_BPF_JEQ_K, "allow", "deny", _SOL_SOCKET)]
+                (_BPF_JEQ_K, 0, "deny", _SOL_SOCKET),
+                (_BPF_LD_W_ABS, 0, 0, 32)]  # seccomp_data.args[2], low half: the option
+    program += [(_BPF_JEQ_K, "deny", 0, option) for option in _SOCKET_OPTIONS_DENIED]
+    program.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
     labels["namespace"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the flags
                 (_BPF_ALU_AND_K, 0, 0, CLONE_NEWUSER),
