@@ -191,8 +191,9 @@ def test_shapes_option_selects_by_label_and_rejects_an_unknown_one(dataset, tmp_
 
 
 def test_the_deciding_solutions_are_judged_first(dataset):
-    """A step cut short by its time limit (session 7's neighbourhood steps) must still hold
-    the preferred solution and the baselines: they are judged first at every shape."""
+    """A step cut short by its time limit (the neighbourhood steps of the 2026-12-02
+    06:16 UTC run) must still hold the preferred solution and the baselines: they are
+    judged first at every shape."""
     name = "neighborhood_attention_3d_h16_d64_kt3_ky7_kx7"
     task = dataset.task(name)
     order = [s.name for s in run.pick_solutions(dataset, name, None)]
