@@ -242,6 +242,9 @@ EXPECTED = {
     "perf_events_and_reuseport": ("RUNTIME_ERROR", r"^PermissionError: perf_event_open: "
                                   r"Operation not permitted, SO_REUSEPORT: Operation not "
                                   r"permitted"),
+    "seccomp_stack_and_aio": ("RUNTIME_ERROR", r"^PermissionError: seccomp: Operation not "
+                              r"permitted, prctl seccomp: Operation not permitted, io_setup: "
+                              r"Operation not permitted"),
     "huge_error_text": ("RUNTIME_ERROR", r"^RuntimeError: "),
     "error_str_raises": ("RUNTIME_ERROR", r"^Unprintable$"),
     "crash": ("RUNTIME_ERROR", r"SIGSEGV"),

@@ -469,7 +469,10 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: at that level the options that allocate uncharged kernel objects (a reuseport group
 #: for ``SO_REUSEPORT``, socket filters, a device binding: :data:`_SOCKET_OPTIONS_DENIED`);
 #: ``perf_event_open``, whose events (copied into every child a process forks, with
-#: no file of their own) and ring buffers are memory no cgroup charges;
+#: no file of their own) and ring buffers are memory no cgroup charges; a seccomp filter
+#: of the worker's own (``seccomp``, or ``prctl`` with PR_SET_SECCOMP: each thread may
+#: stack filters, kernel memory no cgroup charges); native AIO (``io_setup``), whose
+#: contexts count against a host-wide limit one worker could fill;
 #: ``socket`` itself, ``bind`` and ``listen`` stay: CUDA's initialisation makes a
 #: listening socket of its own;
 #: io_uring (``io_uring_setup``, ``_enter``, ``_register``), whose operations never pass
@@ -482,10 +485,10 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 _DENIED = {
     "x86_64": (0xC000003E, 0x40000000, 41,
                (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42, 425, 426, 427,
-                222, 283, 38, 37, 298)),
+                222, 283, 38, 37, 298, 317, 206)),
     "aarch64": (0xC00000B7, None, 198,
                 (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427,
-                 107, 85, 103, 241)),
+                 107, 85, 103, 241, 277, 0)),
 }
 #: Per architecture: ``unshare``, ``clone``, ``clone3``, ``setns``. A new user namespace
 #: would hand the worker every capability inside it: with its own network namespace and
@@ -497,6 +500,8 @@ _SOCKET_CALLS = {"x86_64": (53, 42), "aarch64": (199, 203)}
 #: Per architecture: ``setsockopt``, allowed without the network at ``SOL_SOCKET`` only.
 _SETSOCKOPT = {"x86_64": 54, "aarch64": 208}
 _SOL_SOCKET = 1
+#: Per architecture: ``prctl``, refused with PR_SET_SECCOMP as its option.
+_PRCTL = {"x86_64": 157, "aarch64": 167}
 #: ``SOL_SOCKET`` options refused without the network: SO_REUSEPORT, SO_BINDTODEVICE,
 #: SO_ATTACH_FILTER, SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_CBPF and _EBPF.
 _SOCKET_OPTIONS_DENIED = (15, 25, 26, 50, 51, 52)
@@ -512,7 +517,8 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     """A seccomp filter on this thread (inherited by every thread and process it starts):
     :data:`_DENIED` syscalls fail with EPERM, and so do a datagram ``socket`` or one of
     a family outside :data:`_SOCKET_FAMILIES`, a ``setsockopt`` at another level than
-    ``SOL_SOCKET`` or of an option there in :data:`_SOCKET_OPTIONS_DENIED`, a new user
+    ``SOL_SOCKET`` or of an option there in :data:`_SOCKET_OPTIONS_DENIED`, a ``prctl``
+    that sets a seccomp filter, a new user
     namespace (``unshare`` or ``clone`` with CLONE_NEWUSER, any ``setns``) and any syscall
     of another ABI (a 32-bit one) than the machine's; ``clone3``, whose flags lie in memory
     a filter cannot read, fails with ENOSYS (the C library then falls back to ``clone``);
@@ -536,6 +542,7 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     program += [(_BPF_JEQ_K, "allow" if network else "socket", 0, socket_nr),
                 (_BPF_JEQ_K, "allow" if network else "socket option", 0,
                  _SETSOCKOPT[platform.machine()]),
+                (_BPF_JEQ_K, "prctl", 0, _PRCTL[platform.machine()]),
                 (_BPF_JEQ_K, "namespace", 0, unshare_nr),
                 (_BPF_JEQ_K, "namespace", 0, clone_nr),
                 (_BPF_JEQ_K, "enosys", 0, clone3_nr),
@@ -556,6 +563,9 @@ def _apply_seccomp(network: bool = False) -> list[str]:
                 (_BPF_LD_W_ABS, 0, 0, 32)]  # seccomp_data.args[2], low half: the option
     program += [(_BPF_JEQ_K, "deny", 0, option) for option in _SOCKET_OPTIONS_DENIED]
     program.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
+    labels["prctl"] = len(program)
+    program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the option
+                (_BPF_JEQ_K, "deny", "allow", PR_SET_SECCOMP)]
     labels["namespace"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the flags
                 (_BPF_ALU_AND_K, 0, 0, CLONE_NEWUSER),
