@@ -34,7 +34,7 @@ from hf_eval.isolation import memory
 from hf_eval.isolation import walls as sandbox
 from hf_eval.isolation.protocol import Reply
 from hf_eval.isolation.walls import SandboxError
-from hf_eval.isolation.workers import Isolation, WorkerFailure, gpu_lock
+from hf_eval.isolation.workers import Isolation, StandInFailed, WorkerFailure, gpu_lock
 from hf_eval.records import CaseRecord, RecordError, Status, validate_record
 from hf_eval.report import ReportWriter, environment, read_report
 from hf_eval.repository import Located
@@ -299,6 +299,17 @@ class Lane:
         return [memory.lendable(v) if isinstance(v, torch.Tensor) else v for v in inputs]
 
     # ------------------------------------------------------------------ judging
+    def _stand_in_failed(self, key: str, failure: StandInFailed) -> dict:
+        """The stand-in could not start while this candidate's worker lived: try again
+        with that worker ended. Started then, the candidate was the cause (it held some
+        resource of the host, say its open-file table): its RUNTIME_ERROR. Failing again,
+        the harness's own failure, which stops the audit."""
+        self.isolation.discard(key)
+        self.isolation.stand_in()  # raises StandInFailed again: the harness's failure
+        return {"status": Status.RUNTIME_ERROR.value,
+                "reason": f"{failure} while this candidate's worker lived; it started "
+                          "once that worker was ended"}
+
     def judge(self, solution: Solution, case: Case,
               reference: Callable[[list[object]], tuple[torch.Tensor, ...]] | None = None
               ) -> dict:
@@ -344,6 +355,8 @@ class Lane:
                     fatal = True
             if fatal:
                 self.isolation.discard(key)
+        except StandInFailed as exc:
+            result = self._stand_in_failed(key, exc)
         except (SandboxError, DataError, AuditAborted):
             raise  # the harness's own failure or the data's: not this candidate's
         except Exception as exc:  # noqa: BLE001 - a candidate never stops the audit

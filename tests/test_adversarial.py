@@ -191,6 +191,12 @@ EXPECTED = {
     "flood_channel": ("RUNTIME_ERROR", r"^result channel tampering: malformed message header"),
     "reply_with_descriptor": ("RUNTIME_ERROR", r"replies carry none"),
     "stall_mid_message": ("TIMEOUT", r"^no answer within 10 s$"),
+    # an urgent byte on the channel: no read waits past the deadline, and it is no message
+    # fs.file-max is raised above what every worker group could open within its cap
+    "file_table_within_reach": ("RUNTIME_ERROR", r"^RuntimeError: the host's open-file table "
+                                r"is out of this worker's reach$"),
+    "channel_urgent_byte": ("RUNTIME_ERROR", r"^result channel tampering: malformed message: "
+                            r"out-of-band data \(MSG_OOB\) on the channel$"),
     "forge_huge_event_time": ("RUNTIME_ERROR", r"^result channel tampering: event_ms is not"),
     # (a million walls do not fit in a reply: refused by its size, or by the walls rule)
     "forge_walls": ("RUNTIME_ERROR", r"^result channel tampering: (malformed message header|"
@@ -242,6 +248,10 @@ EXPECTED = {
     "perf_events_and_reuseport": ("RUNTIME_ERROR", r"^PermissionError: perf_event_open: "
                                   r"Operation not permitted, SO_REUSEPORT: Operation not "
                                   r"permitted"),
+    "socket_kinds_and_dnotify": ("RUNTIME_ERROR", r"^PermissionError: unix raw: Operation not "
+                                 r"permitted, mptcp: Operation not permitted, "
+                                 r"SO_BINDTOIFINDEX: Operation not permitted, F_NOTIFY: "
+                                 r"Operation not permitted$"),
     "seccomp_stack_and_aio": ("RUNTIME_ERROR", r"^PermissionError: seccomp: Operation not "
                               r"permitted, prctl seccomp: Operation not permitted, io_setup: "
                               r"Operation not permitted"),
@@ -369,6 +379,7 @@ def records() -> dict[str, dict]:
             "read_blob": str(next((root / "blob").rglob("*.safetensors"))),
             "read_workload_file": str(root / "workloads/toy/toy_linear_n8_k16.jsonl"),
             "network": str(server.getsockname()[1]),
+            "file_table_within_reach": str(1 << 30),  # LIMITS' memory cap, 1G
             "declare_passed_reply": "PASSED",
             "declare_data_error_reply": "DATA_ERROR",
             "declare_unknown_status_reply": "SKIPPED",

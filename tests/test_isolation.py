@@ -459,3 +459,69 @@ def test_the_worker_group_has_the_lowest_cpu_weight(tmp_path, hierarchy, isolati
         assert (handle.group.paths[""] / "cpu.weight").read_text().strip() == "1"
     else:
         assert (handle.group.paths["cpu"] / "cpu.shares").read_text().strip() == "2"
+
+
+def test_a_stand_in_that_fails_only_beside_a_candidate_is_that_candidates_failure(
+        tmp_path, monkeypatch):
+    """The stand-in cannot start while a candidate's worker lives (a host resource that
+    candidate holds, say the open-file table), and starts once that worker is ended: the
+    candidate's RUNTIME_ERROR, not a stopped audit; the next candidate is judged as ever.
+    Failing with no candidate alive too, it is the harness's failure: the audit stops."""
+    from hf_eval.audit import Audit, AuditAborted, AuditConfig
+    from hf_eval.dataset import open_dataset
+    from hf_eval.isolation import workers
+    from tests.conftest import build_toy_root
+
+    root = build_toy_root(tmp_path, call_timeout_s=10.0)
+    original = workers.Isolation.stand_in
+
+    def fails_beside_the_first_candidate(self):
+        if any(k for k in self.workers) and not getattr(self, "_blamed", False):
+            self._blamed = True
+            raise workers.StandInFailed("the stand-in worker failed: OSError: [Errno 23] "
+                                        "Too many open files in system")
+        return original(self)
+
+    monkeypatch.setattr(workers.Isolation, "stand_in", fails_beside_the_first_candidate)
+    records = Audit(open_dataset(root), AuditConfig(
+        report=tmp_path / "r.jsonl", solutions="none", suite="first",
+        extra_solutions=[_solution(n, tmp_path) for n in ("honest", "slow_honest")])).run()
+    got = {r.solution.removeprefix("candidate-"): r for r in records}
+    assert got["honest"].status is Status.RUNTIME_ERROR
+    assert got["honest"].reason == (
+        "the stand-in worker failed: OSError: [Errno 23] Too many open files in system "
+        "while this candidate's worker lived; it started once that worker was ended")
+    assert got["slow_honest"].status is Status.PASSED
+
+    def always_fails(self):
+        raise workers.StandInFailed("the stand-in worker failed: no import")
+
+    monkeypatch.setattr(workers.Isolation, "stand_in", always_fails)
+    with pytest.raises(AuditAborted, match="the stand-in worker failed: no import"):
+        Audit(open_dataset(root), AuditConfig(
+            report=tmp_path / "r2.jsonl", solutions="none", suite="first",
+            extra_solutions=[_solution("honest", tmp_path / "2")])).run()
+
+
+def test_the_candidates_process_dies_with_the_outer_one(tmp_path, isolation):
+    """The outer process killed alone (no group kill): the candidate's process, the first
+    of its PID namespace, dies with it. Its parent-death signal, which a uid change
+    clears, is set again after the uid drop."""
+    handle, loaded = isolation.worker(_solution("honest", tmp_path), 10.0)
+    assert loaded.error is None
+    outer = handle.process.pid
+    inner = [int(p.parent.name) for p in Path("/proc").glob("[0-9]*/stat")
+             if _parent(p) == outer]
+    assert inner, "the outer process has no child"
+    os.kill(outer, 9)
+    deadline = time.monotonic() + 30
+    while any(_state(p) not in ("gone", "Z", "X") for p in inner):
+        assert time.monotonic() < deadline, f"still alive: {inner}"
+        time.sleep(0.05)
+
+
+def _parent(stat_file: Path) -> int | None:
+    try:
+        return int(stat_file.read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None

@@ -716,6 +716,73 @@ def test_a_bad_workload_file_or_solution_is_refused_and_the_rest_runs(toy_root, 
     assert result.returncode == 2
 
 
+def _audit_with_a_candidate_that_never_loads(toy_root, tmp_path) -> tuple[subprocess.Popen,
+                                                                          Path]:
+    """An audit (a process of its own) whose only candidate sleeps at import; returned once
+    that candidate's worker is up."""
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    candidate = tmp_path / "stuck" / "main.py"
+    candidate.parent.mkdir()
+    candidate.write_text("import time\ntime.sleep(600)\n\n\ndef run(x, w, scale):\n"
+                         "    raise AssertionError('never imported')\n")
+    env = {**os.environ, "TMPDIR": str(private_tmp), "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hf_eval", "--root", str(toy_root), "audit", "--definitions",
+         DEF, "--candidate", str(candidate), "--suite", "first",
+         "--report", str(tmp_path / "r.jsonl")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(_descendants(process.pid)) < 3:  # the spawner, the worker's two processes
+        assert process.poll() is None and time.monotonic() < deadline, process.poll()
+        time.sleep(0.05)
+    time.sleep(2.0)  # up, and asked to load the candidate
+    return process, private_tmp
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat_file.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def test_ctrl_c_reaches_a_worker_that_is_still_loading(toy_root, tmp_path):
+    """Ctrl-C while a candidate's import stalls: the worker being loaded is killed too, so
+    the audit ends at once (130), not when the load's own timeout runs out."""
+    process, private_tmp = _audit_with_a_candidate_that_never_loads(toy_root, tmp_path)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)  # the load's own limit is 120 s
+    assert "Traceback" not in err, err
+    assert process.returncode == 130, err
+    assert not list(private_tmp.glob("hf-eval-worker-*"))
+
+
+def test_no_worker_outlives_an_audit_killed_outright(toy_root, tmp_path):
+    """SIGKILL of the audit process (no cleanup of its own can run): its spawner sees the
+    control socket close and kills every worker it forked, then exits."""
+    process, _ = _audit_with_a_candidate_that_never_loads(toy_root, tmp_path)
+    below = _descendants(process.pid)
+    assert len(below) >= 2, below  # the spawner and the worker at least
+    process.kill()
+    process.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while (left := {p for p in below if Path(f"/proc/{p}").exists()
+                    and "State:\tZ" not in Path(f"/proc/{p}/status").read_text()}):
+        assert time.monotonic() < deadline, f"still alive after the audit was killed: {left}"
+        time.sleep(0.1)
+
+
 def test_ctrl_c_exits_130_and_leaves_no_worker_directory(toy_root, tmp_path):
     """Ctrl-C while a candidate's worker is up: exit 130, 'interrupted', every worker's
     directory removed, and the report holds whole records only."""

@@ -14,24 +14,31 @@ A message is a length-prefixed pickle. The two directions are not alike:
 
 Every receive has one deadline for the whole message, partial frames included: a
 worker that sends a header and stalls is a :class:`ChannelTimeout` at that deadline,
-and so is a send the worker does not read.
+and so is a send the worker does not read. No read blocks past it, and urgent
+(out-of-band) data on the channel is a malformed message.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
 import pickle
+import select
 import socket
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 
 from hf_eval.isolation import memory
 from hf_eval.isolation.spawner import readable
+
+_T = TypeVar("_T")
 
 #: Upper bound on one request's pickle (descriptors travel beside it, not inside).
 MAX_MESSAGE = 256 << 20
@@ -175,13 +182,35 @@ class Channel:
         return readable(self.sock, timeout)
 
     def _wait(self, deadline: float | None) -> None:
-        if not self.poll(_remaining(deadline)):
+        """Until the channel is readable, within ``deadline``. Out-of-band data is no
+        message: a stream socket's urgent byte wakes ``poll`` and is then skipped by
+        ``recv``, so it would leave the reader waiting on nothing."""
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN | select.POLLPRI)
+        left = _remaining(deadline)
+        events = poller.poll(None if left is None else left * 1e3)
+        if not events:
             raise ChannelTimeout("the message did not complete before its deadline")
+        if any(mask & select.POLLPRI for _, mask in events):
+            raise ChannelClosed("malformed message: out-of-band data (MSG_OOB) on the channel")
+
+    def _read(self, deadline: float | None, receive: Callable[[], _T]) -> _T:
+        """One read, which never waits past ``deadline``: between the wait and the read the
+        bytes poll saw may be gone (an urgent byte is skipped), so the read itself is
+        bounded too."""
+        self._wait(deadline)
+        try:
+            self.sock.settimeout(_remaining(deadline))
+            return receive()
+        except TimeoutError:
+            raise ChannelTimeout("the message did not complete before its deadline") from None
+        finally:
+            self.sock.settimeout(None)
 
     def _recv_fds(self, size: int, deadline: float | None, fds: list[int]) -> bytes:
         """Up to ``size`` bytes (at least one), with any descriptors that come along."""
-        self._wait(deadline)
-        data, more, _, _ = socket.recv_fds(self.sock, size, FDS_PER_MESSAGE)
+        data, more, _, _ = self._read(
+            deadline, lambda: socket.recv_fds(self.sock, size, FDS_PER_MESSAGE))
         fds += more
         if not data:
             raise ChannelClosed("the channel closed")
@@ -210,8 +239,8 @@ class Channel:
                                     f"announced, {len(fds)} sent)")
             data = bytearray()
             while len(data) < length:
-                self._wait(deadline)
-                chunk = self.sock.recv(min(length - len(data), 1 << 20))
+                chunk = self._read(deadline, functools.partial(
+                    self.sock.recv, min(length - len(data), 1 << 20)))
                 if not chunk:
                     raise ChannelClosed("the channel closed mid-message")
                 data += chunk

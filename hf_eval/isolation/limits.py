@@ -19,6 +19,9 @@ What a group gives:
   charged to this group.
 * **Process cap** (``pids-cap``): processes and threads together (a fork bomb fails in
   the candidate, not in the audit).
+* **Open-file table** (``file-table``): the host's ``fs.file-max`` is raised, where it is
+  smaller, above what every live worker group could open within its memory cap
+  (:func:`reserve_file_table`), so no worker can leave the host without files.
 * **Freezing**: the audit freezes a candidate's group while it times the stand-in, so no
   thread of the candidate can slow the stand-in (and so inflate the cost subtracted from
   the candidate's own time); and it ends a worker by killing every member at once.
@@ -153,6 +156,36 @@ def sweep(parents: dict[str, Path]) -> int:
     return removed
 
 
+#: The least memory an open file costs its group (the kernel's ``struct file``, charged
+#: to the opener's memory group, takes 256 bytes on Linux 6; half that, to be safe).
+FILE_CHARGE_BYTES = 128
+FILE_MAX = Path("/proc/sys/fs/file-max")
+FILE_NR = Path("/proc/sys/fs/file-nr")
+
+
+def reserve_file_table(parents: dict[str, Path], memory_bytes: int) -> bool:
+    """Make the host's open-file table (``fs.file-max``, one count for every process)
+    larger than every live worker group could fill within its memory cap, so a worker
+    that opens files until its cap is reached fails alone and never leaves the audit, its
+    stand-in or another process of the host without a file. Each open file is charged to
+    its opener's group, so the caps still bound the memory; the kernel sizes the table
+    from the machine's memory (a tenth of it at 1 KiB a file), which a group capped at
+    half that memory outgrows twentyfold. Raised only, never lowered, and left so (another
+    audit may be counting on it). True when the table is large enough."""
+    parent = parents.get("", parents.get("memory"))
+    groups = 1 + (len(list(parent.glob("hf-eval-worker-*"))) if parent is not None else 0)
+    try:
+        allocated = int(FILE_NR.read_text().split()[0])
+        current = int(FILE_MAX.read_text())
+        wanted = allocated + groups * (memory_bytes // FILE_CHARGE_BYTES)
+        if current < wanted:
+            FILE_MAX.write_text(str(wanted))
+            return int(FILE_MAX.read_text()) >= wanted
+    except (OSError, ValueError, IndexError):
+        return False
+    return True
+
+
 class Group:
     """A worker's group (v2) or groups (v1, one per controller); :meth:`create` returns
     None where none can be made."""
@@ -201,7 +234,21 @@ class Group:
         except OSError:
             group.remove()
             return None
+        if "memory-cap" in group.caps and reserve_file_table(parents, limits.memory_bytes):
+            group.caps.append("file-table")
         return group
+
+    @classmethod
+    def of_join_files(cls, files: list[str]) -> Group:
+        """The group whose :meth:`join_files` these are (to end it from another process)."""
+        paths = {}
+        for file in files:
+            path = Path(file).parent
+            if _unified():
+                paths[""] = path
+            else:  # /sys/fs/cgroup/<controller>/.../<group>/cgroup.procs
+                paths[path.relative_to(ROOT).parts[0]] = path
+        return cls(paths, Limits(0, 0, 0, 0), unified="" in paths)
 
     def join_files(self) -> list[str]:
         """The ``cgroup.procs`` files a process writes its pid into to join."""

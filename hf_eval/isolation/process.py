@@ -36,6 +36,8 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
 PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
+#: The inner process's end of the pipe whose writer is the outer process (EOF: it died).
+_OUTER_ALIVE: list[int] = []
 
 
 def _exit_as(status: int) -> None:
@@ -102,7 +104,7 @@ def contain(walls: dict, keep: int) -> list[str]:
             os._exit(1)
         if select.select([alive_r], [], [], 0)[0]:  # the outer process died already
             os._exit(1)
-        os.close(alive_r)
+        _OUTER_ALIVE.append(alive_r)  # checked again once the uid drop cleared the signal
         return [*applied, "pidns", "ipcns", *_fallback_limits(walls)]
     os.close(alive_r)
     os.close(keep)
@@ -127,6 +129,13 @@ def serve(fd: int, walls: dict, started: str) -> None:
                              writable=tuple(walls["writable"]), network=walls["network"],
                              private_bytes=walls.get("private_bytes"),
                              shm_bytes=walls.get("shm_bytes", 1 << 30)))
+    for alive_r in _OUTER_ALIVE:  # a uid change clears the parent-death signal: set again
+        if _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            os._exit(1)
+        if select.select([alive_r], [], [], 0)[0]:
+            os._exit(1)
+        os.close(alive_r)
+    _OUTER_ALIVE.clear()
     # Imported only now: an exec'd worker must be confined before torch starts threads.
     from hf_eval.isolation.channel import Channel
     from hf_eval.isolation.server import Worker

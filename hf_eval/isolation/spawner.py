@@ -83,12 +83,34 @@ def _child(control: socket.socket, request: dict, channel_fd: int, log_fd: int) 
         os._exit(status)
 
 
+def _end_all(children: dict[int, list[str]]) -> None:
+    """Kill every worker still alive, and every process of its group: the candidate's
+    own process may have left its parent's death signal behind (a uid change clears it,
+    and so can the candidate), so killing the outer process is not enough."""
+    from hf_eval.isolation.limits import Group
+
+    for pid, join_files in children.items():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if join_files:
+            try:
+                group = Group.of_join_files(join_files)
+                if group.kill(timeout=2.0):
+                    group.remove()
+            except (OSError, ValueError):
+                pass
+
+
 def _serve(control: socket.socket) -> None:
     """The spawner's loop: fork on ``spawn``, report exit statuses on ``status``."""
     from hf_eval.isolation.walls import harden_parent
 
     harden_parent()
     statuses: dict[int, int] = {}
+    #: Every worker forked and not yet reaped, with its group's join files.
+    children: dict[int, list[str]] = {}
 
     def reap(*_: object) -> None:
         while True:
@@ -99,12 +121,14 @@ def _serve(control: socket.socket) -> None:
             if pid == 0:
                 return
             statuses[pid] = os.waitstatus_to_exitcode(status)
+            children.pop(pid, None)
 
     signal.signal(signal.SIGCHLD, reap)
     while True:
         try:
             request, fds = _recv(control)
-        except (EOFError, OSError):
+        except (EOFError, OSError):  # the audit is gone: none of its workers outlives it
+            _end_all(children)
             return
         if request["op"] == "spawn":
             channel_fd, log_fd = fds
@@ -113,6 +137,7 @@ def _serve(control: socket.socket) -> None:
             pid = os.fork()
             if pid == 0:
                 _child(control, request, channel_fd, log_fd)
+            children[pid] = request["walls"].get("cgroup", [])
             pidfd = os.pidfd_open(pid)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
             os.close(channel_fd)
@@ -186,14 +211,15 @@ class ForkedProcess:
     def _collect(self) -> None:
         code = self.spawner.exit_code(self.pid)
         self.returncode = -signal.SIGKILL if code is None else code
-        os.close(self.pidfd)
-        self.pidfd = -1
+        pidfd, self.pidfd = self.pidfd, -1  # (a kill from another thread may race this)
+        if pidfd >= 0:
+            os.close(pidfd)
 
     def kill(self) -> None:
         if self.pidfd >= 0:
             try:
                 signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
-            except ProcessLookupError:
+            except OSError:  # gone already, or its pidfd closed by a racing collect
                 pass
 
 

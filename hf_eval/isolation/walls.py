@@ -461,8 +461,9 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: lets a thread hold the kernel inside a copy (and so stall a freeze) for as long as it
 #: likes; ``inotify`` and ``fanotify``, which would watch the audit's temporary files;
 #: every way to queue data in socket buffers, memory no cgroup may charge to the
-#: worker: ``socketpair``, ``connect``, datagram sockets, and every socket family but
-#: UNIX and IP, since a netlink socket sends to its own port without ``connect`` (8 MiB
+#: worker: ``socketpair``, ``connect``, datagram sockets, and every socket but UNIX
+#: stream and seqpacket and plain TCP, since a netlink socket sends to its own port
+#: without ``connect`` (8 MiB
 #: queued a socket, for as many sockets as files it may open), and every ``setsockopt``
 #: but those of the socket level (``SOL_SOCKET``): protocol options such as TCP's MD5
 #: keys take option memory, up to 128 KiB a socket, that no cgroup charges either; and
@@ -502,23 +503,32 @@ _SETSOCKOPT = {"x86_64": 54, "aarch64": 208}
 _SOL_SOCKET = 1
 #: Per architecture: ``prctl``, refused with PR_SET_SECCOMP as its option.
 _PRCTL = {"x86_64": 157, "aarch64": 167}
-#: ``SOL_SOCKET`` options refused without the network: SO_REUSEPORT, SO_BINDTODEVICE,
-#: SO_ATTACH_FILTER, SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_CBPF and _EBPF.
-_SOCKET_OPTIONS_DENIED = (15, 25, 26, 50, 51, 52)
-_SOCK_DGRAM = 2
-#: The socket families a worker without the network may open: UNIX (CUDA's own socket)
-#: and IP (in a network namespace whose loopback is down, and with ``connect`` refused,
-#: no IP socket can reach a peer or queue data).
-_SOCKET_FAMILIES = (1, 2, 10)  # AF_UNIX, AF_INET, AF_INET6
+#: Per architecture: ``fcntl``, refused with F_NOTIFY as its command (dnotify: the same
+#: watch of other processes' file accesses as the refused inotify, through ``fcntl``).
+_FCNTL = {"x86_64": 72, "aarch64": 25}
+_F_NOTIFY = 1026
+#: ``SOL_SOCKET`` options refused without the network: SO_REUSEPORT, SO_BINDTODEVICE and
+#: SO_BINDTOIFINDEX (the same binding by index), SO_ATTACH_FILTER, SO_ATTACH_BPF,
+#: SO_ATTACH_REUSEPORT_CBPF and _EBPF, SO_RESERVE_MEM (counted in the host-wide TCP memory).
+_SOCKET_OPTIONS_DENIED = (15, 25, 26, 50, 51, 52, 62, 73)
+#: The sockets a worker without the network may open: UNIX stream and seqpacket ones
+#: (CUDA's own socket; no datagram socket, which ``sendto`` any socket bound at a path the
+#: worker can see: ``SOCK_RAW`` is one on UNIX), and plain TCP (in a network namespace
+#: whose loopback is down, and with ``connect`` refused, no TCP socket reaches a peer or
+#: queues data; where no namespace can be made, Landlock's TCP rules hold, and they cover
+#: TCP only: MPTCP, SCTP and the rest are refused).
+_AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
+_SOCK_STREAM, _SOCK_SEQPACKET = 1, 5
+_IPPROTO_TCP = 6
 _BPF_ALU_AND_K = 0x54
 
 
 def _apply_seccomp(network: bool = False) -> list[str]:
     """A seccomp filter on this thread (inherited by every thread and process it starts):
-    :data:`_DENIED` syscalls fail with EPERM, and so do a datagram ``socket`` or one of
-    a family outside :data:`_SOCKET_FAMILIES`, a ``setsockopt`` at another level than
+    :data:`_DENIED` syscalls fail with EPERM, and so do a ``socket`` other than a UNIX
+    stream or seqpacket one or a plain TCP one, a ``setsockopt`` at another level than
     ``SOL_SOCKET`` or of an option there in :data:`_SOCKET_OPTIONS_DENIED`, a ``prctl``
-    that sets a seccomp filter, a new user
+    that sets a seccomp filter, an ``fcntl`` F_NOTIFY, a new user
     namespace (``unshare`` or ``clone`` with CLONE_NEWUSER, any ``setns``) and any syscall
     of another ABI (a 32-bit one) than the machine's; ``clone3``, whose flags lie in memory
     a filter cannot read, fails with ENOSYS (the C library then falls back to ``clone``);
@@ -543,6 +553,7 @@ def _apply_seccomp(network: bool = False) -> list[str]:
                 (_BPF_JEQ_K, "allow" if network else "socket option", 0,
                  _SETSOCKOPT[platform.machine()]),
                 (_BPF_JEQ_K, "prctl", 0, _PRCTL[platform.machine()]),
+                (_BPF_JEQ_K, "fcntl", 0, _FCNTL[platform.machine()]),
                 (_BPF_JEQ_K, "namespace", 0, unshare_nr),
                 (_BPF_JEQ_K, "namespace", 0, clone_nr),
                 (_BPF_JEQ_K, "enosys", 0, clone3_nr),
@@ -550,13 +561,22 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     program += [(_BPF_JEQ_K, "deny", 0, number) for number in numbers]
     program.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))  # none of them
     labels = {"socket": len(program)}  # every jump goes forward
-    program.append((_BPF_LD_W_ABS, 0, 0, 16))  # seccomp_data.args[0], low half: the family
-    program += [(_BPF_JEQ_K, "socket type", 0, family) for family in _SOCKET_FAMILIES[:-1]]
-    program.append((_BPF_JEQ_K, "socket type", "deny", _SOCKET_FAMILIES[-1]))
-    labels["socket type"] = len(program)
+    program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the family
+                (_BPF_JEQ_K, "unix socket", 0, _AF_UNIX),
+                (_BPF_JEQ_K, "ip socket", 0, _AF_INET),
+                (_BPF_JEQ_K, "ip socket", "deny", _AF_INET6)]
+    labels["unix socket"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the type
+                (_BPF_ALU_AND_K, 0, 0, 0xF),  # (less SOCK_NONBLOCK and SOCK_CLOEXEC)
+                (_BPF_JEQ_K, "allow", 0, _SOCK_STREAM),
+                (_BPF_JEQ_K, "allow", "deny", _SOCK_SEQPACKET)]
+    labels["ip socket"] = len(program)
+    program += [(_BPF_LD_W_ABS, 0, 0, 24),
                 (_BPF_ALU_AND_K, 0, 0, 0xF),
-                (_BPF_JEQ_K, "deny", "allow", _SOCK_DGRAM)]
+                (_BPF_JEQ_K, 0, "deny", _SOCK_STREAM),
+                (_BPF_LD_W_ABS, 0, 0, 32),  # seccomp_data.args[2], low half: the protocol
+                (_BPF_JEQ_K, "allow", 0, 0),
+                (_BPF_JEQ_K, "allow", "deny", _IPPROTO_TCP)]
     labels["socket option"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the level
                 (_BPF_JEQ_K, 0, "deny", _SOL_SOCKET),
@@ -566,6 +586,9 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     labels["prctl"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the option
                 (_BPF_JEQ_K, "deny", "allow", PR_SET_SECCOMP)]
+    labels["fcntl"] = len(program)
+    program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the command
+                (_BPF_JEQ_K, "deny", "allow", _F_NOTIFY)]
     labels["namespace"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the flags
                 (_BPF_ALU_AND_K, 0, 0, CLONE_NEWUSER),

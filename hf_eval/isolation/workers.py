@@ -96,6 +96,12 @@ UID_LOCK_DIRECTORY = Path("/tmp")
 _UNREAPED: set[int] = set()
 
 
+class StandInFailed(sandbox.SandboxError):
+    """The lane's stand-in worker could not start (or load): the harness's failure,
+    unless a candidate's worker alive meanwhile was the cause (the audit tries again
+    without it: :meth:`hf_eval.audit.Lane.judge`)."""
+
+
 class UidLease:
     """An exclusive claim on one worker uid among every audit on this machine (a lock file
     per uid in :data:`UID_LOCK_DIRECTORY`), so that reaping one worker's uid can never kill
@@ -136,6 +142,11 @@ class UidLease:
             fcntl.flock(self._fh, fcntl.LOCK_UN)
             self._fh.close()
             self._fh = None
+
+
+#: Workers of this process still starting (not yet any :class:`Isolation`'s), so that
+#: :meth:`Isolation.kill_all` reaches them too.
+STARTING: set[WorkerHandle] = set()
 
 
 class WorkerHandle:
@@ -188,12 +199,15 @@ class WorkerHandle:
             theirs.close()
             self.channel = Channel(mine, restricted=True)
             self.closed = False
+            STARTING.add(self)
             # Up and behind its walls. The walls it names now, before any candidate code has
             # run in it, are the ones recorded (a candidate could rewrite a later answer).
             self.walls = self.request({"op": "null"}, START_TIMEOUT_S)[0].walls
         except BaseException:  # an interrupt, or a worker that never came up: no trace left
             self._abandon()
             raise
+        finally:
+            STARTING.discard(self)
 
     def _abandon(self) -> None:
         """Undo a start cut short: kill what started, remove the group and the private
@@ -382,6 +396,9 @@ class Isolation:
         self._spare: WorkerHandle | None = None
         #: Workers killed but still dying when they were ended (their uid and group held).
         self.dying: list[WorkerHandle] = []
+        #: A worker between its start and its first reply (not yet in :attr:`workers`),
+        #: so that :meth:`kill_all` reaches it too.
+        self._starting: WorkerHandle | None = None
         #: What a reader of the report should know (a worker slow to die).
         self.notes: list[str] = []
 
@@ -398,11 +415,20 @@ class Isolation:
         if self._stand_in is None or not self._stand_in.alive():
             if self._stand_in is not None:
                 self._end(self._stand_in, "the stand-in")
-            self._stand_in = WorkerHandle(None, self.device)
-            reply, _ = self._stand_in.request({"op": "load", "stand_in": True,
-                                               "device": str(self.device)}, LOAD_TIMEOUT_S)
-            if reply.error is not None:
-                raise sandbox.SandboxError(f"the stand-in worker failed: {reply.error}")
+                self._stand_in = None
+            try:
+                self._stand_in = WorkerHandle(None, self.device)
+                reply, _ = self._stand_in.request({"op": "load", "stand_in": True,
+                                                   "device": str(self.device)},
+                                                  LOAD_TIMEOUT_S)
+                error = reply.error
+            except (sandbox.SandboxError, WorkerFailure, OSError) as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            if error is not None:
+                if self._stand_in is not None:
+                    self._end(self._stand_in, "the stand-in")
+                    self._stand_in = None
+                raise StandInFailed(f"the stand-in worker failed: {error}")
         return self._stand_in
 
     def spare(self) -> None:
@@ -458,6 +484,7 @@ class Isolation:
             handle = self._new_handle(solution)
             # Importing the solution (which may JIT-compile kernels) gets at least
             # LOAD_TIMEOUT_S, whatever the per-call timeout.
+            self._starting = handle
             try:
                 reply, _ = handle.request({"op": "load", "solution": solution.model_dump_json(),
                                            "device": str(self.device)},
@@ -465,6 +492,8 @@ class Isolation:
             except BaseException:
                 self._end(handle, solution.name)
                 raise
+            finally:
+                self._starting = None
             self.workers[key] = (handle, replace(reply, walls=handle.walls))
         return self.workers[key]
 
@@ -483,7 +512,7 @@ class Isolation:
         """SIGKILL every worker now, the stand-in too (from another thread, on Ctrl-C):
         a request in flight fails, and :meth:`close` then removes what is left."""
         for handle in ([found[0] for found in list(self.workers.values())]
-                       + [self._stand_in, self._spare]):
+                       + [self._stand_in, self._spare, self._starting, *list(STARTING)]):
             if handle is not None:
                 handle.kill()
 
