@@ -55,33 +55,58 @@ class Model(BaseModel):
 # ----------------------------------------------------------------------------- definitions
 class ConstAxis(Model):
     type: Literal["const"]
+    """Always ``const``: the axis has one size in every workload."""
     value: Annotated[int, Field(ge=0)]
+    """The axis's fixed size (>= 0); a workload that gives this axis must give this value."""
     description: str | None = None
+    """Free text: what the axis counts."""
 
 
 class VarAxis(Model):
     type: Literal["var"]
+    """Always ``var``: each workload gives the axis's size in its ``axes``."""
     description: str | None = None
+    """Free text: what the axis counts."""
 
 
 class TensorSpec(Model):
     """An input or output: a list of axis names, or ``None`` for a Python scalar."""
 
     shape: list[NonEmpty] | None
+    """The axis names of its dimensions, outermost first, each declared in the definition's
+    ``axes``; ``None`` (JSON null) for a Python scalar."""
     dtype: DTypeName
+    """The element type, one of FlashInfer Trace's dtype names (for a scalar, its value's type)."""
     description: str | None = None
+    """Free text: what the tensor holds (meaning, layout)."""
 
 
 class Definition(Model):
     name: NonEmpty
+    """The definition's name, unique in the dataset; its file is
+    ``definitions/<op_type>/<name>.json``."""
     op_type: NonEmpty
+    """The operator family (``gemm``, ``gdn``, ...): the folder the file lives in, and the family
+    module ``hf_eval/families/<op_type>.py`` where there is one."""
     description: str | None = None
+    """Free text: what the operator computes, where it comes from, how it is judged."""
     tags: list[NonEmpty] = []
+    """Labels in FlashInfer Trace's namespaces (``model:``, ``stage:``, ``status:``,
+    ``quantization:``) and free ones (``layout:``; ``interface:``, its interface-audit entry)."""
     axes: dict[NonEmpty, Annotated[ConstAxis | VarAxis, Field(discriminator="type")]]
+    """The axes by name: ``const`` (a fixed size) or ``var`` (each workload gives it); every
+    axis an input or output shape names must be declared here."""
     inputs: dict[NonEmpty, TensorSpec]
+    """The inputs by name, in the order the reference's ``run`` takes them; no name may also be
+    an output's."""
     outputs: dict[NonEmpty, TensorSpec]
+    """The outputs by name, in the order the reference's ``run`` returns them."""
     constraints: list[NonEmpty] = []
+    """Python expressions over the axis names (``M >= 1``) that every workload's axes must
+    satisfy; each must parse, and is evaluated without builtins (``math`` available)."""
     reference: NonEmpty
+    """Python source of the reference, the truth outputs are judged against: it must parse and
+    define a top-level ``run`` that takes the inputs and returns the outputs."""
 
     @field_validator("reference")
     @classmethod
@@ -149,17 +174,25 @@ class Definition(Model):
 # ------------------------------------------------------------------------------- workloads
 class RandomInput(Model):
     type: Literal["random"]
+    """Always ``random``: the runner draws the tensor. Refused in this dataset's workloads; an
+    import draws it with a recorded seed instead."""
 
 
 class ScalarInput(Model):
     type: Literal["scalar"]
+    """Always ``scalar``: a Python scalar argument given inline."""
     value: StrictBool | StrictInt | StrictFloat
+    """The scalar: a JSON boolean, integer or number, taken as is (a string is never converted)."""
 
 
 class SafetensorsInput(Model):
     type: Literal["safetensors"]
+    """Always ``safetensors``: the tensor is read from a safetensors file."""
     path: NonEmpty
+    """The file's path relative to the dataset root (no leading ``/``, no ``..``); in this
+    dataset ``blob/workloads/<definition>/<sha256>.safetensors``."""
     tensor_key: NonEmpty
+    """The tensor's key inside that file."""
 
     @field_validator("path")
     @classmethod
@@ -176,17 +209,25 @@ InputDescriptor = Annotated[RandomInput | ScalarInput | SafetensorsInput,
 
 class Workload(Model):
     uuid: NonEmpty
+    """The workload's UUID, unique in the dataset; its receipt in ``captures.jsonl`` names it."""
     axes: dict[NonEmpty, Annotated[int, Field(ge=0)]]
+    """The size of each variable axis by name (each >= 0); a constant axis given here must equal
+    the definition's value."""
     inputs: dict[NonEmpty, InputDescriptor]
+    """A descriptor per input, by the definition's input names: safetensors, scalar or random."""
 
 
 class WorkloadTrace(Model):
     """One line of a workload file: a workload-only FlashInfer trace."""
 
     definition: NonEmpty
+    """The name of the definition the workload is for."""
     workload: Workload
+    """The workload: its UUID, axis sizes and input descriptors."""
     solution: None = None
+    """Always null in a workload file (FlashInfer Trace's solution slot of a trace)."""
     evaluation: None = None
+    """Always null in a workload file (FlashInfer Trace's evaluation slot of a trace)."""
 
 
 # ------------------------------------------------------------------------------- solutions
@@ -214,7 +255,10 @@ class SourceFile(Model):
     (:func:`normalise_source_path`), so two spellings of one file are one path."""
 
     path: NonEmpty
+    """The file's path inside the package, ``/``-separated; normalised on load, and never
+    absolute, through ``..``, with a backslash or a control character."""
     content: NonEmpty
+    """The file's full text: non-empty, without a NUL byte."""
 
     @field_validator("path")
     @classmethod
@@ -240,11 +284,23 @@ def _commit_pinned_url(url: str | None) -> bool:
 
 class BuildSpec(Model):
     language: Literal["python", "triton", "cpp", "cuda", "tilelang"]
+    """The source language (FlashInfer Trace's five); this harness does not read it and imports
+    the entry file as a Python module."""
     target_hardware: Annotated[list[NonEmpty], Field(min_length=1)]
+    """Hardware it runs on, at least one: ``cpu``, ``cuda`` (any GPU), ``local`` (anywhere) or a
+    named GPU (``NVIDIA_B200``); the audit skips the solution on any other device."""
     entry_point: NonEmpty
+    """The function to call, as ``<file>::<function>`` (``main.py::run``); the file must be one
+    of the sources."""
     dependencies: list[NonEmpty] = []
+    """Requirement strings of the packages it needs, each pinned by a version specifier
+    (``torch>=2.9``) or a ``git+https`` URL at a full 40-hex commit."""
     destination_passing_style: bool = True
+    """FlashInfer Trace: whether the outputs are passed in as the last arguments to fill. Must be
+    false here: a solution gets the inputs only and returns its outputs."""
     binding: Literal["tvm-ffi", "torch"] | None = None
+    """FlashInfer Trace: the binding of a C++/CUDA solution (``tvm-ffi`` or ``torch``), ignored
+    for Python and Triton; this harness does not read it."""
 
     @field_validator("entry_point")
     @classmethod
@@ -275,11 +331,18 @@ MAX_PACKAGE_FILES = 1000
 
 class Solution(Model):
     name: NonEmpty
+    """The solution's name, unique in the dataset; tasks and the audit name it by this."""
     definition: NonEmpty
+    """The name of the definition it implements."""
     author: NonEmpty
+    """Who wrote it (with any upstream it was taken from and its licence)."""
     description: str | None = None
+    """Free text: what the solution does and how."""
     spec: BuildSpec
+    """How to build and call it: language, target hardware, entry point, dependencies."""
     sources: Annotated[list[SourceFile], Field(min_length=1)]
+    """The package's files, at least one: no two naming one file, the entry file among them, at
+    most :data:`MAX_PACKAGE_FILES` files and :data:`MAX_PACKAGE_BYTES` UTF-8 bytes in all."""
 
     @field_validator("sources", mode="before")
     @classmethod
@@ -350,38 +413,69 @@ class Solution(Model):
 # ----------------------------------------------------------------------------------- tasks
 class Tolerance(Model):
     atol: Annotated[float, Field(ge=0)]
+    """The absolute tolerance (>= 0), in the output's units."""
     rtol: Annotated[float, Field(ge=0)]
+    """The relative tolerance (>= 0), as a fraction of the reference element's magnitude."""
     required_matched_ratio: Annotated[float, Field(gt=0, le=1)] | None = None
+    """The least fraction of an output's elements that must match, in (0, 1]; ``None`` (JSON
+    null) means every element."""
     comparison: Literal["allclose", "absolute_or_relative"] = "allclose"
+    """How an element matches: ``allclose`` is ``|a - r| <= atol + rtol * |r|``;
+    ``absolute_or_relative`` is ``|a - r| <= atol`` or ``|a - r| / (|r| + 1e-8) <= rtol``.
+    Integer and bool outputs must be exact whatever it says."""
 
 
 class Timing(Model):
     warmup: Annotated[int, Field(ge=0)] = 10
+    """Warm-up calls before timing on CUDA (compilation, autotuning), judged but outside the
+    reported time (>= 0)."""
     iters: Annotated[int, Field(ge=1)] = 50
+    """Calls per timing trial on CUDA (a CUDA graph replays this many), fewer where that many
+    fresh input sets would overflow the audit's memory pool (>= 1)."""
     trials: Annotated[int, Field(ge=1)] = 3
+    """Timed trials on CUDA (>= 1); the reported figure is the median over them."""
 
 
 class Baseline(Model):
     solution: NonEmpty
+    """The name of the solution a candidate is timed against, a solution of this definition."""
     timed: Literal["call", "launch"] = "call"
+    """What is timed of it: ``call`` (each whole call) or ``launch`` (only the zero-argument
+    ``launch`` that its ``prepare`` returns)."""
 
 
 class Preferred(Model):
     solution: NonEmpty
+    """The name of the solution chosen on that hardware, a solution of this definition."""
     evidence: NonEmpty
+    """Free text: the measurements or reasons that chose it."""
 
 
 class TaskConfig(Model):
     definition: NonEmpty
+    """The name of the definition judged; the file is ``tasks/<definition>.json``."""
     workloads: Annotated[list[NonEmpty], Field(min_length=1)]
+    """Workload files judged (JSONL, relative to the dataset root): at least one, each existing."""
     tolerance: Tolerance
+    """The tolerance every output is judged by, unless ``output_tolerances`` gives its own."""
     output_tolerances: dict[NonEmpty, Tolerance] = {}
+    """Tolerances of single outputs by output name (each an output of the definition)."""
     dev: Annotated[list[NonEmpty], Field(max_length=10)] = []
+    """At most ten workload UUIDs for quick iteration (the ``dev`` suite): each a workload of the
+    definition inside the published domain. Final judgments use every workload."""
     timing: Timing = Timing()
+    """How many warm-up calls, calls per trial and trials the audit times on CUDA."""
     baseline: Baseline
+    """The solution a candidate is timed against, and what of it is timed."""
     engine_baseline: NonEmpty | None = None
+    """The name of the solution that reproduces the serving engine's own call, or ``None`` where
+    there is none; a solution of this definition, agreeing with the interface audit's entry."""
     preferred: dict[NonEmpty, Preferred] = {}
+    """The preferred solution per hardware key (``cpu``, ``h200``, ...) with the evidence that
+    chose it; the audit's default runs the device's, else ``cpu``'s, else the baseline."""
     call_timeout_s: Annotated[float, Field(gt=0)] = 300.0
+    """The deadline in seconds of each request to a solution's worker (loading it, a call);
+    a timing request gets three times it. > 0; 300 by default."""
     #: A stricter bound reported by ``audit --strict-diagnostic``, never used for acceptance.
     diagnostic_tolerance: Tolerance | None = None
     #: Whether calls on content the audit draws (timed calls, the second input set) may
@@ -408,6 +502,8 @@ class Kept(BaseModel):
 
     model_config = ConfigDict(extra="allow", strict=True, use_attribute_docstrings=True)
     _order: list[str] = PrivateAttr(default_factory=list)
+    """The keys of the data read, in the order read (kept by ``_remember_order``); the serializer
+    writes those keys first, in that order."""
 
     @model_validator(mode="wrap")
     @classmethod

@@ -20,14 +20,16 @@ and followed there by the honest solution on the same case):
 channel             defence                                     tests
 ==================  ==========================================  ===========================
 messages            a reply is plain data (no class, no         adversarial/forge_result,
-                    descriptor, at most 16 MiB), carries the    declare_status (x3),
+                    descriptor, at most 1 MiB), carries the     declare_status (x3),
                     request's nonce, and is checked field by    declare_passed,
                     field (:mod:`.protocol`); it names no       flood_channel,
-                    status. Anything else is tampering          reply_with_descriptor;
-                    (RUNTIME_ERROR) and ends the worker.        tests/test_channel.py
+                    status. Anything else is tampering          reply_with_descriptor,
+                    (RUNTIME_ERROR) and ends the worker.        reply_json_amplify;
+                                                                tests/test_channel.py
 deadlines           one deadline for a whole request: sending,  adversarial/hang,
-                    the header, partial frames and the body     stall_mid_message;
-                    (:mod:`.channel`). Missed: TIMEOUT.         test_channel.py
+                    the header, partial frames and the body     stall_mid_message,
+                    (:mod:`.channel`); no read waits past it,   channel_urgent_byte;
+                    urgent data is tampering. Missed: TIMEOUT.  test_channel.py
 memory              the audit lends sealed memfds only          adversarial/alias_input,
                     (:mod:`.memory`): inputs, arenas and        mutate_then_undo,
                     staged outputs read-only to the worker      write_input_proc_mem,
@@ -54,10 +56,19 @@ signals             Landlock scope, another uid, PID            adversarial/
                     own processes.                              read_parent_memory
 processes           PID namespace whose first process is the    adversarial/leave_process,
                     candidate's: when it ends, the kernel ends  leader_exit_child,
-                    every process in it (:mod:`.process`);      fork_chain, fork_bomb
-                    cgroup (``pids.max``) caps forks; the
-                    group is frozen and emptied, the uid
-                    reaped, on every end.
+                    every process in it (:mod:`.process`);      fork_chain, fork_bomb;
+                    cgroup (``pids.max``) caps forks; the       tests/test_newcomer.py
+                    group is frozen and emptied, the uid        (an audit interrupted or
+                    reaped, on every end; a killed audit's      killed)
+                    spawner kills its workers and their groups.
+kernel state        seccomp refuses what allocates kernel       adversarial/netlink_socket_
+                    memory no cgroup charges or fills a         buffers, socket_option_
+                    host-wide limit (socket kinds and options,  memory, perf_events_and_
+                    perf events, AIO, own filters, ACLs, NUMA   reuseport, seccomp_stack_
+                    policies, secret memory, timers); the       and_aio, socket_kinds_and_
+                    host's open-file table is raised above      dnotify, xattr_numa_
+                    every group's reach (:mod:`.limits`).       secretmem, file_table_
+                                                                within_reach, timer_sources
 IPC                 IPC namespace per worker (SysV, POSIX       adversarial/sysv_shm,
                     queues); a private tmpfs ``/dev/shm``;      sysv_shm_again;
                     no network (netns, Landlock TCP).           adversarial/network

@@ -473,7 +473,13 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: no file of their own) and ring buffers are memory no cgroup charges; a seccomp filter
 #: of the worker's own (``seccomp``, or ``prctl`` with PR_SET_SECCOMP: each thread may
 #: stack filters, kernel memory no cgroup charges); native AIO (``io_setup``), whose
-#: contexts count against a host-wide limit one worker could fill;
+#: contexts count against a host-wide limit one worker could fill; extended attributes
+#: (``setxattr``, ``lsetxattr``, ``fsetxattr``, ``setxattrat``), since a POSIX ACL on a file
+#: of the worker's tmpfs takes up to 64 KiB of kernel memory no cgroup charges; NUMA
+#: policies of a mapping (``mbind``, ``set_mempolicy_home_node``), which a shared tmpfs
+#: mapping keeps on its file after the mapping is gone, in caches no cgroup charges;
+#: ``memfd_secret``, whose pages are cut out of the kernel's direct map, splitting its
+#: large pages for good (the host's, outliving the worker);
 #: ``socket`` itself, ``bind`` and ``listen`` stay: CUDA's initialisation makes a
 #: listening socket of its own;
 #: io_uring (``io_uring_setup``, ``_enter``, ``_register``), whose operations never pass
@@ -486,10 +492,10 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 _DENIED = {
     "x86_64": (0xC000003E, 0x40000000, 41,
                (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42, 425, 426, 427,
-                222, 283, 38, 37, 298, 317, 206)),
+                222, 283, 38, 37, 298, 317, 206, 188, 189, 190, 463, 237, 450, 447)),
     "aarch64": (0xC00000B7, None, 198,
                 (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427,
-                 107, 85, 103, 241, 277, 0)),
+                 107, 85, 103, 241, 277, 0, 5, 6, 7, 463, 235, 450, 447)),
 }
 #: Per architecture: ``unshare``, ``clone``, ``clone3``, ``setns``. A new user namespace
 #: would hand the worker every capability inside it: with its own network namespace and
