@@ -35,7 +35,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hf_eval.errors import DataError
-from hf_eval.records import RecordError, reported_time, validate_record
+from hf_eval.records import RecordError, Status, reported_time, validate_record
 
 if TYPE_CHECKING:
     import torch
@@ -341,7 +341,7 @@ def summary_table(records: list[dict], width: int = 80) -> Table:
         groups[(safe_text(rec["definition"]), safe_text(rec["solution"]))].append(rec)
     longest = max((len(n) for key in groups for n in (key[0], "  " + key[1])), default=0)
     name_width = max(_MIN_NAME, min(longest, width - _OVERHEAD - sum(w for _, w in _COLUMNS)))
-    passed_total = sum(r["status"] == "PASSED" for r in records)
+    passed_total = sum(r["status"] == Status.PASSED.value for r in records)
     table = Table(title=f"Audit summary: {passed_total}/{len(records)} cases passed",
                   caption=TIME_CAPTION,
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
@@ -350,11 +350,11 @@ def summary_table(records: list[dict], width: int = 80) -> Table:
         table.add_column(header, width=col_width, no_wrap=True, overflow="fold",
                          justify="left" if header == "failed" else "right")
     for (definition, solution), recs in sorted(groups.items()):
-        passed = sum(r["status"] == "PASSED" for r in recs)
+        passed = sum(r["status"] == Status.PASSED.value for r in recs)
         medians = [t[1] for r in recs if (t := reported_time(r)) is not None]
         failed: dict[str, int] = defaultdict(int)
         for r in recs:
-            if r["status"] != "PASSED":
+            if r["status"] != Status.PASSED.value:
                 failed[_short(safe_text(r["status"]))] += 1
         name = Text("\n".join(wrap_name(definition, name_width)), style="bold")
         name.append("\n" + "\n".join(wrap_name(solution, name_width, indent="  ")))
@@ -374,9 +374,9 @@ def failure_lines(records: list[dict], report: str | Path | None = None) -> list
     """
     lines, seen = [], set()
     for rec in records:
-        if rec["status"] == "PASSED":
+        if rec["status"] == Status.PASSED.value:
             continue
-        data = rec["status"] == "DATA_ERROR"
+        data = rec["status"] == Status.DATA_ERROR.value
         key = (rec["definition"], rec["workload"], rec.get("reason")) if data else id(rec)
         if key in seen:
             continue
@@ -410,6 +410,6 @@ def print_summary(records: list[dict], console: Console | None = None,
         for line in failures:
             console.print(Text(line), highlight=False, soft_wrap=True)
     if report is not None:
-        failed = sum(r["status"] != "PASSED" for r in records)
+        failed = sum(r["status"] != Status.PASSED.value for r in records)
         console.print(Text(f"report: {safe_text(report)}  cases: {len(records)}  "
                            f"failed: {failed}"), highlight=False, soft_wrap=True)

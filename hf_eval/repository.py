@@ -12,6 +12,7 @@ problem at once and the audit can refuse exactly the definitions a problem touch
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,36 @@ from hf_eval.schema import (
     load_json,
     parse_json_line,
 )
+
+#: The checkout this package sits in: the dataset root when run from a clone (``python -m
+#: hf_eval``, an editable install); for an installed wheel it is site-packages' parent.
+PACKAGE_CHECKOUT = Path(__file__).resolve().parent.parent
+ROOT_VARIABLE = "HF_EVAL_ROOT"
+
+
+def is_dataset_root(path: Path) -> bool:
+    """A directory holding ``definitions/`` (what every command reads first)."""
+    return (path / "definitions").is_dir()
+
+
+def discover_root(cwd: Path | None = None) -> Path:
+    """The dataset root when ``--root`` is not given, never assumed to be the package's parent.
+
+    In order: ``$HF_EVAL_ROOT``; the checkout holding this package, if it is a dataset (a
+    clone run with ``python -m hf_eval`` or installed editable); the current directory or
+    the nearest parent that is a dataset root (a wheel installed elsewhere, run inside a
+    clone). Without one, the error says how to name it.
+    """
+    if os.environ.get(ROOT_VARIABLE):
+        return Path(os.environ[ROOT_VARIABLE])
+    if is_dataset_root(PACKAGE_CHECKOUT):
+        return PACKAGE_CHECKOUT
+    here = (cwd or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if is_dataset_root(candidate):
+            return candidate
+    raise DataError("--root", f"no dataset root found: not given, {ROOT_VARIABLE} unset, and "
+                    f"neither {here} nor a parent holds definitions/ (pass --root <clone>)")
 
 
 @dataclass

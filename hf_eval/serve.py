@@ -69,6 +69,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from hf_eval.audit import Audit, AuditConfig, Case, Lane, runs_on, select_workloads
 from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
+from hf_eval.records import Status
 from hf_eval.report import (
     ReportWriter,
     environment,
@@ -703,7 +704,7 @@ class AuditService:
     def _done(self, job: Job, statuses: Counter, seconds: float,
               error: str | None = None) -> Done:
         return Done(done=True, definition=job.definition.name, solution=job.solution.name,
-                    cases=sum(statuses.values()), passed=statuses.get("PASSED", 0),
+                    cases=sum(statuses.values()), passed=statuses.get(Status.PASSED.value, 0),
                     statuses=dict(sorted(statuses.items())), seconds=round(seconds, 4),
                     report=str(self.report), error=error)
 

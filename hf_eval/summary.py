@@ -307,7 +307,7 @@ def _definition_rows(solutions: dict[str, dict[tuple[str, str], ReportEntry]],
             ratios = []
             for key in sorted(comparison & valid.keys()):
                 rec, base = valid[key], base_recs[key]
-                method = _method(rec, base, timed) if rec["status"] == "PASSED" else None
+                method = _method(rec, base, timed) if rec["status"] == Status.PASSED.value else None
                 if method:
                     ratios.append(method_ms(base, method) / method_ms(rec, method))
             if not ratios:

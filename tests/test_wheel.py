@@ -171,7 +171,7 @@ def test_root_discovery_never_takes_site_packages_for_a_dataset(installed, tmp_p
     use it as a root."""
     script = """
 from hf_eval.isolation import walls as sandbox
-from hf_eval.cli import PACKAGE_CHECKOUT, is_dataset_root
+from hf_eval.repository import PACKAGE_CHECKOUT, is_dataset_root
 print(sandbox._default_dataset_root(), is_dataset_root(PACKAGE_CHECKOUT))
 """
     done = run([installed["python"], "-c", script], installed["elsewhere"], installed["env"])

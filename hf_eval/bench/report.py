@@ -35,6 +35,7 @@ from hf_eval.bench.run import best_method, best_ms, device_ms, runs_on_gpu
 from hf_eval.bench.shapes import BenchShape, load_shapes, shape_path, structure_counts
 from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.errors import DataError
+from hf_eval.records import Status
 from hf_eval.report import geomean, read_records, read_report
 from hf_eval.schema import Model, NonEmpty, load_json
 from hf_eval.sources import solution_hash
@@ -198,7 +199,7 @@ def _paired(sols: dict, recs: dict, passed: list[str], solution: str,
     ratios = []
     for w in passed:
         base = sols[other].get(w)
-        if base is None or base["status"] != "PASSED":
+        if base is None or base["status"] != Status.PASSED.value:
             continue
         a, b = best_ms(base.get("timing", {})), best_ms(recs[w].get("timing", {}))
         if a and b:
@@ -267,7 +268,8 @@ def audit_table(dataset: Dataset, records: list[dict], ceilings: dict) -> dict:
             current = dataset.solutions.get(solution)
             stale = [w for w, r in recs.items() if current is None
                      or r.get("hashes", {}).get("solution") != solution_hash(current.value)]
-            passed = [w for w, r in recs.items() if r["status"] == "PASSED" and w not in stale]
+            passed = [w for w, r in recs.items()
+                      if r["status"] == Status.PASSED.value and w not in stale]
             times, fractions = [], []
             for w in passed:
                 ms = best_ms(recs[w].get("timing", {}))
@@ -287,7 +289,7 @@ def audit_table(dataset: Dataset, records: list[dict], ceilings: dict) -> dict:
             out[definition][solution] = {
                 "passed": len(passed), "audited": len(recs), "workloads": total,
                 "failed": len([w for w, r in recs.items()
-                               if w not in stale and r["status"] != "PASSED"]),
+                               if w not in stale and r["status"] != Status.PASSED.value]),
                 "stale_records": len(stale),
                 "statuses": sorted({r["status"] for r in recs.values()}),
                 "median_ms_geomean": geomean(times) if times else None,
@@ -295,12 +297,12 @@ def audit_table(dataset: Dataset, records: list[dict], ceilings: dict) -> dict:
                 "speedup_vs_baseline": paired(task.baseline.solution),
                 "speedup_vs_engine_baseline": paired(task.engine_baseline),
                 "failures": sorted({r.get("reason", "")[:160] for r in recs.values()
-                                    if r["status"] != "PASSED"})[:3],
+                                    if r["status"] != Status.PASSED.value})[:3],
                 "outside_domain": {
                     "passed": len([r for r in outside[definition][solution].values()
-                                   if r["status"] == "PASSED"]),
+                                   if r["status"] == Status.PASSED.value]),
                     "failed": len([r for r in outside[definition][solution].values()
-                                   if r["status"] != "PASSED"])},
+                                   if r["status"] != Status.PASSED.value])},
                 "not_in_dataset": removed[definition][solution]}
     return out
 
@@ -395,7 +397,7 @@ def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
 
 #: Statuses of a benchmark line whose time counts: PASSED (``hf-eval bench run``, the
 #: audit's checked path) and TIMED (the in-process benchmark of the earliest records).
-TIMED_STATUSES = ("PASSED", "TIMED")
+TIMED_STATUSES = (Status.PASSED.value, "TIMED")
 
 
 def _usable(entry: dict) -> bool:
@@ -685,7 +687,7 @@ def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: l
                 for solution, e in row.items():
                     shipped = "" if solution in dataset.solutions else NOT_SHIPPED
                     status = "" if e["status"] in TIMED_STATUSES else e["status"]
-                    check = "" if e["status"] == "PASSED" else str(e["check"])[:90]
+                    check = "" if e["status"] == Status.PASSED.value else str(e["check"])[:90]
                     lines.append(
                         f"| {shape} | {solution}{shipped} | {e['method'] or '—'} | "
                         f"{_fmt(e['ms'], '.4f')} | {_fmt(e['counted_ms'], '.4f')} | "

@@ -30,6 +30,7 @@ import torch
 from hf_eval.acceptance import compare_outputs
 from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
+from hf_eval.records import Status
 from hf_eval.schema import dumps_like
 from hf_eval.sources import compile_reference, source_hash
 
@@ -51,7 +52,7 @@ class ReplayResult:
 
     @property
     def failures(self) -> list[dict]:
-        return [r for r in self.results if r["status"] != "PASSED"]
+        return [r for r in self.results if r["status"] != Status.PASSED.value]
 
     @property
     def selected(self) -> int:
@@ -129,12 +130,12 @@ def replay(root: str | Path, definitions: list[str] | None = None,
                     truth = reference(*inputs)
                 truth = truth if isinstance(truth, tuple) else (truth,)
             except DataError as err:
-                record.update(status="DATA_ERROR", reason=str(err))
+                record.update(status=Status.DATA_ERROR.value, reason=str(err))
                 result.results.append(record)
                 continue
             verdicts = compare_outputs(outputs, expected, truth, task.tolerance_for)
             failed = [v for v in verdicts if not v.passed]
-            record.update(status="FAILED" if failed else "PASSED",
+            record.update(status="FAILED" if failed else Status.PASSED.value,
                           outputs=[v.to_json() for v in verdicts])
             if failed:
                 record["reason"] = f"{failed[0].name}: {failed[0].reason}"

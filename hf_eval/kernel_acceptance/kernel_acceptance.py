@@ -35,11 +35,11 @@ from safetensors import SafetensorError, safe_open
 from hf_eval.acceptance import compare_outputs
 from hf_eval.audit import Audit, AuditAborted, AuditConfig, select_workloads
 from hf_eval.cache import ReferenceCache, cache_key
-from hf_eval.cli import discover_root
 from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
-from hf_eval.records import RecordError, reported_time
+from hf_eval.records import RecordError, Status, reported_time
 from hf_eval.report import RecordProblem, ReportLine, read_records
+from hf_eval.repository import discover_root
 from hf_eval.schema import Solution, load_json
 from hf_eval.sources import compile_reference
 
@@ -133,7 +133,7 @@ class KernelAcceptance(evaluate.Metric):
                             outputs=verdict.outputs)
                 if timed:
                     case["ms"] = verdict.ms
-        accepted = sum(c["status"] == "PASSED" for c in cases)
+        accepted = sum(c["status"] == Status.PASSED.value for c in cases)
         for case in cases:
             case.setdefault("error", "")
             case.setdefault("outputs", [])
@@ -241,19 +241,20 @@ def _judge_outputs(dataset, row, path, device):
         with safe_open(path, framework="pt", device=str(device)) as fh:
             missing = [n for n in names if n not in fh.keys()]
             if missing:
-                return {"status": "INCORRECT_SHAPE",
+                return {"status": Status.INCORRECT_SHAPE.value,
                         "error": f"{path}: no tensor for output(s) {missing} "
                                  f"(keys: {sorted(fh.keys())})"}
             produced = tuple(fh.get_tensor(n) for n in names)
     except (SafetensorError, FileNotFoundError, OSError) as exc:
-        return {"status": "RUNTIME_ERROR", "error": f"{path}: unreadable outputs file ({exc})"}
+        return {"status": Status.RUNTIME_ERROR.value,
+                "error": f"{path}: unreadable outputs file ({exc})"}
     try:
         reference = _reference(dataset, definition, row, torch.device(device))
     except DataError as err:
-        return {"status": "DATA_ERROR", "error": str(err)}
+        return {"status": Status.DATA_ERROR.value, "error": str(err)}
     verdicts = compare_outputs(names, produced, reference, task.tolerance_for)
     failed = [v for v in verdicts if not v.passed]
-    return {"status": failed[0].status if failed else "PASSED",
+    return {"status": failed[0].status if failed else Status.PASSED.value,
             "error": f"{failed[0].name}: {failed[0].reason}" if failed else "",
             "outputs": [v.to_json() for v in verdicts]}
 
