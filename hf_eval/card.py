@@ -23,6 +23,7 @@ kinds carry different provenance keys, so its object columns are ``Json``).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -36,7 +37,15 @@ from hf_eval import viewer
 from hf_eval.dataset import open_dataset
 from hf_eval.errors import DataError
 from hf_eval.samples.regenerate import listed_as_regenerated
-from hf_eval.schema import SafetensorsInput
+from hf_eval.schema import (
+    Definition,
+    Receipt,
+    SafetensorsInput,
+    Solution,
+    TaskConfig,
+    Workload,
+    WorkloadTrace,
+)
 from hf_eval.viewer import VIEWER_DIR, ViewerFile, viewer_files
 
 SPLIT = "test"
@@ -206,6 +215,23 @@ def _type(feature) -> str:
     return type(feature).__name__
 
 
+#: The model whose field docstrings describe each catalogue config's columns.
+MODELS = {"definitions": Definition, "solutions": Solution, "tasks": TaskConfig,
+          "captures": Receipt}
+
+
+def _described(name: str, type_name: str, *models) -> str:
+    """One column of the field list: its name, type and the first model's docstring of it
+    (one line: the card is a table of contents, the docstring the whole text)."""
+    for model in models:
+        field = model.model_fields.get(name)
+        if field is not None and field.description:
+            text = " ".join(field.description.split()).replace("``", "`")
+            text = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", text)  # reST roles as code
+            return f"  - `{name}` ({type_name}): {text}"
+    return f"  - `{name}` ({type_name})"
+
+
 def body(root: str | Path, files: list[ViewerFile]) -> str:
     """The generated part of the card's body (between the markers)."""
     root = Path(root)
@@ -240,16 +266,19 @@ def body(root: str | Path, files: list[ViewerFile]) -> str:
     lines += ["", "`dev` is each task's dev workloads, for iterating on a kernel; every other "
               "workload of `test` is held out. Final judgments use `test`.", "",
               "### Fields", ""]
+    lines += ["Each column with its type and the docstring of its field in "
+              "`hf_eval/schema.py`.", ""]
     for f in catalogues:
-        lines.append(f"- `{f.config}`: " + "; ".join(f"`{k}` ({_type(v)})"
-                                                     for k, v in f.features.items()))
+        lines.append(f"- `{f.config}`:")
+        lines += [_described(k, _type(v), MODELS[f.config]) for k, v in f.features.items()]
     if tests:
         any_file = next(iter(tests.values()))
-        lines.append("- a definition's config: " + "; ".join(
-            f"`{k}` ({_type(v)})" for k, v in any_file.features.items()
-            if k not in ("axes", "inputs")) + "; `axes` (struct of the definition's variable "
-            "axes, int64); `inputs` (struct of the definition's inputs, each "
-            f"{_type(next(iter(any_file.features['inputs'].values())))})")
+        types = {k: _type(v) for k, v in any_file.features.items()}
+        types["axes"] = "struct of the definition's variable axes, int64"
+        types["inputs"] = ("struct of the definition's inputs, each "
+                           f"{_type(next(iter(any_file.features['inputs'].values())))}")
+        lines.append("- a definition's config:")
+        lines += [_described(k, t, Workload, WorkloadTrace, Receipt) for k, t in types.items()]
     lines += ["", "| definition | op type | workloads | dev |", "|---|---|---|---|"]
     for name, f in tests.items():
         lines.append(f"| `{name}` | {dataset.definitions[name].value.op_type} | "

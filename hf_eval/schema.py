@@ -47,9 +47,10 @@ def stays_inside(path: str) -> bool:
 
 
 class Model(BaseModel):
-    """Base of every model: unknown keys are errors."""
+    """Base of every model: unknown keys are errors. Each field's docstring is its
+    description (the card's field list is written from them)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 # ----------------------------------------------------------------------------- definitions
@@ -342,7 +343,7 @@ class Solution(Model):
     """How to build and call it: language, target hardware, entry point, dependencies."""
     sources: Annotated[list[SourceFile], Field(min_length=1)]
     """The package's files, at least one: no two naming one file, the entry file among them, at
-    most :data:`MAX_PACKAGE_FILES` files and :data:`MAX_PACKAGE_BYTES` UTF-8 bytes in all."""
+    most 1,000 files and 16 MiB of UTF-8 in all (:data:`MAX_PACKAGE_FILES`, ``_BYTES``)."""
 
     @field_validator("sources", mode="before")
     @classmethod
@@ -476,15 +477,16 @@ class TaskConfig(Model):
     call_timeout_s: Annotated[float, Field(gt=0)] = 300.0
     """The deadline in seconds of each request to a solution's worker (loading it, a call);
     a timing request gets three times it. > 0; 300 by default."""
-    #: A stricter bound reported by ``audit --strict-diagnostic``, never used for acceptance.
     diagnostic_tolerance: Tolerance | None = None
-    #: Whether calls on content the audit draws (timed calls, the second input set) may
-    #: miss the tolerance on a few elements on CUDA (:func:`hf_eval.trials.judge_outputs`).
-    #: Set where honest kernels were seen on the H200 to miss it on an element or three of
-    #: some fresh sets, on definitions whose work is spread over output rows of many
-    #: elements (work skipped there misses on more elements than the allowance admits);
-    #: elsewhere every call is judged by the tolerance alone.
+    """A stricter bound reported by ``audit --strict-diagnostic``, never used for
+    acceptance."""
     timed_allowance: bool = False
+    """Whether calls on content the audit draws (timed calls, the second input set) may
+    miss the tolerance on a few elements on CUDA (:func:`hf_eval.trials.judge_outputs`).
+    Set where honest kernels were seen on the H200 to miss it on an element or three of
+    some fresh sets, on definitions whose work is spread over output rows of many
+    elements (work skipped there misses on more elements than the allowance admits);
+    elsewhere every call is judged by the tolerance alone."""
 
     def tolerance_for(self, output: str) -> Tolerance:
         return self.output_tolerances.get(output, self.tolerance)

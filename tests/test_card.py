@@ -164,3 +164,19 @@ def test_malformed_catalogue_file_is_named(toy_root):
     with pytest.raises(DataError, match=r"tasks/broken.json:1: malformed JSON"):
         card.render(toy_root, HEAD)
     json.loads((toy_root / "tasks/toy_linear_n8_k16.json").read_text())  # untouched
+
+
+def test_every_column_of_the_card_is_described_by_its_fields_docstring():
+    """The card's field list is written from the models' field docstrings: every column of
+    every config carries one, and it is the docstring's text."""
+    from hf_eval.schema import Definition, TaskConfig
+
+    readme = (REPO / "README.md").read_text()
+    fields = readme.split("### Fields", 1)[1].split("\n| definition |", 1)[0]
+    columns = [line for line in fields.splitlines() if line.startswith("  - `")]
+    assert len(columns) >= 30, columns
+    undescribed = [line for line in columns if not line.split("): ", 1)[1:]]
+    assert not undescribed, undescribed
+    for model, name in ((Definition, "constraints"), (TaskConfig, "call_timeout_s")):
+        text = " ".join(model.model_fields[name].description.split()).replace("``", "`")
+        assert f"  - `{name}` (" in fields and text in fields, name
