@@ -261,6 +261,9 @@ EXPECTED = {
                              r"mbind: Operation not permitted, set_mempolicy_home_node: "
                              r"Operation not permitted, memfd_secret: Operation not "
                              r"permitted$"),
+    "core_descriptors_merging": ("RUNTIME_ERROR", r"^PermissionError: core: limit \(1, 1\), "
+                                 r"descriptors: hard limit 1024, prctl merge: Operation not "
+                                 r"permitted, madvise merge: Operation not permitted$"),
     "seccomp_stack_and_aio": ("RUNTIME_ERROR", r"^PermissionError: seccomp: Operation not "
                               r"permitted, prctl seccomp: Operation not permitted, io_setup: "
                               r"Operation not permitted"),

@@ -65,10 +65,11 @@ kernel state        seccomp refuses what allocates kernel       adversarial/netl
                     memory no cgroup charges or fills a         buffers, socket_option_
                     host-wide limit (socket kinds and options,  memory, perf_events_and_
                     perf events, AIO, own filters, ACLs, NUMA   reuseport, seccomp_stack_
-                    policies, secret memory, timers); the       and_aio, socket_kinds_and_
-                    host's open-file table is raised above      dnotify, xattr_numa_
-                    every group's reach (:mod:`.limits`).       secretmem, file_table_
-                                                                within_reach, timer_sources
+                    policies, secret memory, page merging,      and_aio, socket_kinds_and_
+                    timers); 1,024 descriptors a process; no    dnotify, xattr_numa_
+                    core dump, not even piped; the host's       secretmem, file_table_
+                    open-file table is raised above every       within_reach, timer_sources,
+                    group's reach (:mod:`.limits`).             core_descriptors_merging
 IPC                 IPC namespace per worker (SysV, POSIX       adversarial/sysv_shm,
                     queues); a private tmpfs ``/dev/shm``;      sysv_shm_again;
                     no network (netns, Landlock TCP).           adversarial/network

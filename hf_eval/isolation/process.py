@@ -44,7 +44,7 @@ def _exit_as(status: int) -> None:
     """End this (outer) process the way the inner one ended."""
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CORE, (1, 1))  # no dump, not even to a pipe
         signal.signal(number, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
         os.kill(os.getpid(), number)

@@ -16,7 +16,15 @@ code runs, for these walls (each one reported by name so the audit can record th
     the worker must read reachable by the worker uid when an ancestor is not (the
     interpreter under ``/root/.pyenv`` behind a ``0700`` ``/root``; see ``_make_reachable``).
 ``rlimit_core``
-    no core files (a crash must not write the process's memory anywhere).
+    no core dumps, to a file or to a pipe (a crash must not write the process's memory
+    anywhere): the limit is 1 byte, the value that also stops a dump piped to a helper
+    (0 does not), hard, so no child raises it; it holds across ``execve``, which would
+    make a process dumpable again.
+``rlimit_nofile``
+    at most :data:`WORKER_FILES` open descriptors a process, hard: an epoll instance
+    costs 256 bytes of kernel memory no cgroup charges, so the worker's processes times
+    this bound is what it can hold outside its group (1 GiB at the default 4,096
+    processes).
 ``no_new_privs``
     execve can never gain privileges again (setuid binaries, file capabilities); Landlock
     requires it of an unprivileged process.
@@ -47,7 +55,7 @@ code runs, for these walls (each one reported by name so the audit can record th
     process (another candidate process of the same lane) can ptrace the worker.
 
 Not root (a developer's laptop): no netns, mountns, capbset or uid; Landlock,
-no_new_privs, rlimit_core, landlock-net and nondumpable still apply.
+no_new_privs, rlimit_core, rlimit_nofile, landlock-net and nondumpable still apply.
 
 What stays reachable, by design (see ``_apply_landlock``): reading ``Walls.readable``
 (system trees, the interpreter, the hf_eval package); opening the device nodes in
@@ -449,6 +457,9 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
+#: Open descriptors a worker process may hold (``RLIMIT_NOFILE``, soft and hard): the
+#: traditional default soft limit; a worker's harness holds under 20.
+WORKER_FILES = 1024
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 SECCOMP_RET_ALLOW = 0x7FFF0000
@@ -512,6 +523,12 @@ _PRCTL = {"x86_64": 157, "aarch64": 167}
 #: Per architecture: ``fcntl``, refused with F_NOTIFY as its command (dnotify: the same
 #: watch of other processes' file accesses as the refused inotify, through ``fcntl``).
 _FCNTL = {"x86_64": 72, "aarch64": 25}
+#: Per architecture: ``madvise``, refused with MADV_MERGEABLE (and ``prctl`` with
+#: PR_SET_MEMORY_MERGE): pages the kernel's same-page merging shares are no longer
+#: charged to the worker's group alone, where the host runs it.
+_MADVISE = {"x86_64": 28, "aarch64": 233}
+MADV_MERGEABLE = 12
+PR_SET_MEMORY_MERGE = 67
 _F_NOTIFY = 1026
 #: ``SOL_SOCKET`` options refused without the network: SO_REUSEPORT, SO_BINDTODEVICE and
 #: SO_BINDTOIFINDEX (the same binding by index), SO_ATTACH_FILTER, SO_ATTACH_BPF,
@@ -534,7 +551,8 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     :data:`_DENIED` syscalls fail with EPERM, and so do a ``socket`` other than a UNIX
     stream or seqpacket one or a plain TCP one, a ``setsockopt`` at another level than
     ``SOL_SOCKET`` or of an option there in :data:`_SOCKET_OPTIONS_DENIED`, a ``prctl``
-    that sets a seccomp filter, an ``fcntl`` F_NOTIFY, a new user
+    that sets a seccomp filter or same-page merging, an ``fcntl`` F_NOTIFY, a ``madvise``
+    MADV_MERGEABLE, a new user
     namespace (``unshare`` or ``clone`` with CLONE_NEWUSER, any ``setns``) and any syscall
     of another ABI (a 32-bit one) than the machine's; ``clone3``, whose flags lie in memory
     a filter cannot read, fails with ENOSYS (the C library then falls back to ``clone``);
@@ -560,6 +578,7 @@ def _apply_seccomp(network: bool = False) -> list[str]:
                  _SETSOCKOPT[platform.machine()]),
                 (_BPF_JEQ_K, "prctl", 0, _PRCTL[platform.machine()]),
                 (_BPF_JEQ_K, "fcntl", 0, _FCNTL[platform.machine()]),
+                (_BPF_JEQ_K, "madvise", 0, _MADVISE[platform.machine()]),
                 (_BPF_JEQ_K, "namespace", 0, unshare_nr),
                 (_BPF_JEQ_K, "namespace", 0, clone_nr),
                 (_BPF_JEQ_K, "enosys", 0, clone3_nr),
@@ -591,7 +610,11 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     program.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
     labels["prctl"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the option
-                (_BPF_JEQ_K, "deny", "allow", PR_SET_SECCOMP)]
+                (_BPF_JEQ_K, "deny", 0, PR_SET_SECCOMP),
+                (_BPF_JEQ_K, "deny", "allow", PR_SET_MEMORY_MERGE)]
+    labels["madvise"] = len(program)
+    program += [(_BPF_LD_W_ABS, 0, 0, 32),  # seccomp_data.args[2], low half: the advice
+                (_BPF_JEQ_K, "deny", "allow", MADV_MERGEABLE)]
     labels["fcntl"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the command
                 (_BPF_JEQ_K, "deny", "allow", _F_NOTIFY)]
@@ -681,8 +704,12 @@ def confine(walls: Walls) -> list[str]:
             raise SandboxError(f"private mount namespace: {exc}") from exc
         applied.append("mountns")
     try:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CORE, (1, 1))
         applied.append("rlimit_core")
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        bound = WORKER_FILES if hard == resource.RLIM_INFINITY else min(hard, WORKER_FILES)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, bound), bound))
+        applied.append("rlimit_nofile")
         _prctl(PR_SET_NO_NEW_PRIVS, 1)
         applied.append("no_new_privs")
     except OSError as exc:
