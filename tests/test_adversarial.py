@@ -263,7 +263,10 @@ EXPECTED = {
                              r"permitted$"),
     "core_descriptors_merging": ("RUNTIME_ERROR", r"^PermissionError: core: limit \(1, 1\), "
                                  r"descriptors: hard limit 1024, prctl merge: Operation not "
-                                 r"permitted, madvise merge: Operation not permitted$"),
+                                 r"permitted, prctl sched core: Operation not permitted, "
+                                 r"madvise merge: Operation not permitted$"),
+    "sysfs_btf_mapping": ("RUNTIME_ERROR", r"^PermissionError: btf: Permission denied, cpu "
+                          r"online: readable$"),
     "seccomp_stack_and_aio": ("RUNTIME_ERROR", r"^PermissionError: seccomp: Operation not "
                               r"permitted, prctl seccomp: Operation not permitted, io_setup: "
                               r"Operation not permitted"),

@@ -525,3 +525,29 @@ def _parent(stat_file: Path) -> int | None:
         return int(stat_file.read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def test_the_default_caps_bound_the_kernel_memory_epoll_keeps_outside_a_group(monkeypatch):
+    """An epoll instance holds 256 bytes no cgroup charges, and every thread may own a
+    descriptor table: the default process cap times the descriptor bound keeps that under
+    128 MiB a worker."""
+    from hf_eval.isolation import walls
+    from hf_eval.isolation.limits import Limits
+
+    monkeypatch.delenv("HF_EVAL_WORKER_PIDS", raising=False)
+    assert Limits.from_environment().pids * walls.WORKER_FILES * 256 <= 128 << 20
+
+
+def test_a_group_is_emptied_of_its_memory_before_it_is_removed(tmp_path):
+    """Page cache charged to a group would keep it alive after its removal: the memory is
+    reclaimed first (v1 ``memory.force_empty``, v2 ``memory.reclaim``)."""
+    from hf_eval.isolation.limits import Group, Limits
+
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"
+    for folder, name in ((v1, "memory.force_empty"), (v2, "memory.reclaim")):
+        folder.mkdir()
+        (folder / name).write_text("")
+    Group({"memory": v1, "pids": tmp_path / "none"}, Limits(0, 0, 0, 0), unified=False).remove()
+    Group({"": v2}, Limits(0, 0, 0, 0), unified=True).remove()
+    assert (v1 / "memory.force_empty").read_text() == "0"
+    assert int((v2 / "memory.reclaim").read_text()) >= 1 << 30

@@ -76,7 +76,10 @@ class Limits:
     #: Host memory of the worker's group, tmpfs pages included
     #: (``HF_EVAL_WORKER_MEMORY``; default half the machine's memory, at least 4 GiB).
     memory_bytes: int
-    #: Processes and threads (``HF_EVAL_WORKER_PIDS``; default 4096).
+    #: Processes and threads (``HF_EVAL_WORKER_PIDS``; default 512: torch's threads on a
+    #: machine of a few hundred cores fit, and each may own a table of 1,024 descriptors,
+    #: so this bounds the kernel memory no cgroup charges that epoll instances hold, 256
+    #: bytes each: 128 MiB at 512).
     pids: int
     #: The private directory's tmpfs (``HF_EVAL_WORKER_DISK``; default 4 GiB).
     private_bytes: int
@@ -87,7 +90,7 @@ class Limits:
     def from_environment(cls) -> Limits:
         return cls(memory_bytes=_env_bytes("HF_EVAL_WORKER_MEMORY",
                                            max(4 << 30, _physical_memory() // 2)),
-                   pids=int(os.environ.get("HF_EVAL_WORKER_PIDS", "4096")),
+                   pids=int(os.environ.get("HF_EVAL_WORKER_PIDS", "512")),
                    private_bytes=_env_bytes("HF_EVAL_WORKER_DISK", 4 << 30),
                    shm_bytes=_env_bytes("HF_EVAL_WORKER_SHM", 1 << 30))
 
@@ -328,7 +331,17 @@ class Group:
         return int(fields.get("oom_kill", "0")) > 0
 
     def remove(self) -> None:
-        """Remove the (empty) groups."""
+        """Remove the (empty) groups, their memory reclaimed first: page cache charged to
+        a group (files a candidate read back after evicting them) would otherwise keep it
+        alive, removed but not freed, for as long as those pages stay cached."""
+        memory = self.paths.get("" if self.unified else "memory")
+        if memory is not None:
+            name, value = (("memory.reclaim", str(1 << 40)) if self.unified
+                           else ("memory.force_empty", "0"))
+            try:
+                (memory / name).write_text(value)
+            except OSError:
+                pass  # (nothing left to reclaim is an error on v2: fine)
         for path in self.paths.values():
             try:
                 path.rmdir()

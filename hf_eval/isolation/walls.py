@@ -23,13 +23,14 @@ code runs, for these walls (each one reported by name so the audit can record th
 ``rlimit_nofile``
     at most :data:`WORKER_FILES` open descriptors a process, hard: an epoll instance
     costs 256 bytes of kernel memory no cgroup charges, so the worker's processes times
-    this bound is what it can hold outside its group (1 GiB at the default 4,096
-    processes).
+    this bound is what it can hold outside its group (128 MiB at the default 512
+    processes and threads: a thread may own a table too).
 ``no_new_privs``
     execve can never gain privileges again (setuid binaries, file capabilities); Landlock
     requires it of an unprivileged process.
 ``landlock-abiN``
-    a Landlock domain: the file system is read-only and only inside ``Walls.readable``,
+    a Landlock domain: the file system is read-only and only inside ``Walls.readable``
+    (``/sys`` less :data:`SYS_HIDDEN`),
     read-write only inside ``Walls.writable``; everything else (the dataset, the cache,
     other workers' directories, ``/tmp``, ``/root``) cannot be opened at all. Landlock
     also forbids ptrace, ``/proc/<pid>/mem`` and ``process_vm_readv`` of any process
@@ -296,6 +297,35 @@ def _device_nodes() -> list[str]:
     return sorted({p for pattern in DEVICE_NODES for p in glob.glob(pattern)})
 
 
+#: Files under ``/sys`` a worker may not read: the kernel's BTF, which may be mapped, and a
+#: mapping keeps a sysfs file open after its descriptor is closed, with a structure no
+#: cgroup charges (so the descriptor bound would not bound them).
+SYS_HIDDEN = ("/sys/kernel/btf",)
+
+
+def _sys_trees() -> list[tuple[str, bool]]:
+    """``/sys`` less :data:`SYS_HIDDEN`, as Landlock rules: (path, listing only) for each
+    directory on the way to a hidden one, and the whole of every other entry."""
+    out: list[tuple[str, bool]] = []
+
+    def walk(directory: str) -> None:
+        out.append((directory, True))
+        for name in sorted(os.listdir(directory)):
+            path = os.path.join(directory, name)
+            if path in SYS_HIDDEN:
+                continue
+            if any(hidden.startswith(path + "/") for hidden in SYS_HIDDEN):
+                walk(path)
+            else:
+                out.append((path, False))
+
+    try:
+        walk("/sys")
+    except OSError:
+        return [("/sys", False)] if not any(os.path.exists(h) for h in SYS_HIDDEN) else []
+    return out
+
+
 def _apply_landlock(readable: Iterable[str], writable: Iterable[str], *, restrict_tcp: bool,
                     scope: bool = True, proc_tree_writable: bool = False) -> list[str]:
     """Create, fill and enforce a Landlock domain on the calling thread; return walls.
@@ -344,6 +374,9 @@ def _apply_landlock(readable: Iterable[str], writable: Iterable[str], *, restric
                     _add_path_rule(ruleset, f"/proc/{os.getpid()}", PROC_SELF_RIGHTS, fs)
             elif norm.startswith("/dev/"):
                 _add_path_rule(ruleset, norm, DEVICE_RIGHTS | FS_READ_DIR, fs)
+            elif norm == "/sys":
+                for tree, listing in _sys_trees():
+                    _add_path_rule(ruleset, tree, FS_READ_DIR if listing else READ_RIGHTS, fs)
             else:
                 _add_path_rule(ruleset, norm, READ_RIGHTS, fs)
         for path in writable:
@@ -529,6 +562,9 @@ _FCNTL = {"x86_64": 72, "aarch64": 25}
 _MADVISE = {"x86_64": 28, "aarch64": 233}
 MADV_MERGEABLE = 12
 PR_SET_MEMORY_MERGE = 67
+#: ``prctl`` refused too: core scheduling, which on a host with SMT turns on host-wide and
+#: forces a core's other thread idle while a task of the worker's cookie runs.
+PR_SCHED_CORE = 62
 _F_NOTIFY = 1026
 #: ``SOL_SOCKET`` options refused without the network: SO_REUSEPORT, SO_BINDTODEVICE and
 #: SO_BINDTOIFINDEX (the same binding by index), SO_ATTACH_FILTER, SO_ATTACH_BPF,
@@ -551,10 +587,10 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     :data:`_DENIED` syscalls fail with EPERM, and so do a ``socket`` other than a UNIX
     stream or seqpacket one or a plain TCP one, a ``setsockopt`` at another level than
     ``SOL_SOCKET`` or of an option there in :data:`_SOCKET_OPTIONS_DENIED`, a ``prctl``
-    that sets a seccomp filter or same-page merging, an ``fcntl`` F_NOTIFY, a ``madvise``
-    MADV_MERGEABLE, a new user
-    namespace (``unshare`` or ``clone`` with CLONE_NEWUSER, any ``setns``) and any syscall
-    of another ABI (a 32-bit one) than the machine's; ``clone3``, whose flags lie in memory
+    that sets a seccomp filter, same-page merging or core scheduling, an ``fcntl``
+    F_NOTIFY, a ``madvise`` MADV_MERGEABLE, a new user namespace (``unshare`` or ``clone``
+    with CLONE_NEWUSER, any ``setns``) and any syscall of another ABI (a 32-bit one) than
+    the machine's; ``clone3``, whose flags lie in memory
     a filter cannot read, fails with ENOSYS (the C library then falls back to ``clone``);
     with ``network`` the socket calls stay allowed. Nothing where the machine is neither
     x86_64 nor aarch64 (the wall is then absent from the list)."""
@@ -611,6 +647,7 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     labels["prctl"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the option
                 (_BPF_JEQ_K, "deny", 0, PR_SET_SECCOMP),
+                (_BPF_JEQ_K, "deny", 0, PR_SCHED_CORE),
                 (_BPF_JEQ_K, "deny", "allow", PR_SET_MEMORY_MERGE)]
     labels["madvise"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 32),  # seccomp_data.args[2], low half: the advice
