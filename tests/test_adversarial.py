@@ -267,6 +267,9 @@ EXPECTED = {
                                  r"madvise merge: Operation not permitted$"),
     "sysfs_btf_mapping": ("RUNTIME_ERROR", r"^PermissionError: btf: Permission denied, cpu "
                           r"online: readable$"),
+    "pressure_mseal_uclamp": ("RUNTIME_ERROR", r"^PermissionError: pressure: Read-only file "
+                              r"system, mseal: Operation not permitted, sched_setattr: "
+                              r"Operation not permitted$"),
     "seccomp_stack_and_aio": ("RUNTIME_ERROR", r"^PermissionError: seccomp: Operation not "
                               r"permitted, prctl seccomp: Operation not permitted, io_setup: "
                               r"Operation not permitted"),

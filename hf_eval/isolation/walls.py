@@ -41,6 +41,12 @@ code runs, for these walls (each one reported by name so the audit can record th
 ``landlock-scope``
     (ABI >= 6) no signals to processes outside the domain (the candidate cannot kill or
     stop the parent) and no connecting to abstract unix sockets outside it.
+``pressure-hidden``
+    (root) an empty read-only tmpfs over ``/proc/pressure``: its files are writable by
+    every user, and each open one may hang a trigger on the host's root pressure group,
+    which every host reader of pressure then walks and whose teardown waits for an RCU
+    grace period a trigger (hundreds of thousands of them held a killed worker for
+    minutes).
 ``capbset``
     (root) every capability removed from the bounding set and the ambient set.
 ``uid:N``
@@ -523,7 +529,10 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: policies of a mapping (``mbind``, ``set_mempolicy_home_node``), which a shared tmpfs
 #: mapping keeps on its file after the mapping is gone, in caches no cgroup charges;
 #: ``memfd_secret``, whose pages are cut out of the kernel's direct map, splitting its
-#: large pages for good (the host's, outliving the worker);
+#: large pages for good (the host's, outliving the worker); ``mseal``, which no honest
+#: kernel needs and which could fix the harness's own mappings in place;
+#: ``sched_setattr``, whose utilisation clamps raise the clock of the cores the candidate
+#: runs on where the host scales frequencies (a speed-up of the clock, not the kernel);
 #: ``socket`` itself, ``bind`` and ``listen`` stay: CUDA's initialisation makes a
 #: listening socket of its own;
 #: io_uring (``io_uring_setup``, ``_enter``, ``_register``), whose operations never pass
@@ -536,10 +545,11 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 _DENIED = {
     "x86_64": (0xC000003E, 0x40000000, 41,
                (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42, 425, 426, 427,
-                222, 283, 38, 37, 298, 317, 206, 188, 189, 190, 463, 237, 450, 447)),
+                222, 283, 38, 37, 298, 317, 206, 188, 189, 190, 463, 237, 450, 447,
+                462, 314)),
     "aarch64": (0xC00000B7, None, 198,
                 (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427,
-                 107, 85, 103, 241, 277, 0, 5, 6, 7, 463, 235, 450, 447)),
+                 107, 85, 103, 241, 277, 0, 5, 6, 7, 463, 235, 450, 447, 462, 274)),
 }
 #: Per architecture: ``unshare``, ``clone``, ``clone3``, ``setns``. A new user namespace
 #: would hand the worker every capability inside it: with its own network namespace and
@@ -720,6 +730,10 @@ def confine(walls: Walls) -> list[str]:
                     applied.append("procfs")
                 except OSError:
                     pass  # the host's /proc stays (a container may forbid a new one)
+            if os.path.isdir("/proc/pressure"):  # host-wide PSI triggers: out of reach
+                _mount("tmpfs", "/proc/pressure", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC
+                       | MS_RDONLY, "mode=0555,size=4k")
+                applied.append("pressure-hidden")
             if os.path.isdir("/dev/shm"):
                 _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
                        f"mode=1777,size={walls.shm_bytes}")
