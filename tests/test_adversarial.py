@@ -270,6 +270,8 @@ EXPECTED = {
     "pressure_mseal_uclamp": ("RUNTIME_ERROR", r"^PermissionError: pressure: Read-only file "
                               r"system, mseal: Operation not permitted, sched_setattr: "
                               r"Operation not permitted$"),
+    "tmpfs_inodes_vma_names": ("RUNTIME_ERROR", r"^PermissionError: private: 65536 files, "
+                               r"shm: 65536 files, vma name: Operation not permitted$"),
     "seccomp_stack_and_aio": ("RUNTIME_ERROR", r"^PermissionError: seccomp: Operation not "
                               r"permitted, prctl seccomp: Operation not permitted, io_setup: "
                               r"Operation not permitted"),

@@ -50,7 +50,8 @@ fds                 the worker is given its socket, its log     adversarial/
 files               Landlock: read the interpreter and the      adversarial/read_file (x3),
                     harness, write only a private tmpfs (size-  leave_file,
                     capped, in its own mount namespace, gone    fill_private_dir,
-                    with it); the dataset and caches unseen;    sysfs_btf_mapping,
+                    with it, 65,536 files at most); the         sysfs_btf_mapping,
+                    dataset and caches unseen;                  tmpfs_inodes_vma_names,
                     ``/sys`` less the kernel's BTF; no          pressure_mseal_uclamp
                     ``/proc/pressure``.
 signals             Landlock scope, another uid, PID            adversarial/

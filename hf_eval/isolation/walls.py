@@ -496,6 +496,11 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
+#: Files and directories each of a worker's tmpfs mounts (its private directory and
+#: ``/dev/shm``) may hold: every inode carries a security record no cgroup charges, and a
+#: killed worker's exit frees them all where no signal reaches it (3 million files kept
+#: one 32 s in the kernel past its TIMEOUT).
+WORKER_INODES = 65536
 #: Open descriptors a worker process may hold (``RLIMIT_NOFILE``, soft and hard): the
 #: traditional default soft limit; a worker's harness holds under 20.
 WORKER_FILES = 1024
@@ -575,6 +580,8 @@ PR_SET_MEMORY_MERGE = 67
 #: ``prctl`` refused too: core scheduling, which on a host with SMT turns on host-wide and
 #: forces a core's other thread idle while a task of the worker's cookie runs.
 PR_SCHED_CORE = 62
+#: ... and names for anonymous mappings (``PR_SET_VMA``), each a string no cgroup charges.
+PR_SET_VMA = 0x53564D41
 _F_NOTIFY = 1026
 #: ``SOL_SOCKET`` options refused without the network: SO_REUSEPORT, SO_BINDTODEVICE and
 #: SO_BINDTOIFINDEX (the same binding by index), SO_ATTACH_FILTER, SO_ATTACH_BPF,
@@ -658,6 +665,7 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the option
                 (_BPF_JEQ_K, "deny", 0, PR_SET_SECCOMP),
                 (_BPF_JEQ_K, "deny", 0, PR_SCHED_CORE),
+                (_BPF_JEQ_K, "deny", 0, PR_SET_VMA),
                 (_BPF_JEQ_K, "deny", "allow", PR_SET_MEMORY_MERGE)]
     labels["madvise"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 32),  # seccomp_data.args[2], low half: the advice
@@ -736,7 +744,7 @@ def confine(walls: Walls) -> list[str]:
                 applied.append("pressure-hidden")
             if os.path.isdir("/dev/shm"):
                 _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-                       f"mode=1777,size={walls.shm_bytes}")
+                       f"mode=1777,size={walls.shm_bytes},nr_inodes={WORKER_INODES}")
             if os.path.isdir("/sys/fs/cgroup"):  # other workers' groups: out of sight
                 _mount("tmpfs", "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC
                        | MS_RDONLY, "mode=0555,size=4k")
@@ -745,7 +753,8 @@ def confine(walls: Walls) -> list[str]:
                 owner = "" if walls.uid is None else f",uid={walls.uid},gid={walls.uid}"
                 for tree in writable:
                     _mount("tmpfs", tree, "tmpfs", MS_NOSUID | MS_NODEV,
-                           f"mode=0700,size={walls.private_bytes}{owner}")
+                           f"mode=0700,size={walls.private_bytes},nr_inodes={WORKER_INODES}"
+                           f"{owner}")
                 if os.getcwd() in writable:  # the cwd is the tmpfs now, not what it covers
                     os.chdir(os.getcwd())
                 applied.append("tmpfs-private")
