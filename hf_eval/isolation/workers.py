@@ -144,8 +144,8 @@ class UidLease:
             self._fh = None
 
 
-#: Workers of this process still starting (not yet any :class:`Isolation`'s), so that
-#: :meth:`Isolation.kill_all` reaches them too.
+#: Workers of this process still starting or loading their candidate (not yet in any
+#: :class:`Isolation`'s ``workers``), so that :meth:`Isolation.kill_all` reaches them too.
 STARTING: set[WorkerHandle] = set()
 
 
@@ -396,9 +396,6 @@ class Isolation:
         self._spare: WorkerHandle | None = None
         #: Workers killed but still dying when they were ended (their uid and group held).
         self.dying: list[WorkerHandle] = []
-        #: A worker between its start and its first reply (not yet in :attr:`workers`),
-        #: so that :meth:`kill_all` reaches it too.
-        self._starting: WorkerHandle | None = None
         #: What a reader of the report should know (a worker slow to die).
         self.notes: list[str] = []
 
@@ -484,7 +481,7 @@ class Isolation:
             handle = self._new_handle(solution)
             # Importing the solution (which may JIT-compile kernels) gets at least
             # LOAD_TIMEOUT_S, whatever the per-call timeout.
-            self._starting = handle
+            STARTING.add(handle)  # until it is one of :attr:`workers`
             try:
                 reply, _ = handle.request({"op": "load", "solution": solution.model_dump_json(),
                                            "device": str(self.device)},
@@ -493,7 +490,7 @@ class Isolation:
                 self._end(handle, solution.name)
                 raise
             finally:
-                self._starting = None
+                STARTING.discard(handle)
             self.workers[key] = (handle, replace(reply, walls=handle.walls))
         return self.workers[key]
 
@@ -512,7 +509,7 @@ class Isolation:
         """SIGKILL every worker now, the stand-in too (from another thread, on Ctrl-C):
         a request in flight fails, and :meth:`close` then removes what is left."""
         for handle in ([found[0] for found in list(self.workers.values())]
-                       + [self._stand_in, self._spare, self._starting, *list(STARTING)]):
+                       + [self._stand_in, self._spare, *list(STARTING)]):
             if handle is not None:
                 handle.kill()
 
