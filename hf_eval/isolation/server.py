@@ -331,6 +331,9 @@ class _Arena:
             self.private.copy_(source)
         else:
             self.private = source.to(device, copy=True)
+        #: (GPU) The masked bytes as staged, copied on the device from the private copy
+        #: before any unmask: the input check reads them there, not again from the host.
+        self.staged = None if device.type == "cpu" else self.private.clone()
         # the mask, drawn inside the request; its pages faulted in now, outside the clock
         # (the stand-in's cheapest run never pays them)
         self.scratch = torch.zeros_like(self.private)
@@ -346,7 +349,8 @@ class _Arena:
 
     def unmasked_source(self) -> torch.Tensor:
         """What the private copy must hold after the last unmask (for the input check)."""
-        expected = self.source.to(self.private.device, copy=True)
+        expected = (self.source.to(self.private.device, copy=True) if self.staged is None
+                    else self.staged.clone())
         if self.seed is not None:
             unmask(expected, self.seed, self.scratch)
         return expected
@@ -427,6 +431,8 @@ class Worker:
         copy, outside any clocked request: the content stays masked until a trial."""
         arena = self.arenas[request["arena"]]
         arena.private.copy_(arena.source)
+        if arena.staged is not None:
+            arena.staged.copy_(arena.private)
         arena.seed = None
         self._sync()
         return {}
