@@ -20,7 +20,6 @@ import queue
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,8 +52,6 @@ from hf_eval.trials import (
 
 #: The reference cache of rows whose truth must not be stored (fresh rows).
 NO_CACHE = ReferenceCache(Path("/nonexistent"), enabled=False)
-#: Cases whose stand-in runs a lane keeps for later sessions on them.
-STAND_IN_CASES = 256
 
 
 class AuditAborted(Exception):
@@ -247,9 +244,6 @@ class Lane:
         self.device = device
         self.isolation = Isolation(device)
         self.definition: str | None = None  # workers are kept per definition
-        #: The stand-in's latest runs per case (definition, case key), shared by every
-        #: session on that case (``Session.stand_in_runs``), for the most recent cases.
-        self.stand_in_runs: OrderedDict[tuple[str, str], dict] = OrderedDict()
 
     # ------------------------------------------------------------------ the truth
     def compute_reference(self, definition: Definition, inputs: list[object]
@@ -305,16 +299,6 @@ class Lane:
         return [memory.lendable(v) if isinstance(v, torch.Tensor) else v for v in inputs]
 
     # ------------------------------------------------------------------ judging
-    def _stand_in_runs(self, case: Case) -> dict:
-        """The stand-in runs pooled for ``case`` (kept for the latest
-        :data:`STAND_IN_CASES` cases)."""
-        key = (case.definition.name, case.key)
-        runs = self.stand_in_runs.pop(key, None) or {}
-        self.stand_in_runs[key] = runs
-        while len(self.stand_in_runs) > STAND_IN_CASES:
-            self.stand_in_runs.popitem(last=False)
-        return runs
-
     def _stand_in_failed(self, key: str, failure: StandInFailed) -> dict:
         """The stand-in could not start while this candidate's worker lived: try again
         with that worker ended. Started then, the candidate was the cause (it held some
@@ -354,8 +338,7 @@ class Lane:
                               self.device, main,
                               reference or (lambda inputs: self.compute_reference(
                                   case.definition, inputs)),
-                              self.audit.secret, timeout, strict,
-                              stand_in_runs=self._stand_in_runs(case))
+                              self.audit.secret, timeout, strict)
             session.setup_ms["load"] = round((time.perf_counter() - t_load) * 1e3, 3)
             result = self._judge(session, case, loaded)
             session.forget([main.id], graph=True)

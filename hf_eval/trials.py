@@ -45,7 +45,7 @@ import secrets
 import statistics
 import time
 import traceback
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -140,20 +140,13 @@ _RANDOM = secrets.SystemRandom()
 #: A timing request may take this many times the task's per-call timeout.
 TIMING_TIMEOUT_FACTOR = 3
 #: Runs of the same request on the stand-in per timed trial, by device type. Once a
-#: method's trials are done, the audit subtracts from each the cheapest pooled run
-#: (:data:`POOLED_RUNS`) for a request of that shape (method, call count, L2 policy), the
-#: later trials' runs included, so noise can only make a candidate look slower. On CUDA every
+#: method's trials are done, the audit subtracts from each the cheapest run of the
+#: session for a request of that shape (method, call count, L2 policy), the later
+#: trials' runs included, so noise can only make a candidate look slower. On CUDA every
 #: run follows the same switch as the candidate's request (``_as_after_a_switch``), so
 #: the runs are alike and two a trial suffice; on CPU a trial's first run is slower than
 #: the next (caches the candidate's calls evicted), and five keep the median a settled run.
 STAND_IN_RUNS = {"cuda": 2, "cpu": 5}
-#: The stand-in runs kept per request shape of a case, the latest, pooled over every
-#: session of the lane on that case (each solution audited there, each request of
-#: ``hf-eval serve``): the floor is the cheapest of them, so a later session's floor is
-#: at most what its own runs alone would give. A trial whose shape has at least
-#: :data:`POOLED_ENOUGH` runs pooled adds one run, not :data:`STAND_IN_RUNS`.
-POOLED_RUNS = 24
-POOLED_ENOUGH = 8
 #: (CUDA) The longest idle before each stand-in run (see ``Session._as_after_a_switch``).
 SWITCH_IDLE_MAX_MS = 50.0
 #: (CUDA) The GPU is free when a kernel of the audit's own context and a synchronise
@@ -167,7 +160,7 @@ GPU_DRAIN_S = 10.0
 #: its least host time implies, (host - slack) / (1 + GUARD_REL): work hidden from the
 #: device timer in every trial (a thread, a forged claim) gains at most GUARD_REL and the
 #: slack, while a noisy trial (the host clock's noise comes and goes) moves nothing. The
-#: slack is GUARD_SPREAD x the spread of the pooled stand-in runs of that request's
+#: slack is GUARD_SPREAD x the spread of the session's stand-in runs of that request's
 #: shape, within [GUARD_MIN_MS, GUARD_MAX_MS]. docs/verdicts.md gives the H200 figures.
 GUARD_REL = 0.05
 GUARD_SPREAD = 3.0
@@ -364,10 +357,9 @@ class Session:
     setup_ms: dict[str, float] = field(default_factory=dict)
     #: Whether the candidate's worker can trace a trial with CUPTI (None: not asked yet).
     cupti: bool | None = None
-    #: The latest stand-in runs per request shape (method, calls, cold), in ms, of this
-    #: session and of the lane's earlier sessions on the same case (:data:`POOLED_RUNS`):
+    #: Every stand-in run of the session per request shape (method, calls, cold), in ms:
     #: the cheapest is the request's cost, their spread the host clock's noise.
-    stand_in_runs: dict[tuple[str, int, bool], deque[float]] = field(default_factory=dict)
+    _runs: dict[tuple[str, int, bool], list[float]] = field(default_factory=dict)
     #: Seconds left for requests that run no candidate code (:data:`HARNESS_BUDGET_S`).
     _harness_s: float = HARNESS_BUDGET_S
 
@@ -770,9 +762,7 @@ class Session:
                            "when frozen (while the stand-in was timed)", fatal=True)
         try:
             runs = []
-            pooled = len(self.stand_in_runs.get((method, len(sets), cold), ()))
-            for _ in range(1 if pooled >= POOLED_ENOUGH else
-                           STAND_IN_RUNS.get(self.device.type, 5)):
+            for _ in range(STAND_IN_RUNS.get(self.device.type, 5)):
                 self._as_after_a_switch(wall_ms)
                 runs.append(self._clocked(self.stand_in, stand_in, judged,
                                           self._seal_plan(sets, judged), timeout,
@@ -780,7 +770,7 @@ class Session:
         finally:
             self.handle.thaw()
         shape = (method, len(sets), cold)
-        self.stand_in_runs.setdefault(shape, deque(maxlen=POOLED_RUNS)).extend(runs)
+        self._runs.setdefault(shape, []).extend(runs)
         clock = "cuda-events" if self.device.type == "cuda" else "cpu-clock"
         phases = {**{f"candidate_{k}": round(v, 4) for k, v in reply.phases_ms.items()},
                   "candidate_wall": round(wall_ms, 4), "stand_in_runs": [round(r, 4) for r in runs]}
@@ -795,7 +785,7 @@ class Session:
         request's shape so far: the cheapest is the request's cost (the floor), their
         spread the host clock's noise. A method's statistics re-read every trial once its
         last trial's runs are in (:meth:`_settled`)."""
-        pooled = self.stand_in_runs[trial.shape]
+        pooled = self._runs[trial.shape]
         floor = min(pooled)
         spread = statistics.median(pooled) - floor
         phases = {**(trial.phases or {}), "stand_in_floor": round(floor, 4),
