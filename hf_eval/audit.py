@@ -649,6 +649,11 @@ class Audit:
         self.secret_digest = hashlib.sha256(self.secret).hexdigest()
         self.fresh = FreshSource(self.secret)
 
+    def interrupt(self) -> None:
+        """From now on no record is written: a case cut short (its worker killed by the
+        caller) gets no verdict (:mod:`hf_eval.serve`'s stop; the CLI's Ctrl-C in :meth:`run`)."""
+        self._interrupted.set()
+
     def judge_unit(self, lane: Lane, unit, env: dict, writer: ReportWriter,
                    report: Callable[[dict], None]) -> None:
         """Judge one unit on a lane the caller keeps and write its records, each validated

@@ -33,8 +33,9 @@ audit per lane); a second client waits for its turn and gets its own complete an
 Every record is appended to the server's JSONL report as it is judged, whether or not its
 client is still reading. A request that breaks a rule is answered with an HTTP error and
 ``{"error": "<field>: <rule>"}``, never a traceback. SIGINT or SIGTERM ends the service:
-the case being judged is finished, requests not yet judged are answered with an error
-line, the workers are ended, and :func:`serve` returns 0. The dataset is read once, at
+the case being judged is cut short (its worker killed, no verdict), the requests not
+fully judged are answered with an error line, the workers are ended, and :func:`serve`
+returns 0. The dataset is read once, at
 start: restart the service to see files changed since.
 """
 
@@ -564,12 +565,20 @@ class AuditService:
             _log(f"error: starting a spare worker: {type(exc).__name__}: {exc}")
 
     def close(self) -> None:
-        """Stop: the case being judged is finished, requests not yet judged are answered
-        with an error line, the workers are ended, the report is closed."""
+        """Stop: the case being judged is cut short (no verdict), requests not fully
+        judged are answered with an error line, the workers are ended, the report is
+        closed."""
         if self._closed:
             return
         self._closed = True
         self._stopping.set()
+        # the case being judged is cut short: no verdict, and no candidate (a slow import,
+        # say) holds the stop for its whole timeout
+        self.audit.interrupt()
+        try:
+            self.lane.isolation.kill_all()
+        except Exception as exc:  # noqa: BLE001 - the lane's close ends them too
+            _log(f"error: ending the workers at the stop: {type(exc).__name__}: {exc}")
         self._jobs.put(None)
         if self._thread.is_alive():
             self._thread.join()
@@ -729,13 +738,14 @@ class AuditService:
             if rows is None:
                 rows = select_workloads(self.dataset, job.task, job.definition.name,
                                         "fresh", [], audit.fresh)
-            for index, row in enumerate(rows):
+            for row in rows:
                 if self._stopping.is_set():
-                    error = (f"the server is shutting down: {len(rows) - index} of "
-                             f"{len(rows)} case(s) not judged")
                     break
                 audit.judge_unit(self.lane, (job.definition, job.task, [job.solution], row),
                                  self.env, self.writer, sink)
+            if self._stopping.is_set() and error is None and sum(statuses.values()) < len(rows):
+                error = (f"the server is shutting down: {len(rows) - sum(statuses.values())} "
+                         f"of {len(rows)} case(s) not judged")
         except Exception as exc:  # the harness's failure, not the candidate's: no verdict
             where = (f" at workload {row.value.workload.uuid}" if row is not None else "")
             error = (f"the audit stopped{where}: {type(exc).__name__}: {exc}; the report "
@@ -963,7 +973,7 @@ class JudgeClient:
             return self._streams_changed.wait_for(lambda: self._streams == 0, timeout)
 
     def close(self) -> None:
-        """Stop the judge: the case being judged is finished, requests not yet judged
+        """Stop the judge: the case being judged is cut short, requests not fully judged
         are answered with an error line, its workers end; wait for its last word."""
         if self._stopping.is_set():
             return

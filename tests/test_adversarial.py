@@ -272,6 +272,9 @@ EXPECTED = {
                               r"Operation not permitted$"),
     "tmpfs_inodes_vma_names": ("RUNTIME_ERROR", r"^PermissionError: private: 65536 files, "
                                r"shm: 65536 files, vma name: Operation not permitted$"),
+    "ptrace_traceme": ("RUNTIME_ERROR", r"^PermissionError: ptrace: Operation not permitted$"),
+    "clear_death_signal": ("RUNTIME_ERROR", r"^PermissionError: clear: Operation not "
+                           r"permitted, SIGTERM: Operation not permitted$"),
     "seccomp_stack_and_aio": ("RUNTIME_ERROR", r"^PermissionError: seccomp: Operation not "
                               r"permitted, prctl seccomp: Operation not permitted, io_setup: "
                               r"Operation not permitted"),

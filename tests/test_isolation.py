@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -551,3 +552,40 @@ def test_a_group_is_emptied_of_its_memory_before_it_is_removed(tmp_path):
     Group({"": v2}, Limits(0, 0, 0, 0), unified=True).remove()
     assert (v1 / "memory.force_empty").read_text() == "0"
     assert int((v2 / "memory.reclaim").read_text()) >= 1 << 30
+
+
+def test_the_spawner_ends_every_worker_though_each_end_is_reaped_meanwhile(monkeypatch):
+    """When the audit goes away the spawner ends all its workers; its reaper, which
+    drops each worker that exits from the same table, may run while it does. Every
+    worker still ends (a table changed under the loop once stopped it after the first)."""
+    import subprocess
+
+    from hf_eval.isolation import spawner
+
+    workers = [subprocess.Popen(["sleep", "60"]) for _ in range(3)]
+    children = {w.pid: [] for w in workers}
+
+    def reap(*_: object) -> None:
+        for worker in workers:
+            if worker.poll() is not None:
+                children.pop(worker.pid, None)
+
+    real_kill = os.kill
+
+    def kill_and_wait(pid: int, number: int) -> None:  # each end is seen at once
+        real_kill(pid, number)
+        time.sleep(0.2)
+
+    monkeypatch.setattr(spawner.os, "kill", kill_and_wait)
+    previous = signal.signal(signal.SIGCHLD, reap)
+    try:
+        spawner._end_all(children)
+        monkeypatch.undo()
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})  # the reaper runs now
+        assert [w.wait(timeout=10) for w in workers] == [-signal.SIGKILL] * 3
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        for worker in workers:
+            worker.kill()
+            worker.wait()

@@ -783,6 +783,60 @@ def test_no_worker_outlives_an_audit_killed_outright(toy_root, tmp_path):
         time.sleep(0.1)
 
 
+def _audit_with_a_spinning_second_candidate(toy_root, tmp_path) -> subprocess.Popen:
+    """An audit (a process of its own) of two honest candidates, then one that spins at
+    import, returned once its worker spins beside the stand-in (so the spawner holds
+    more than one worker, the stand-in forked before the spinner's)."""
+    spinner = tmp_path / "spin" / "main.py"
+    spinner.parent.mkdir()
+    spinner.write_text("while True:\n    pass\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hf_eval", "--root", str(toy_root), "audit", "--definitions",
+         DEF, *[arg for _ in range(2) for arg in
+                ("--candidate", str(REPO / "tests/adversarial/honest/main.py"))],
+         "--candidate", str(spinner), "--suite", "first", "--report", str(tmp_path / "r.jsonl")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    report = tmp_path / "r.jsonl"
+    while (len(report.read_text().splitlines()) if report.exists() else 0) < 2 or len(
+            _descendants(process.pid)) < 5:
+        # the honest ones' records written; the spawner, the stand-in's and the
+        # spinner's two processes each
+        assert process.poll() is None and time.monotonic() < deadline, process.poll()
+        time.sleep(0.05)
+    time.sleep(2.0)  # spinning
+    return process
+
+
+def _all_end(pids: set[int], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while (left := {p for p in pids if Path(f"/proc/{p}").exists()
+                    and "State:\tZ" not in Path(f"/proc/{p}/status").read_text()}):
+        assert time.monotonic() < deadline, f"still alive: {left}"
+        time.sleep(0.1)
+
+
+def test_no_worker_outlives_its_spawner_killed_outright(toy_root, tmp_path):
+    """SIGKILL of the spawner (the OOM killer's pick, say): no code of its own runs, yet
+    every worker it forked dies with it, a spinning candidate included (the audit itself
+    lives on, and would wait for its call's timeout)."""
+    process = _audit_with_a_spinning_second_candidate(toy_root, tmp_path)
+    try:
+        spawners = [p for p in _descendants(process.pid)  # the audit's child of that name
+                    if b"hf_eval.isolation.spawner" in Path(f"/proc/{p}/cmdline").read_bytes()
+                    and int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                    == process.pid]
+        assert len(spawners) == 1, spawners
+        workers = _descendants(spawners[0])
+        assert len(workers) >= 4, workers
+        os.kill(spawners[0], signal.SIGKILL)
+        _all_end(workers, seconds=30)
+    finally:
+        process.kill()
+        process.communicate(timeout=60)
+
+
 def test_ctrl_c_exits_130_and_leaves_no_worker_directory(toy_root, tmp_path):
     """Ctrl-C while a candidate's worker is up: exit 130, 'interrupted', every worker's
     directory removed, and the report holds whole records only."""

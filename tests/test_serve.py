@@ -619,7 +619,7 @@ def test_sigint_mid_request_answers_the_client_and_exits_0(tmp_path):
         done = rest[-1]
         records = [first, *rest[:-1]]
         assert done["done"] is True and done["cases"] == len(records)
-        if done["cases"] < 3:  # the case being judged is finished, the rest are not begun
+        if done["cases"] < 3:  # the case being judged is cut short, the rest not begun
             assert done["error"] == (f"the server is shutting down: {3 - done['cases']} of 3 "
                                      "case(s) not judged")
         assert process.wait(WAIT_S) == 0
@@ -628,6 +628,34 @@ def test_sigint_mid_request_answers_the_client_and_exits_0(tmp_path):
             process.kill()
     assert "Traceback" not in stderr.read_text()
     assert [r["workload"] for r in read_report(report)] == [r["workload"] for r in records]
+
+
+def test_a_stop_does_not_wait_for_a_candidate_that_imports_slowly(tmp_path):
+    """SIGTERM while a candidate's import sleeps (it may take the load timeout, 120 s):
+    its worker is killed, its request answered, no record written, the server gone at
+    once rather than at that timeout, past a supervisor's patience."""
+    root = build_toy_root(tmp_path)
+    report, stderr = tmp_path / "serve.jsonl", tmp_path / "serve.stderr"
+    process, url = start_server(root, report, tmp_path / "cache", stderr)
+    try:
+        connection = http.client.HTTPConnection(urlsplit(url).hostname, urlsplit(url).port,
+                                                timeout=WAIT_S)
+        body = {"definition": DEF, "suite": "sample", "name": "toy_sleeps_at_import",
+                "main_py": "import time\ntime.sleep(600)\n\n" + GOOD_SOLUTION}
+        connection.request("POST", "/audit", body=json.dumps(body).encode())
+        response = connection.getresponse()
+        time.sleep(3.0)  # importing
+        process.send_signal(signal.SIGTERM)
+        lines = [json.loads(line) for line in response if line.strip()]
+        connection.close()
+        assert lines == [{**lines[-1], "done": True, "cases": 0,
+                          "error": "the server is shutting down: 3 of 3 case(s) not judged"}]
+        assert process.wait(60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "Traceback" not in stderr.read_text()
+    assert read_report(report) == []
 
 
 # ----------------------------------------------------------------------------- the CLI audit

@@ -30,14 +30,22 @@ import socket
 import sys
 import tempfile
 
-from hf_eval.isolation.walls import SandboxError, Walls, confine
+from hf_eval.isolation.walls import PR_SET_PDEATHSIG, SandboxError, Walls, confine
 
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
-PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 #: The inner process's end of the pipe whose writer is the outer process (EOF: it died).
 _OUTER_ALIVE: list[int] = []
+
+
+def die_with_parent(parent: int) -> None:
+    """(The outer process) Be killed when ``parent`` (the spawner, or the audit that
+    started this interpreter) ends, however it ends; exit now if it has ended already.
+    The outer process keeps root's uid, so the signal stays set, and the candidate,
+    another process of another uid, cannot clear it."""
+    if _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
+        os._exit(1)
 
 
 def _exit_as(status: int) -> None:
@@ -108,12 +116,13 @@ def contain(walls: dict, keep: int) -> list[str]:
         return [*applied, "pidns", "ipcns", *_fallback_limits(walls)]
     os.close(alive_r)
     os.close(keep)
-    while True:
+    while True:  # until it ends: a stop reported to a tracer is not an end
         try:
             _, status = os.waitpid(pid, 0)
-            break
         except InterruptedError:
             continue
+        if os.WIFEXITED(status) or os.WIFSIGNALED(status):
+            break
     _exit_as(status)
     raise AssertionError("unreachable")
 
@@ -145,11 +154,13 @@ def serve(fd: int, walls: dict, started: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    parent = os.getppid()  # the audit, before anything can have changed it
     parser = argparse.ArgumentParser(prog="python -m hf_eval.isolation.process",
                                      description="the audit's candidate process (internal)")
     parser.add_argument("--fd", type=int, required=True, help="the channel's socket")
     parser.add_argument("--walls", required=True, help="JSON of the worker's walls")
     args = parser.parse_args(argv)
+    die_with_parent(parent)
     serve(args.fd, json.loads(args.walls), started="exec")
     return 0
 

@@ -55,11 +55,15 @@ def _recv(sock: socket.socket) -> tuple[dict, list[int]]:
 
 
 # ----------------------------------------------------------------------- the spawner
-def _child(control: socket.socket, request: dict, channel_fd: int, log_fd: int) -> None:
+def _child(control: socket.socket, request: dict, channel_fd: int, log_fd: int,
+           spawner: int) -> None:
     """In the forked child: detach, confine, serve. Never returns."""
     status = 1
     try:
         control.close()  # before anything else: the child must not reach the spawner
+        from hf_eval.isolation.process import die_with_parent, serve
+
+        die_with_parent(spawner)  # a spawner killed outright takes its workers with it
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         os.setsid()
@@ -73,8 +77,6 @@ def _child(control: socket.socket, request: dict, channel_fd: int, log_fd: int) 
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        from hf_eval.isolation.process import serve
-
         serve(channel_fd, request["walls"], started="fork")
         status = 0
     except BaseException:  # noqa: BLE001 - whatever happened, say it in the log and exit
@@ -89,18 +91,21 @@ def _end_all(children: dict[int, list[str]]) -> None:
     and so can the candidate), so killing the outer process is not enough."""
     from hf_eval.isolation.limits import Group
 
-    for pid, join_files in children.items():
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    # The reaper pops children as they die: no reaping (and no change to ``children``)
+    # while they are ended, and one worker's failure to end stops no other's.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    for pid, join_files in list(children.items()):
         if join_files:
             try:
                 group = Group.of_join_files(join_files)
                 if group.kill(timeout=2.0):
                     group.remove()
-            except (OSError, ValueError):
+            except Exception:  # noqa: BLE001, S110 - the outer process is killed below
                 pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _serve(control: socket.socket) -> None:
@@ -134,9 +139,10 @@ def _serve(control: socket.socket) -> None:
             channel_fd, log_fd = fds
             # No reaping between the fork and the pidfd: the pid cannot be reused.
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+            spawner = os.getpid()
             pid = os.fork()
             if pid == 0:
-                _child(control, request, channel_fd, log_fd)
+                _child(control, request, channel_fd, log_fd, spawner)
             children[pid] = request["walls"].get("cgroup", [])
             pidfd = os.pidfd_open(pid)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})

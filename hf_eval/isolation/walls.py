@@ -547,14 +547,16 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: interrupt context on the cores where the stand-in is then timed, which would raise its
 #: floor and spread, the host time the guard holds a worker's claim to. A frozen thread's
 #: own sleep (``nanosleep``, a futex or poll timeout) is cancelled by the freeze itself.
+#: And ``ptrace``: a process that makes its parent its tracer (``PTRACE_TRACEME``) and
+#: stops reports the stop to the worker's outer process, which no honest kernel needs.
 _DENIED = {
     "x86_64": (0xC000003E, 0x40000000, 41,
                (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42, 425, 426, 427,
                 222, 283, 38, 37, 298, 317, 206, 188, 189, 190, 463, 237, 450, 447,
-                462, 314)),
+                462, 314, 101)),
     "aarch64": (0xC00000B7, None, 198,
                 (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427,
-                 107, 85, 103, 241, 277, 0, 5, 6, 7, 463, 235, 450, 447, 462, 274)),
+                 107, 85, 103, 241, 277, 0, 5, 6, 7, 463, 235, 450, 447, 462, 274, 117)),
 }
 #: Per architecture: ``unshare``, ``clone``, ``clone3``, ``setns``. A new user namespace
 #: would hand the worker every capability inside it: with its own network namespace and
@@ -582,6 +584,9 @@ PR_SET_MEMORY_MERGE = 67
 PR_SCHED_CORE = 62
 #: ... and names for anonymous mappings (``PR_SET_VMA``), each a string no cgroup charges.
 PR_SET_VMA = 0x53564D41
+#: ... and a parent-death signal other than SIGKILL: the worker's first process dies with
+#: the process that started it, and a candidate that cleared the signal would outlive it.
+PR_SET_PDEATHSIG = 1
 _F_NOTIFY = 1026
 #: ``SOL_SOCKET`` options refused without the network: SO_REUSEPORT, SO_BINDTODEVICE and
 #: SO_BINDTOIFINDEX (the same binding by index), SO_ATTACH_FILTER, SO_ATTACH_BPF,
@@ -604,7 +609,8 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     :data:`_DENIED` syscalls fail with EPERM, and so do a ``socket`` other than a UNIX
     stream or seqpacket one or a plain TCP one, a ``setsockopt`` at another level than
     ``SOL_SOCKET`` or of an option there in :data:`_SOCKET_OPTIONS_DENIED`, a ``prctl``
-    that sets a seccomp filter, same-page merging or core scheduling, an ``fcntl``
+    that sets a seccomp filter, same-page merging, core scheduling, a name for a mapping or
+    a parent-death signal other than SIGKILL, an ``fcntl``
     F_NOTIFY, a ``madvise`` MADV_MERGEABLE, a new user namespace (``unshare`` or ``clone``
     with CLONE_NEWUSER, any ``setns``) and any syscall of another ABI (a 32-bit one) than
     the machine's; ``clone3``, whose flags lie in memory
@@ -666,7 +672,11 @@ def _apply_seccomp(network: bool = False) -> list[str]:
                 (_BPF_JEQ_K, "deny", 0, PR_SET_SECCOMP),
                 (_BPF_JEQ_K, "deny", 0, PR_SCHED_CORE),
                 (_BPF_JEQ_K, "deny", 0, PR_SET_VMA),
+                (_BPF_JEQ_K, "death signal", 0, PR_SET_PDEATHSIG),
                 (_BPF_JEQ_K, "deny", "allow", PR_SET_MEMORY_MERGE)]
+    labels["death signal"] = len(program)
+    program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the signal
+                (_BPF_JEQ_K, "allow", "deny", signal.SIGKILL)]
     labels["madvise"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 32),  # seccomp_data.args[2], low half: the advice
                 (_BPF_JEQ_K, "deny", "allow", MADV_MERGEABLE)]
