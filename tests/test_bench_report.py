@@ -425,3 +425,45 @@ def test_records_of_a_removed_sample_workload_are_no_evidence(dataset, tmp_path)
     assert pick["solution"] is None
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["audit_roofline"][GEMM][name]["not_in_dataset"] == len(lines)
+
+
+def test_batch_one_decode_is_held_to_the_launch_floor_and_larger_batches_to_bandwidth(
+        dataset, tmp_path):
+    """At batch 1 a decode kernel is judged by its share of the launch floor (one kernel
+    in a replayed graph plus its compulsory bytes at copy bandwidth), at batch 8 by its
+    share of copy bandwidth; a timing whose call measured no launch floor leaves the
+    batch-1 goal not determined rather than judged."""
+    from hf_eval.bench import roofline
+
+    gdn = "gdn_decode_qk4_v8_d128_k_last"
+    name = dataset.task(gdn).baseline.solution
+    ceilings = {**CEILINGS, "launch_s": 2e-6}
+    definition = dataset.definition(gdn)
+
+    def line(shape: str, batch: int, ms: float, with_floor: bool = True) -> dict:
+        return {"definition": gdn, "shape": shape, "axes": {"batch_size": batch},
+                "solution": name, "status": "TIMED", "check": "is the baseline",
+                "timing": {"graph": {"median_ms": ms}},
+                "ceilings": ceilings if with_floor else CEILINGS}
+
+    b1_bytes = roofline.cost(definition, {"batch_size": 1}).bytes
+    floor_ms = (2e-6 + b1_bytes / 4e12) * 1e3
+    b8_bytes = roofline.cost(definition, {"batch_size": 8}).bytes
+    b8_ms = b8_bytes / (0.5 * 4e12) * 1e3  # half the copy bandwidth
+    folder = _folder(tmp_path, [], [line("b1", 1, 1.25 * floor_ms), line("b8", 8, b8_ms)])
+    (folder / "ceilings-A.json").write_text(json.dumps(ceilings))
+    h200_report.build(folder, ROOT)
+    rows = {(g["shape"], g["goal"].split()[0]): g
+            for g in json.loads((folder / "summary.json").read_text())["goals"]
+            if g["definition"] == gdn and g["shape"] in ("b1", "b8")}
+    assert set(rows) == {("b1", "decode"), ("b8", "memory-bound")}
+    assert rows["b1", "decode"]["best_figure"] == pytest.approx(0.8)  # within 1.25x
+    assert rows["b8", "memory-bound"]["best_figure"] == pytest.approx(0.5)
+    assert "Launch floor 2.00 us a kernel" in (folder / "performance.md").read_text()
+
+    folder = _folder(tmp_path, [], [line("b1", 1, 1.25 * floor_ms, with_floor=False)])
+    h200_report.build(folder, ROOT)
+    [row] = [g for g in json.loads((folder / "summary.json").read_text())["goals"]
+             if g["definition"] == gdn and g["shape"] == "b1"]
+    assert row["goal"].startswith("decode at batch 1") and row["met"] is None
+    assert row["best_figure"] is None

@@ -66,17 +66,32 @@ class Goal(Model):
     ``ceiling_fraction``: achieved FLOP/s over the measured ``ceiling``;
     ``throughput_ratio``: the time of the solution named ``against*`` over the time of
     each solution; ``copy_share``: compulsory bytes per second over the measured copy
-    bandwidth; ``geomean_speedup``: geometric mean over the shapes of the speed-up
-    against the task's baseline solution.
+    bandwidth; ``launch_share``: the launch floor (one kernel's launch in a replayed graph
+    plus the compulsory bytes over the copy bandwidth, :func:`roofline.launch_floor_s`)
+    over the measured time; ``geomean_speedup``: geometric mean over the shapes of the
+    speed-up against the task's baseline solution.
     """
 
+    #: What the goal asks, in words (the report's row title).
     goal: NonEmpty
-    measure: Literal["ceiling_fraction", "throughput_ratio", "copy_share", "geomean_speedup"]
+    #: The figure judged (see the class's text).
+    measure: Literal["ceiling_fraction", "throughput_ratio", "copy_share", "launch_share",
+                     "geomean_speedup"]
+    #: The least figure that meets the goal.
     threshold: float
+    #: Op families it applies to (every definition of each).
     families: list[NonEmpty] = []
+    #: Definitions it applies to, by name.
     definitions: list[NonEmpty] = []
+    #: A shape counts where any axis named here reaches its value (none named: every
+    #: shape), and ...
     any_axis_at_least: dict[str, int] = {}
+    #: ... where any axis named here that the shape has is at most its value (none named:
+    #: every shape).
+    any_axis_at_most: dict[str, int] = {}
+    #: (``ceiling_fraction``) The measured ceiling the achieved rate is held against.
     ceiling: Literal["bf16_flops", "fp8_flops"] | None = None
+    #: (``throughput_ratio``) The prefix of the solution whose time is the reference.
     against: NonEmpty | None = None
 
     @model_validator(mode="after")
@@ -93,9 +108,14 @@ class Goal(Model):
         return definition in self.definitions or op_type in self.families
 
     def covers(self, axes: dict[str, int]) -> bool:
-        """Whether a shape with these axes counts (any listed axis reaches its value)."""
-        return not self.any_axis_at_least or any(
+        """Whether a shape with these axes counts: any axis of ``any_axis_at_least``
+        reaches its value, and any of ``any_axis_at_most`` it has stays within its."""
+        at_least = not self.any_axis_at_least or any(
             axes.get(axis, 0) >= value for axis, value in self.any_axis_at_least.items())
+        at_most = not self.any_axis_at_most or any(
+            axis in axes and axes[axis] <= value
+            for axis, value in self.any_axis_at_most.items())
+        return at_least and at_most
 
 
 class Goals(Model):
@@ -329,6 +349,8 @@ def _recost(dataset: Dataset, rec: dict, shapes: dict[tuple[str, str], BenchShap
         rec.update(fraction=roofline.fraction(c.time_s(ceilings), ms),
                    tflops=c.flops / (ms * 1e-3) / 1e12, tbps=c.bytes / (ms * 1e-3) / 1e12,
                    copy_share=c.bytes / (ms * 1e-3) / ceilings["bytes_per_s"])
+        floor_s = roofline.launch_floor_s(c, ceilings)
+        rec.update(launch_share=None if floor_s is None else floor_s / (ms * 1e-3))
 
 
 #: The status of a benchmark line that timed another source than the solution's current
@@ -381,6 +403,7 @@ def bench_table(dataset: Dataset, bench: dict, first_ceilings: dict) -> dict:
                          "kernel_ms": cupti.get("kernel_ms"), "span_ms": cupti.get("span_ms"),
                          "tflops": rec.get("tflops"), "tbps": rec.get("tbps"),
                          "copy_share": rec.get("copy_share"),
+                         "launch_share": rec.get("launch_share"),
                          "ceilings": rec.get("ceilings") or first_ceilings,
                          "check": rec.get("check", rec.get("reason", "")),
                          "axes": rec.get("axes"), "roofline_ms": rec.get("roofline_ms")}
@@ -554,6 +577,8 @@ def _shape_figures(goal: Goal, usable: dict[str, dict]) -> dict[str, float] | No
         if not reference:
             return None
         return {s: reference / e["ms"] for s, e in usable.items()}
+    if goal.measure == "launch_share":  # {} where no launch floor was measured
+        return {s: e["launch_share"] for s, e in usable.items() if e.get("launch_share")}
     return {s: e["copy_share"] for s, e in usable.items() if e["copy_share"]}
 
 
@@ -614,7 +639,12 @@ def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: l
              f"{c['bf16_flops'] / 1e12:.0f} TFLOP/s, FP8 matmul {c['fp8_flops'] / 1e12:.0f} "
              f"TFLOP/s, copy {c['bytes_per_s'] / 1e12:.2f} TB/s ({c['method']}) in the last call. "
              "Each call's own ceilings are in ceilings*.json; each benchmark timing's fraction "
-             "uses its own call's; sample-workload fractions use the last call's.",
+             "uses its own call's; sample-workload fractions use the last call's."
+             + (f" Launch floor {c['launch_s'] * 1e6:.2f} us a kernel (a replayed CUDA graph "
+                "of one-element kernels); a call's launch share = (launch floor + compulsory "
+                "bytes / copy bandwidth) / measured time." if "launch_s" in c else
+                " No launch floor was measured in the last call: the launch-share goals are "
+                "not determined."),
              "", "**Roofline:** time = max(FLOPs / ceiling, compulsory bytes / copy bandwidth) "
              "from hf_eval/bench/roofline.json (memory-bound entries: bytes only); fraction = "
              "roofline time / measured median (CUDA-graph replay where capture worked, else the "

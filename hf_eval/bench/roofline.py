@@ -33,7 +33,9 @@ from hf_eval.timing import time_calls
 
 ROOFLINE_PATH = Path(__file__).with_name("roofline.json")
 COMPUTE_KINDS = ("bf16", "fp8", "none")
-CEILING_KEYS = ("bf16_flops", "fp8_flops", "bytes_per_s")
+CEILING_KEYS = ("bf16_flops", "fp8_flops", "bytes_per_s", "launch_s")
+#: Kernels in the graph whose replay measures the launch floor (:func:`_launch_s`).
+LAUNCH_KERNELS = 100
 _FUNCTIONS = {"min": min, "max": max}
 _ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant,
             ast.Call, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
@@ -183,8 +185,28 @@ def _copy_ms(copy_bytes: int, gen: torch.Generator) -> float:
     return _median_ms(lambda: dst.copy_(src), iters=10)
 
 
+def _launch_s() -> float:
+    """Seconds per kernel of a CUDA graph of :data:`LAUNCH_KERNELS` launches of the least
+    kernel there is (one element incremented), replayed: what a call that launches one
+    kernel costs at the least, as the audit's graph replay times it. Median of 5 replays
+    after 3, each between CUDA events."""
+    one = torch.zeros(1, device="cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        one.add_(1)  # warmed before capture
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(LAUNCH_KERNELS):
+            one.add_(1)
+    ms = _median_ms(graph.replay, iters=1)
+    return ms * 1e-3 / LAUNCH_KERNELS
+
+
 def measure_ceilings(size: int = 8192, copy_bytes: int = 4 << 30) -> dict[str, float]:
-    """bf16 matmul (F.linear, cuBLAS), FP8 matmul (torch._scaled_mm) and copy bandwidth.
+    """bf16 matmul (F.linear, cuBLAS), FP8 matmul (torch._scaled_mm), copy bandwidth, and
+    the launch floor (:func:`_launch_s`).
 
     Random data (zeros run faster, METHOD.md), size^3 products, a ``copy_bytes`` buffer
     copied device to device counting bytes read plus written; medians of five trials.
@@ -194,11 +216,21 @@ def measure_ceilings(size: int = 8192, copy_bytes: int = 4 << 30) -> dict[str, f
     copy_ms = _copy_ms(copy_bytes, gen)
     flops = 2.0 * size ** 3
     return {"bf16_flops": flops / (bf16_ms * 1e-3), "fp8_flops": flops / (fp8_ms * 1e-3),
-            "bytes_per_s": 2.0 * copy_bytes / (copy_ms * 1e-3),
+            "bytes_per_s": 2.0 * copy_bytes / (copy_ms * 1e-3), "launch_s": _launch_s(),
             "method": f"bf16 F.linear and FP8 torch._scaled_mm {size}^3 (random data), "
                       f"device-to-device copy of {copy_bytes >> 20} MiB counting read + write; "
-                      "median of 5 trials x 10 calls after 3 warm-ups (CUDA events)",
+                      "median of 5 trials x 10 calls after 3 warm-ups (CUDA events); launch "
+                      f"floor: a CUDA graph of {LAUNCH_KERNELS} one-element kernels replayed, "
+                      "per kernel",
             "device": torch.cuda.get_device_name(), "torch": torch.__version__}
+
+
+def launch_floor_s(cost: Cost, ceilings: dict[str, float]) -> float | None:
+    """The least time of a call that launches one kernel and moves its compulsory bytes:
+    the launch floor plus the bytes over the copy bandwidth (None: no floor measured)."""
+    if "launch_s" not in ceilings:
+        return None
+    return ceilings["launch_s"] + cost.bytes / ceilings["bytes_per_s"]
 
 
 def fraction(roofline_s: float, measured_ms: float) -> float:

@@ -185,7 +185,8 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
                           "hashes": {"solution": solution_hash(solution)}, "flops": c.flops,
                           "bytes": c.bytes, "compute": c.compute, "derived": derived,
                           "roofline_ms": roof_s * 1e3,
-                          "ceilings": {k: ceilings[k] for k in roofline.CEILING_KEYS}}
+                          "ceilings": {k: ceilings[k] for k in roofline.CEILING_KEYS
+                                       if k in ceilings}}
                 started = time.perf_counter()
                 record.update(lane.judge(solution, case, truth))
                 record["wall_s"] = round(time.perf_counter() - started, 2)  # judge and time
@@ -196,6 +197,9 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
                     record["tflops"] = c.flops / (ms * 1e-3) / 1e12
                     record["tbps"] = c.bytes / (ms * 1e-3) / 1e12
                     record["copy_share"] = record["tbps"] * 1e12 / ceilings["bytes_per_s"]
+                    floor_s = roofline.launch_floor_s(c, ceilings)
+                    if floor_s is not None:
+                        record["launch_share"] = floor_s / (ms * 1e-3)
                 write(record)
             case = inputs = None  # free the shape's tensors before the next one
             torch.cuda.empty_cache()
