@@ -13,7 +13,7 @@ Import it and use it as a builder::
 Configs: one per definition (named after it) and ``all``. Splits: ``dev`` (the task's
 dev UUIDs) and ``test`` (every workload, dev included). Rows: ``uuid``, ``definition``,
 ``axes``, ``inputs`` (descriptors, never tensor data) and a ``provenance`` summary; see
-``hf_eval/rows.py``. For tensors, wrap the split with ``hf_eval.lazy.with_tensors``.
+``hf_eval/hub/rows.py``. For tensors, wrap the split with ``hf_eval.hub.lazy.with_tensors``.
 
 The dataset root is this file's directory, or ``data_dir=`` for another checkout (use
 :func:`builder_for` when that checkout has other definitions). The cache key includes a
@@ -28,7 +28,7 @@ from pathlib import Path
 import datasets
 
 from hf_eval.dataset import open_dataset
-from hf_eval.rows import SPLITS, row_features, split_rows
+from hf_eval.hub.rows import SPLITS, row_features, split_rows
 
 ROOT = Path(__file__).resolve().parent
 ALL = "all"

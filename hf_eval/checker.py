@@ -17,11 +17,13 @@ from pathlib import Path
 
 import torch
 
+from hf_eval.data.dtypes import TORCH_DTYPES, is_exact
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition, RandomInput, SafetensorsInput, stays_inside
+from hf_eval.data.store import VerifiedFiles, expected_from_name, local_state
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.dtypes import TORCH_DTYPES, is_exact
-from hf_eval.errors import DataError
 from hf_eval.families import registry
-from hf_eval.interfaces import (
+from hf_eval.interfaces.audit import (
     AUDIT_PATH,
     TAG_PREFIX,
     coverage_problems,
@@ -30,8 +32,6 @@ from hf_eval.interfaces import (
     pointer_tag,
 )
 from hf_eval.samples.regenerate import listed_as_regenerated, regenerate_in_memory
-from hf_eval.schema import Definition, RandomInput, SafetensorsInput, stays_inside
-from hf_eval.store import VerifiedFiles, expected_from_name, local_state
 
 
 def family_rules(op_type: str) -> Callable[[str, dict], list[str]] | None:

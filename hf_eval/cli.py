@@ -21,9 +21,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from hf_eval.errors import DataError
-from hf_eval.repository import ROOT_VARIABLE, discover_root
-from hf_eval.suites import DEFAULT_SUITE, SUITES
+from hf_eval.data.errors import DataError
+from hf_eval.data.repository import ROOT_VARIABLE, discover_root
+from hf_eval.data.suites import DEFAULT_SUITE, SUITES
 
 DESCRIPTION = """\
 Judge inference kernels against real workloads; check the dataset itself.
@@ -75,11 +75,11 @@ def _require_dataset(root: Path) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from hf_eval.audit import Audit, AuditAborted, AuditConfig
+    from hf_eval.data.sources import solution_from_directory
     from hf_eval.dataset import open_dataset
-    from hf_eval.records import exit_code
-    from hf_eval.report import print_summary, repair_for_resume, safe_text
-    from hf_eval.sources import solution_from_directory
+    from hf_eval.judge.audit import Audit, AuditAborted, AuditConfig
+    from hf_eval.judge.records import exit_code
+    from hf_eval.judge.report import print_summary, repair_for_resume, safe_text
 
     _require_dataset(args.root)
     args.definitions, args.uuid = _unique(args.definitions), _unique(args.uuid)
@@ -150,7 +150,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     cluster_errors: tuple[type[Exception], ...] = ()
     if args.ray is not None:
         try:
-            from hf_eval.distributed import RayAudit, RayAuditError
+            from hf_eval.judge.distributed import RayAudit, RayAuditError
         except ImportError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -238,8 +238,8 @@ def _report_problem(report: Path, append: bool) -> str | None:
 def progress_line(done: int, total: int, record: dict) -> str:
     """One case as it completes, for output that is not a terminal: ``[3/21] <definition>
     workload <first 8 of the UUID> solution <name>: <status> [<ms> ms (<method>)]``."""
-    from hf_eval.records import reported_time
-    from hf_eval.report import safe_text
+    from hf_eval.judge.records import reported_time
+    from hf_eval.judge.report import safe_text
 
     timed = reported_time(record)
     shown = f" {timed[1]:.4g} ms ({timed[0]})" if timed else ""
@@ -271,8 +271,8 @@ def _progress(total: int) -> tuple[AbstractContextManager, Callable[[dict], None
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from hf_eval.isolation.walls import SandboxError
-    from hf_eval.report import safe_text
-    from hf_eval.serve import serve
+    from hf_eval.judge.report import safe_text
+    from hf_eval.judge.serve import serve
 
     _require_dataset(args.root)
     report = args.report or Path("reports") / f"serve-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
@@ -296,8 +296,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from hf_eval.report import safe_text
-    from hf_eval.summary import summarize
+    from hf_eval.judge.report import safe_text
+    from hf_eval.judge.summary import summarize
 
     summary_path, performance_path, notes = summarize(args.reports, args.out)
     for note in notes:
@@ -309,7 +309,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from hf_eval import listing
     from hf_eval.dataset import open_dataset
-    from hf_eval.report import safe_text
+    from hf_eval.judge.report import safe_text
 
     _require_dataset(args.root)
     dataset = open_dataset(args.root, resolvers=[])
@@ -333,7 +333,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from hf_eval.checker import run_check
-    from hf_eval.report import safe_text
+    from hf_eval.judge.report import safe_text
 
     _require_dataset(args.root)
     problems, notes = run_check(args.root, lazy=args.lazy, rehash=args.rehash)
@@ -346,7 +346,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_card(args: argparse.Namespace) -> int:
-    from hf_eval.card import main as write_card
+    from hf_eval.hub.card import main as write_card
 
     return write_card(args.root, check=args.check)
 
@@ -549,7 +549,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
 
     register_dataset_building(sub)  # capture, replay, import-fib, export-fib
 
-    from hf_eval.interfaces_readme import register as register_interfaces
+    from hf_eval.interfaces.readme import register as register_interfaces
 
     register_interfaces(sub)  # interfaces render, interfaces verify
     return p
@@ -616,7 +616,7 @@ def _run(args: argparse.Namespace) -> int:
             args.root = discover_root()
         return args.func(args)
     except DataError as err:
-        from hf_eval.report import safe_text
+        from hf_eval.judge.report import safe_text
 
         print(f"error: {safe_text(err)}", file=sys.stderr)
         return 2
@@ -627,7 +627,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (no flush error at exit)
         return 0
     except OSError as err:  # the machine's refusal (a full disk, a permission): one line
-        from hf_eval.report import safe_text
+        from hf_eval.judge.report import safe_text
 
         where = f"{err.filename}: " if err.filename else ""
         print(f"error: {safe_text(where + (err.strerror or str(err)))}", file=sys.stderr)

@@ -1,14 +1,14 @@
-"""A dataset ready to use: its files (:mod:`hf_eval.repository`) and a store for its tensors.
+"""A dataset ready to use: its files (:mod:`hf_eval.data.repository`) and a store for its tensors.
 
 ``open_dataset(root)`` reads the files and gives the tensor store its resolver chain, in
-this order after the local file: a Git LFS pointer in a clone (:mod:`hf_eval.lfs`), the
+this order after the local file: a Git LFS pointer in a clone (:mod:`hf_eval.data.lfs`), the
 deterministic regeneration of generated samples (:mod:`hf_eval.samples.regenerate`;
 local, declines anything else at once), then the Hub at the pinned commit
-(:mod:`hf_eval.hub`; network, last, so a regenerable sample never waits on the Hub or
+(:mod:`hf_eval.data.hub_resolver`; network, last, so a regenerable sample never waits on the Hub or
 fails offline). ``resolvers=[]`` reads only what is on disk (``check``, ``list``).
 
 The factory lives here rather than on the data class so that nothing points back: the
-regenerator reads the files (:class:`~hf_eval.repository.DatasetFiles`), the store holds
+regenerator reads the files (:class:`~hf_eval.data.repository.DatasetFiles`), the store holds
 the regenerator, and the :class:`Dataset` holds the store.
 """
 
@@ -19,15 +19,15 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.dtypes import TORCH_DTYPES
-from hf_eval.errors import DataError
-from hf_eval.hub import HubResolver
-from hf_eval.isolation import memory
-from hf_eval.lfs import GitLfsResolver
-from hf_eval.repository import DatasetFiles, Located
+from hf_eval.data import memory
+from hf_eval.data.dtypes import TORCH_DTYPES
+from hf_eval.data.errors import DataError
+from hf_eval.data.hub_resolver import HubResolver
+from hf_eval.data.lfs import GitLfsResolver
+from hf_eval.data.repository import DatasetFiles, Located
+from hf_eval.data.schema import Definition, SafetensorsInput, ScalarInput, WorkloadTrace
+from hf_eval.data.store import Resolver, TensorStore
 from hf_eval.samples.regenerate import DrawnInMemory, SampleRegenerator
-from hf_eval.schema import Definition, SafetensorsInput, ScalarInput, WorkloadTrace
-from hf_eval.store import Resolver, TensorStore
 
 
 @dataclass
@@ -123,7 +123,7 @@ class Dataset(DatasetFiles):
 
 def _placed(tensor: torch.Tensor, device: str | torch.device, shared: bool) -> torch.Tensor:
     """A tensor drawn on the CPU, where a reader asked for it (``shared``: a sealed memfd,
-    as :func:`hf_eval.tensorfile.read` puts a tensor read from its file)."""
+    as :func:`hf_eval.data.tensorfile.read` puts a tensor read from its file)."""
     if torch.device(device).type != "cpu":
         return tensor.to(device)
     if not shared:

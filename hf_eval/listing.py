@@ -3,16 +3,16 @@
 Lines fit 80 columns and lead with the name. ``names=True`` gives bare names, one per
 line, for scripts (``for d in $(python -m hf_eval list definitions --names)``). Names and
 hardware come from the dataset's files (a solution file may be a candidate's): they are
-escaped with :func:`hf_eval.report.safe_text`, so lines are ready to print.
+escaped with :func:`hf_eval.judge.report.safe_text`, so lines are ready to print.
 """
 
 from __future__ import annotations
 
-from hf_eval.audit import select_workloads
+from hf_eval.data.suites import SUITE_HELP, SUITES
 from hf_eval.dataset import Dataset
-from hf_eval.report import safe_text
+from hf_eval.judge.audit import select_workloads
+from hf_eval.judge.report import safe_text
 from hf_eval.samples.cases import load_cases
-from hf_eval.suites import SUITE_HELP, SUITES
 
 #: Lines longer than this put a solution's details on a second line.
 WIDTH = 80

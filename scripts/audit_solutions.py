@@ -66,7 +66,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     _harness.use_clone()
-    from hf_eval.errors import DataError
+    from hf_eval.data.errors import DataError
 
     root = args.root.resolve()
     os.environ["HF_EVAL_CACHE"] = str(_harness.cache_directory(args))
@@ -109,8 +109,8 @@ def _selection(args: argparse.Namespace, root: Path, device: str) -> list[str] |
         return [*out, "--solutions", ",".join(args.solution) if args.solution else "all"]
     import torch
 
-    from hf_eval.audit import runs_on, select_workloads
-    from hf_eval.repository import DatasetFiles
+    from hf_eval.data.repository import DatasetFiles
+    from hf_eval.judge.audit import runs_on, select_workloads
 
     files = DatasetFiles.read(root)
     definitions = args.definition or sorted(files.workloads)

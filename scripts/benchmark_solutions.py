@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         return _harness.error(problem)
     from hf_eval.capture.replay import replay
-    from hf_eval.errors import DataError
-    from hf_eval.report import safe_text
+    from hf_eval.data.errors import DataError
+    from hf_eval.judge.report import safe_text
 
     try:
         with _harness.gpu_locks(args.lock_directory, args.gpu):

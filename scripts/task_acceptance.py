@@ -1,9 +1,9 @@
 """``compare_output(actual, expected, tolerance)``: one output judged under a task's
-tolerance, with the published module's interface, by :mod:`hf_eval.acceptance`.
+tolerance, with the published module's interface, by :mod:`hf_eval.judge.acceptance`.
 
 ``tolerance`` is a task's ``tolerance`` object (``atol``, ``rtol``, optional
 ``required_matched_ratio`` and ``comparison``), as a dict or an
-:class:`hf_eval.schema.Tolerance`. A failure raises ``AssertionError`` with the harness's
+:class:`hf_eval.data.schema.Tolerance`. A failure raises ``AssertionError`` with the harness's
 reason; a pass returns the published metrics: ``{"exact": True}`` for an integer or bool
 output, else ``max_absolute_error``, ``matched_ratio`` and ``mismatched_elements``.
 A tolerance that breaks the task schema's rules is a ``DataError`` naming the field.
@@ -20,9 +20,9 @@ _harness.use_clone()
 
 def compare_output(actual, expected, tolerance) -> dict:
     """Judge ``actual`` against ``expected`` (the reference) under ``tolerance``."""
-    from hf_eval.acceptance import compare
-    from hf_eval.dtypes import is_exact
-    from hf_eval.schema import Tolerance, parse
+    from hf_eval.data.dtypes import is_exact
+    from hf_eval.data.schema import Tolerance, parse
+    from hf_eval.judge.acceptance import compare
 
     if not isinstance(tolerance, Tolerance):
         tolerance = parse(Tolerance, tolerance, "tolerance")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval.schema import Receipt, WorkloadTrace
-from hf_eval.store import TensorStore
+from hf_eval.data.schema import Receipt, WorkloadTrace
+from hf_eval.data.store import TensorStore
 
 REPO = Path(__file__).resolve().parent.parent
 

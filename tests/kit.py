@@ -27,11 +27,11 @@ from typing import Any
 import pytest
 import torch
 
+from hf_eval.data.dtypes import TORCH_DTYPES
+from hf_eval.data.schema import Definition, Solution, TaskConfig, load_json
+from hf_eval.data.sources import compile_reference, load_entry
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.dtypes import TORCH_DTYPES
 from hf_eval.samples.cases import SampleCase, cases_path, generate_case, load_cases, sample_uuid
-from hf_eval.schema import Definition, Solution, TaskConfig, load_json
-from hf_eval.sources import compile_reference, load_entry
 
 REPO = Path(__file__).resolve().parent.parent
 

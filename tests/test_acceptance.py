@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hf_eval import acceptance
-from hf_eval.acceptance import compare, compare_outputs
-from hf_eval.schema import Tolerance
+from hf_eval.data.schema import Tolerance
+from hf_eval.judge import acceptance
+from hf_eval.judge.acceptance import compare, compare_outputs
 
 BF16 = Tolerance(atol=0.005, rtol=0.016)
 

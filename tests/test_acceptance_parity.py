@@ -1,7 +1,7 @@
-"""``hf_eval.acceptance`` against the published acceptance rule, input by input.
+"""``hf_eval.judge.acceptance`` against the published acceptance rule, input by input.
 
 The published rule (the dataset's ``scripts/task_acceptance.py::compare_output``) judges a
-whole output at once; ``hf_eval.acceptance`` judges it in chunks. :func:`published_rule`
+whole output at once; ``hf_eval.judge.acceptance`` judges it in chunks. :func:`published_rule`
 below restates the published rule in its most literal, unchunked form; every case of a
 seeded random corpus and of a list of hand-made edge cases must get the same verdict from
 both: passed, or failed by the same rule (shape/dtype/device, exact equality, non-finite
@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval import acceptance
-from hf_eval.acceptance import compare, ratio_reached
-from hf_eval.dtypes import TORCH_DTYPES
-from hf_eval.formats import decode_fp4_e2m1
-from hf_eval.schema import Tolerance
+from hf_eval.data.dtypes import TORCH_DTYPES
+from hf_eval.data.formats import decode_fp4_e2m1
+from hf_eval.data.schema import Tolerance
+from hf_eval.judge import acceptance
+from hf_eval.judge.acceptance import compare, ratio_reached
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -78,7 +78,7 @@ def exact_fp32(t: torch.Tensor) -> torch.Tensor:
 def judged(judge: Judge, a: torch.Tensor, r: torch.Tensor, tolerance: dict) -> str:
     """``judge``'s verdict; where torch cannot run the published rule on a dtype (no
     ``isfinite`` for FP8 E4M3, no arithmetic for FP4) the rule on the exact FP32 values,
-    which is what ``hf_eval.acceptance`` applies to them."""
+    which is what ``hf_eval.judge.acceptance`` applies to them."""
     try:
         return judge(a, r, tolerance)
     except NotImplementedError:
@@ -131,7 +131,7 @@ class Case:
     tol: dict
     """The tolerance, as a task file writes it."""
     chunk: int = 1 << 22
-    """``hf_eval.acceptance.CHUNK`` while it is judged."""
+    """``hf_eval.judge.acceptance.CHUNK`` while it is judged."""
 
 
 def _draw_floats(g: torch.Generator, n: int, dtype: torch.dtype, t: dict) -> Case:

@@ -21,14 +21,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval.audit import Audit, AuditConfig
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Solution, parse
+from hf_eval.data.sources import solution_from_directory
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
 from hf_eval.isolation import workers
 from hf_eval.isolation.walls import WORKER_UID_BASE
-from hf_eval.records import Status, reported_time
-from hf_eval.schema import Solution, parse
-from hf_eval.sources import solution_from_directory
+from hf_eval.judge.audit import Audit, AuditConfig
+from hf_eval.judge.records import Status, reported_time
 from tests.conftest import solution_json
 
 HERE = Path(__file__).parent / "adversarial"
@@ -690,7 +690,7 @@ def test_a_candidate_folder_is_read_without_following_links(tmp_path):
     author's) cannot redirect a read: the folder is opened from the root one component
     at a time without following a link, walked through descriptors, and a linked folder
     inside it is not walked. A linked file inside it is refused."""
-    from hf_eval.sources import _open_dir
+    from hf_eval.data.sources import _open_dir
 
     (tmp_path / "secret").mkdir()
     (tmp_path / "secret/x.py").write_text("TOKEN = 1\n")

@@ -7,10 +7,10 @@ import json
 import pytest
 import torch
 
-from hf_eval.audit import Audit, AuditConfig
 from hf_eval.dataset import open_dataset
-from hf_eval.records import exit_code
-from hf_eval.report import read_report
+from hf_eval.judge.audit import Audit, AuditConfig
+from hf_eval.judge.records import exit_code
+from hf_eval.judge.report import read_report
 from tests.conftest import GOOD_SOLUTION, REPO, solution_json, write_json
 
 WRONG = GOOD_SOLUTION.replace("* scale", "* scale * 1.1")
@@ -155,8 +155,8 @@ def test_a_harness_failure_stops_the_audit_loudly(toy_root, tmp_path, monkeypatc
     are written) is no verdict: the audit stops, says where, keeps the cases judged before
     in the report and exits 2, instead of summarising the cases it reached as if they were
     all there were."""
-    from hf_eval import audit as audit_module
     from hf_eval.cli import main
+    from hf_eval.judge import audit as audit_module
 
     real = audit_module.Lane.prepare_case
     seen = []
@@ -198,8 +198,8 @@ def test_a_workload_whose_varied_inputs_are_constant_is_not_timed(toy_root, tmp_
     """Fresh content draws from a workload's own values: where every varied input is
     constant, every timed call would get the same content and a cache of the first
     answer would be timed. Such a workload is judged but not timed, and says why."""
-    from hf_eval.schema import WorkloadTrace
-    from hf_eval.store import TensorStore
+    from hf_eval.data.schema import WorkloadTrace
+    from hf_eval.data.store import TensorStore
 
     store = TensorStore(toy_root)
     signed_zeros = torch.zeros(4, 16)
@@ -257,8 +257,8 @@ def run(x):
 def _center_dataset(tmp_path, solutions: dict[str, str], ms: tuple[int, ...]):
     """A one-definition dataset (``y = x - mean(x)``, K = 256, a workload per M of ``ms``)
     with ``solutions`` (name: source) and ``z_centers``, the honest one; its rows."""
-    from hf_eval.schema import Receipt, WorkloadTrace
-    from hf_eval.store import TensorStore
+    from hf_eval.data.schema import Receipt, WorkloadTrace
+    from hf_eval.data.store import TensorStore
 
     root = tmp_path / "ds"
     name = "toy_center_m_k256"
@@ -344,7 +344,7 @@ def test_a_timed_call_on_the_cpu_is_judged_by_the_published_rule(tmp_path, wrong
     for its rules to tell a guess from rounding luck (elements guessed at positions that
     move from call to call passed them): there the published rule judges every call, and
     a near miss in a timed call fails. The honest solution after it passes."""
-    from hf_eval.trials import CPU_TIMING
+    from hf_eval.judge.trials import CPU_TIMING
 
     assert CPU_TIMING.trials >= 2
     source = (OFF_WHEN_TIMED.replace("WRONG", str(wrong)).replace("OFF", NEAR)
@@ -369,8 +369,8 @@ def test_a_timed_call_may_miss_8_elements_in_all_its_outputs_seldom_at_one_place
     from collections import Counter
     from types import SimpleNamespace
 
-    from hf_eval.schema import Tolerance
-    from hf_eval.trials import judge_outputs
+    from hf_eval.data.schema import Tolerance
+    from hf_eval.judge.trials import judge_outputs
 
     task = SimpleNamespace(tolerance_for=lambda name: Tolerance(atol=1e-6, rtol=1e-6))
     truth = (torch.ones(16384), torch.ones(16384))
@@ -413,8 +413,8 @@ def test_the_allowance_passes_at_most_half_of_a_cases_timed_calls():
     ``TIMED_POSITION_SHARE`` of the judged calls' times."""
     from types import SimpleNamespace
 
-    from hf_eval.schema import Tolerance
-    from hf_eval.trials import (
+    from hf_eval.data.schema import Tolerance
+    from hf_eval.judge.trials import (
         TIMED_ALLOWED_CALLS,
         TIMED_ALLOWED_SHARE,
         TIMED_POSITION_MOST,
@@ -489,7 +489,7 @@ def test_the_second_input_set_is_judged_as_fresh_content():
     6,144 and of 18,432, one BF16 step), while a cached answer misses everywhere."""
     from types import SimpleNamespace
 
-    from hf_eval.trials import InputSet, Session
+    from hf_eval.judge.trials import InputSet, Session
 
     main = InputSet("m", [torch.zeros(4)], (torch.zeros(4),), wire=[torch.zeros(4)])
     variant = InputSet("v", [torch.ones(4)], (torch.ones(4),))

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from hf_eval.bench import report as h200_report
+from hf_eval.data.errors import DataError
+from hf_eval.data.sources import solution_hash
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.errors import DataError
-from hf_eval.sources import solution_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 GEMM = "dense_gemm_bf16_nt_n4096_k4096"

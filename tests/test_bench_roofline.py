@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from hf_eval.bench import roofline
+from hf_eval.data.errors import DataError
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.errors import DataError
 from hf_eval.families import block_causal_attention, grouped_gemm, qsa_attention, sparse_mla
 
 ROOT = Path(__file__).resolve().parent.parent

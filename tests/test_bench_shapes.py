@@ -12,11 +12,11 @@ import torch
 
 from hf_eval.bench import roofline, run, shapes
 from hf_eval.bench.shapes import BenchShape
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition
+from hf_eval.data.sources import solution_hash
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.errors import DataError
 from hf_eval.families import registry
-from hf_eval.schema import Definition
-from hf_eval.sources import solution_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 

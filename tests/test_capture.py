@@ -17,8 +17,8 @@ from hf_eval.capture import Adapted, Call, Capture, Limits, OpSpec, Sampling
 from hf_eval.capture.replay import replay
 from hf_eval.checker import run_check
 from hf_eval.cli import main
+from hf_eval.data.errors import DataError
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
 from tests.conftest import write_json
 
 HEADS, DIM = 2, 8

@@ -7,9 +7,9 @@ import json
 import pytest
 import yaml
 
-from hf_eval import card
 from hf_eval.cli import main as cli_main
-from hf_eval.errors import DataError
+from hf_eval.data.errors import DataError
+from hf_eval.hub import card
 from tests.conftest import REPO, TOY_DEFINITION, write_json
 
 HEAD = "---\nlicense: apache-2.0\npretty_name: toy\n---\n# toy\n\nBody text.\n"
@@ -20,8 +20,7 @@ def front(text: str) -> dict:
 
 
 def test_committed_readme_and_viewer_files_are_up_to_date():
-    from hf_eval import viewer
-
+    from hf_eval.hub import viewer
     readme = (REPO / "README.md").read_text()
     files = card.collect(REPO)
     rendered, _ = card.render(REPO, readme, files)
@@ -136,8 +135,7 @@ def test_check_mode_reports_stale_readme_and_viewer_files(toy_root, capsys):
 
 
 def test_viewer_rows_are_typed_copies_of_the_files(toy_root):
-    from hf_eval import viewer
-
+    from hf_eval.hub import viewer
     files = {f.path: f for f in viewer.viewer_files(toy_root)}
     (definition,) = files["viewer/definitions.jsonl"].rows
     axes = {a["name"]: a for a in definition["axes"]}
@@ -169,7 +167,7 @@ def test_malformed_catalogue_file_is_named(toy_root):
 def test_every_column_of_the_card_is_described_by_its_fields_docstring():
     """The card's field list is written from the models' field docstrings: every column of
     every config carries one, and it is the docstring's text."""
-    from hf_eval.schema import Definition, TaskConfig
+    from hf_eval.data.schema import Definition, TaskConfig
 
     readme = (REPO / "README.md").read_text()
     fields = readme.split("### Fields", 1)[1].split("\n| definition |", 1)[0]

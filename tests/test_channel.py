@@ -14,7 +14,7 @@ import time
 import pytest
 import torch
 
-from hf_eval.isolation import memory
+from hf_eval.data import memory
 from hf_eval.isolation.channel import Channel, ChannelClosed, ChannelTimeout
 
 

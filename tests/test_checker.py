@@ -10,7 +10,7 @@ import torch
 
 from hf_eval import checker
 from hf_eval.checker import run_check
-from hf_eval.store import TensorStore
+from hf_eval.data.store import TensorStore
 from tests.conftest import solution_json, write_json
 
 WL = "workloads/toy/toy_linear_n8_k16.jsonl"

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from hf_eval.cli import main
-from hf_eval.report import read_report
-from hf_eval.store import TensorStore
+from hf_eval.data.store import TensorStore
+from hf_eval.judge.report import read_report
 
 WL = "workloads/toy/toy_linear_n8_k16.jsonl"
 

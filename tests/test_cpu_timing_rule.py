@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import torch
 
+from hf_eval.data.dtypes import TORCH_DTYPES
+from hf_eval.data.schema import Timing
 from hf_eval.dataset import open_dataset
-from hf_eval.dtypes import TORCH_DTYPES
-from hf_eval.schema import Timing
-from hf_eval.trials import CPU_TIMING, CpuTimingRule
+from hf_eval.judge.trials import CPU_TIMING, CpuTimingRule
 from tests.conftest import REPO
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import inference_kernels_dataset as ikd
+from hf_eval.data.errors import DataError
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
 from tests.conftest import REPO
 
 DEFINITION = "toy_linear_n8_k16"

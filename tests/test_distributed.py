@@ -22,15 +22,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval.audit import Audit, AuditConfig
 from hf_eval.dataset import open_dataset
-from hf_eval.records import exit_code
-from hf_eval.report import read_report
+from hf_eval.judge.audit import Audit, AuditConfig
+from hf_eval.judge.records import exit_code
+from hf_eval.judge.report import read_report
 from tests.conftest import GOOD_SOLUTION, solution_json, write_json
 
 # CI installs the extra (.ci/setup --test): there a missing Ray is a failure, not a skip.
 ray = __import__("ray") if os.environ.get("CI") else pytest.importorskip("ray")
-from hf_eval.distributed import RayAudit, RayAuditError, split_units  # noqa: E402
+from hf_eval.judge.distributed import RayAudit, RayAuditError, split_units  # noqa: E402
 
 WRONG = GOOD_SOLUTION.replace("* scale", "* scale * 1.1")
 CRASHES = "def run(x, w, scale):\n    raise RuntimeError('boom')\n"

@@ -37,7 +37,7 @@ import types
 import pytest
 import torch
 
-from hf_eval.acceptance import compare_outputs
+from hf_eval.judge.acceptance import compare_outputs
 from tests import kit
 
 QSA = ("qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4",

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.audit import Audit, AuditConfig
 from hf_eval.capture.replay import replay
 from hf_eval.checker import run_check
 from hf_eval.dataset import open_dataset
-from hf_eval.records import exit_code
-from hf_eval.report import read_report
+from hf_eval.judge.audit import Audit, AuditConfig
+from hf_eval.judge.records import exit_code
+from hf_eval.judge.report import read_report
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "results/cpu/2026-11-29-minilm-capture"
 CAPTURED = {"attention_key_padding_h12_d32_fp32": 3, "linear_n384_k384_bias_fp32": 2}

@@ -9,12 +9,12 @@ import importlib
 import pytest
 import torch
 
-from hf_eval.errors import DataError
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition
 from hf_eval.families import registry
 from hf_eval.families.base import Family
-from hf_eval.input_sets import BATCH_INDEX_LIMIT, fresh_content, resample_floats
+from hf_eval.judge.input_sets import BATCH_INDEX_LIMIT, fresh_content, resample_floats
 from hf_eval.samples.cases import CASES_DIR
-from hf_eval.schema import Definition
 from tests import kit
 from tests.conftest import TOY_DEFINITION
 
@@ -89,7 +89,7 @@ def test_many_fresh_sets_are_drawn_at_once_each_with_values_of_its_own():
     sets alike, and no two with the same values (their sums differ, which a permutation
     would keep); integers and scalars shared; an input too large for one draw of all
     sets is still varied, set by set."""
-    from hf_eval.input_sets import resample_floats_many
+    from hf_eval.judge.input_sets import resample_floats_many
 
     small = torch.arange(48, dtype=torch.float32).reshape(4, 12)
     ints = torch.arange(6, dtype=torch.int32)
@@ -122,7 +122,7 @@ def test_the_extremes_are_missing_from_a_good_share_of_fresh_sets(clipped):
     would lack them; with uniform draws alone, a value held by many would be in every
     set. About half the sets leave both out, and a unique one is missing from about 37%
     of the rest."""
-    from hf_eval.input_sets import resample_floats_many
+    from hf_eval.judge.input_sets import resample_floats_many
 
     value = torch.randn(4096, generator=torch.Generator().manual_seed(1))
     if clipped:
@@ -141,7 +141,7 @@ def test_the_extremes_are_missing_from_a_good_share_of_fresh_sets(clipped):
 
 def test_a_tensor_of_two_values_is_still_resampled():
     """Nothing lies between the maximum and the minimum: every set draws from both."""
-    from hf_eval.input_sets import resample_floats_many
+    from hf_eval.judge.input_sets import resample_floats_many
 
     value = torch.tensor([1.0, -1.0] * 64)
     sets = resample_floats_many([value], torch.Generator().manual_seed(4), 20)

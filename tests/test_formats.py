@@ -1,7 +1,7 @@
 """The FP4 E2M1 / UE8M0 codec against hand-computed bytes and independent arithmetic.
 
 Also enforces the "one decoder" rule: every definition reference that embeds
-``decode_fp4_e2m1`` or ``decode_ue8m0`` must carry a verbatim copy of hf_eval/formats.py's.
+``decode_fp4_e2m1`` or ``decode_ue8m0`` must carry a verbatim copy of hf_eval/data/formats.py's.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval import formats
-from hf_eval.formats import (
+from hf_eval.data import formats
+from hf_eval.data.formats import (
     block_scale_exponents,
     decode_fp4_e2m1,
     decode_ue8m0,
@@ -147,4 +147,4 @@ def test_grouped_gemm_references_embed_the_decoders() -> None:
                          ids=lambda v: v if isinstance(v, str) and len(v) < 80 else "")
 def test_embedded_decoders_are_verbatim(definition: str, function: str, source: str) -> None:
     assert source == inspect.getsource(getattr(formats, function)).rstrip("\n"), (
-        f"{definition}: {function} differs from hf_eval/formats.py; embed a verbatim copy")
+        f"{definition}: {function} differs from hf_eval/data/formats.py; embed a verbatim copy")

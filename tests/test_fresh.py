@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval.audit import Audit, AuditConfig, select_workloads
 from hf_eval.cli import main
+from hf_eval.data.errors import DataError
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
 from hf_eval.families import registry
-from hf_eval.records import exit_code
-from hf_eval.report import read_report
+from hf_eval.judge.audit import Audit, AuditConfig, select_workloads
+from hf_eval.judge.records import exit_code
+from hf_eval.judge.report import read_report
 from hf_eval.samples import build as build_module
 from hf_eval.samples import cases as recipes
 from hf_eval.samples.fresh import FreshRow, fresh_rows, fresh_seed, seed_digest

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_eval.data.errors import DataError
+from hf_eval.data.hub_resolver import HubPin, HubResolver, load_pin, pin_from_cache_snapshot
+from hf_eval.data.store import TensorStore
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.errors import DataError
-from hf_eval.hub import HubPin, HubResolver, load_pin, pin_from_cache_snapshot
-from hf_eval.store import TensorStore
 from tests.hub_fixture import FakeHub, HubServer
 
 REPO_ID = "tests/inference-kernels"
@@ -176,8 +176,7 @@ def test_without_network_the_fetch_fails_fast_and_says_so(toy_root, tmp_path, mo
     """The Hub client alone retries for about 23 s per file; the resolver fails at once."""
     import time
 
-    from hf_eval import hub as hub_module
-
+    from hf_eval.data import hub_resolver as hub_module
     monkeypatch.setattr(hub_module, "_unreachable", {})
     endpoint = f"http://127.0.0.1:{_closed_port()}"
     monkeypatch.setenv("HF_ENDPOINT", endpoint)

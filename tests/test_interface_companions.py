@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from hf_eval.errors import DataError
-from hf_eval.interface_companions import (
+from hf_eval.data.errors import DataError
+from hf_eval.interfaces.audit import READING_PATH, load_audit, load_reading
+from hf_eval.interfaces.companions import (
     PREFERRED_PATH,
     QSA_TIES_PATH,
     SGLANG_RECHECK_PATH,
@@ -25,7 +26,6 @@ from hf_eval.interface_companions import (
     load_companion,
     qsa_tie_checks,
 )
-from hf_eval.interfaces import READING_PATH, load_audit, load_reading
 
 REPO = Path(__file__).resolve().parent.parent
 FILES = {UPSTREAMS_PATH: UpstreamsFile, SGLANG_RECHECK_PATH: SglangRecheck,
@@ -111,8 +111,8 @@ def test_the_tie_rule_holds_when_every_score_is_equal():
     run on it, and the committed smallest check is recomputed the same way."""
     import torch
 
+    from hf_eval.data.sources import compile_reference, load_entry
     from hf_eval.dataset import open_dataset
-    from hf_eval.sources import compile_reference, load_entry
 
     ds = open_dataset(REPO)
     definition = ds.definitions["qsa_index_topk_decode_qwen38_h4_d128_topk512_c4"].value
@@ -142,7 +142,7 @@ def test_companions_check_passes_on_the_repository(capsys):
 
 def test_companions_check_reports_a_stale_file_and_writes_nothing(tmp_path, monkeypatch,
                                                                    capsys):
-    import hf_eval.interface_companions as companions
+    import hf_eval.interfaces.companions as companions
     from hf_eval.cli import main
 
     monkeypatch.setattr(companions, "build_all", lambda root, wheel=None: {"a.json": "{}\n"})

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from hf_eval.checker import check_interface_audit
+from hf_eval.data.errors import DataError
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
-from hf_eval.interfaces import (
+from hf_eval.interfaces.audit import (
     AUDIT_PATH,
     READING_PATH,
     README_PATH,
@@ -37,7 +37,7 @@ from hf_eval.interfaces import (
     pointer_tag,
     verify_against_wheel,
 )
-from hf_eval.interfaces_readme import render
+from hf_eval.interfaces.readme import render
 from tests.conftest import write_json
 
 REPO = Path(__file__).resolve().parent.parent

@@ -21,13 +21,13 @@ from flashinfer_bench.compile import BuilderRegistry
 from flashinfer_bench.data import EvaluationStatus, TraceSet
 from safetensors.torch import save_file
 
-from hf_eval.audit import Audit, AuditConfig
 from hf_eval.capture.interop import export_fib, import_fib
 from hf_eval.checker import run_check
 from hf_eval.cli import main
+from hf_eval.data.errors import DataError
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
-from hf_eval.records import exit_code
+from hf_eval.judge.audit import Audit, AuditConfig
+from hf_eval.judge.records import exit_code
 from tests.conftest import write_json
 
 NAME = "scaled_gemm_n8_k16"

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval.isolation import memory, protocol
+from hf_eval.data import memory
+from hf_eval.data.sources import solution_from_directory
+from hf_eval.isolation import protocol
 from hf_eval.isolation.limits import available
 from hf_eval.isolation.workers import Isolation, WorkerFailure
-from hf_eval.records import Status
-from hf_eval.sources import solution_from_directory
+from hf_eval.judge.records import Status
 
 HERE = Path(__file__).parent / "adversarial"
 DEFINITION = "toy_linear_n8_k16"
@@ -335,9 +336,9 @@ def test_no_group_is_made_without_root():
 def test_without_a_group_per_process_limits_hold(tmp_path, monkeypatch):
     """Where no group can cap memory or processes (cgroup v2 without delegated
     controllers), a CPU worker's address space and its uid's processes are limited."""
-    from hf_eval.audit import Audit, AuditConfig
     from hf_eval.dataset import open_dataset
     from hf_eval.isolation import limits
+    from hf_eval.judge.audit import Audit, AuditConfig
     from tests.conftest import build_toy_root
 
     monkeypatch.setattr(limits.Group, "create", classmethod(lambda cls, limits: None))
@@ -363,7 +364,7 @@ def test_without_a_group_per_process_limits_hold(tmp_path, monkeypatch):
 def test_each_session_draws_its_own_fresh_content():
     """Two candidates audited on one case never get the same content: what one worker
     learns (and leaves in any channel the host keeps) is worth nothing to the next."""
-    from hf_eval.trials import InputSet, Session
+    from hf_eval.judge.trials import InputSet, Session
 
     class Toy:
         op_type = "toy"
@@ -384,9 +385,9 @@ def test_a_worker_slow_to_die_never_stops_the_audit(tmp_path, monkeypatch):
     """A killed worker whose processes are still dying (a teardown of gigabytes of page
     tables) is left to finish with its uid and group held; the next candidate is
     audited, and the report's notes say so."""
-    from hf_eval.audit import Audit, AuditConfig
     from hf_eval.dataset import open_dataset
     from hf_eval.isolation import limits
+    from hf_eval.judge.audit import Audit, AuditConfig
     from tests.conftest import build_toy_root
 
     real_kill = limits.Group.kill
@@ -434,9 +435,9 @@ def test_a_worker_that_does_not_freeze_fails(tmp_path, monkeypatch):
     """Threads held in the kernel (MADV_POPULATE_READ over a huge mapping) can keep a
     worker from freezing while the stand-in is timed: the candidate fails, so nothing it
     runs meanwhile can inflate the cost subtracted from its own time."""
-    from hf_eval.audit import Audit, AuditConfig
     from hf_eval.dataset import open_dataset
     from hf_eval.isolation import workers
+    from hf_eval.judge.audit import Audit, AuditConfig
     from tests.conftest import build_toy_root
 
     monkeypatch.setattr(workers.WorkerHandle, "freeze", lambda self: False)
@@ -468,9 +469,9 @@ def test_a_stand_in_that_fails_only_beside_a_candidate_is_that_candidates_failur
     candidate holds, say the open-file table), and starts once that worker is ended: the
     candidate's RUNTIME_ERROR, not a stopped audit; the next candidate is judged as ever.
     Failing with no candidate alive too, it is the harness's failure: the audit stops."""
-    from hf_eval.audit import Audit, AuditAborted, AuditConfig
     from hf_eval.dataset import open_dataset
     from hf_eval.isolation import workers
+    from hf_eval.judge.audit import Audit, AuditAborted, AuditConfig
     from tests.conftest import build_toy_root
 
     root = build_toy_root(tmp_path, call_timeout_s=10.0)

@@ -1,7 +1,7 @@
 """The ``kernel_acceptance`` metric: ``evaluate.load("hf_eval/kernel_acceptance")`` offline.
 
 Inputs are light handles (solution names, Solution JSON paths, outputs files, UUIDs);
-judging goes through the audit and ``hf_eval.acceptance`` (the same code, not a copy).
+judging goes through the audit and ``hf_eval.judge.acceptance`` (the same code, not a copy).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
+from hf_eval.data.errors import DataError
+from hf_eval.data.sources import compile_reference
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
-from hf_eval.sources import compile_reference
 from tests.conftest import GOOD_SOLUTION, REPO, solution_json, write_json
 
 DEFINITION = "toy_linear_n8_k16"
@@ -133,7 +133,7 @@ STATUSES = ("PASSED, INCORRECT_SHAPE, INCORRECT_NUMERICAL, INCORRECT_DTYPE, RUNT
 
 def fake_audit(lines: list[dict], cause: Exception):
     """An ``Audit`` that writes ``lines`` to its report, then stops on ``cause``."""
-    from hf_eval.audit import AuditAborted
+    from hf_eval.judge.audit import AuditAborted
 
     class Stops:
         def __init__(self, dataset, config):
@@ -157,7 +157,7 @@ def test_an_invalid_record_is_a_case_not_accepted_with_the_rule_as_its_error(
         metric, toy_root, monkeypatch):
     import sys
 
-    from hf_eval.records import RecordError
+    from hf_eval.judge.records import RecordError
 
     refs = uuids(toy_root)
     cause = RecordError("status", f"must be one of {STATUSES} (got 'SKIPPED')")
@@ -177,7 +177,7 @@ def test_an_invalid_record_is_a_case_not_accepted_with_the_rule_as_its_error(
 def test_any_other_stop_of_the_audit_is_raised(metric, toy_root, monkeypatch):
     import sys
 
-    from hf_eval.audit import AuditAborted
+    from hf_eval.judge.audit import AuditAborted
 
     refs = uuids(toy_root)
     monkeypatch.setattr(sys.modules[type(metric).__module__], "Audit",

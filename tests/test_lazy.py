@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import inference_kernels_dataset as ikd
+from hf_eval.data.errors import DataError
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
-from hf_eval.lazy import with_tensors
+from hf_eval.hub.lazy import with_tensors
 
 DEFINITION = "toy_linear_n8_k16"
 
@@ -94,8 +94,7 @@ def test_a_second_read_is_served_locally(lazy_rows):
 def test_viewer_config_rows_materialise_too(toy_root, tmp_path):
     import datasets
 
-    from hf_eval import card
-
+    from hf_eval.hub import card
     (toy_root / "README.md").write_text("---\nlicense: apache-2.0\n---\n")
     card.main(toy_root)
     rows = datasets.load_dataset(str(toy_root), DEFINITION, split=card.SPLIT,
@@ -127,8 +126,7 @@ def test_streamed_rows_fetch_a_rows_tensors_only_when_read(toy_root, tmp_path):
 def test_streamed_viewer_config_materialises(toy_root, tmp_path):
     import datasets
 
-    from hf_eval import card
-
+    from hf_eval.hub import card
     (toy_root / "README.md").write_text("---\nlicense: apache-2.0\n---\n")
     card.main(toy_root)
     stream = datasets.load_dataset(str(toy_root), DEFINITION, split="dev", streaming=True)

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_eval.data.errors import DataError
+from hf_eval.data.lfs import GitLfsResolver, git_lfs_available
+from hf_eval.data.store import TensorStore, parse_lfs_pointer
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.errors import DataError
-from hf_eval.lfs import GitLfsResolver, git_lfs_available
-from hf_eval.store import TensorStore, parse_lfs_pointer
 from tests.lfs_fixture import (
     clone_pointers,
     corrupt,

@@ -29,9 +29,9 @@ import pytest
 import torch
 from packaging.requirements import Requirement
 
-from hf_eval.acceptance import compare_outputs
 from hf_eval.checker import check_files
-from hf_eval.sources import Entry, load_entry
+from hf_eval.data.sources import Entry, load_entry
+from hf_eval.judge.acceptance import compare_outputs
 from tests import kit, library_fakes
 from tests.conftest import REPO
 

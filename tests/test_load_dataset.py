@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from hf_eval import card
+from hf_eval.hub import card
 from tests.conftest import REPO
 
 #: The dataset viewer's /first-rows rules (huggingface/dataset-viewer,

@@ -25,9 +25,9 @@ import pytest
 import torch
 from packaging.requirements import Requirement
 
-from hf_eval.acceptance import compare_outputs
-from hf_eval.audit import runs_on
-from hf_eval.sources import load_entry
+from hf_eval.data.sources import load_entry
+from hf_eval.judge.acceptance import compare_outputs
+from hf_eval.judge.audit import runs_on
 from tests import kit
 
 SOLUTIONS = {

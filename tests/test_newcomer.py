@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval import tensorfile
-from hf_eval.report import read_report
-from hf_eval.store import TensorStore, sha256_file
+from hf_eval.data import tensorfile
+from hf_eval.data.store import TensorStore, sha256_file
+from hf_eval.judge.report import read_report
 from tests.cli_kit import REPO, hf_eval, no_traceback
 from tests.conftest import GOOD_SOLUTION, solution_json, write_json
 
@@ -97,7 +97,7 @@ def test_every_real_name_fits_80_columns_whole():
     """The rendering itself, on every definition and solution name of the repository."""
     from rich.console import Console
 
-    from hf_eval.report import print_summary
+    from hf_eval.judge.report import print_summary
     from tests.kit import dataset
 
     statuses = ["PASSED", "INCORRECT_NUMERICAL", "TIMING_MISMATCH", "RUNTIME_ERROR",

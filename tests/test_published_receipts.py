@@ -16,18 +16,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval.audit import Audit, AuditConfig
 from hf_eval.capture.interop import export_fib
-from hf_eval.card import captures_file
 from hf_eval.checker import run_check
 from hf_eval.cli import main
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Receipt, load_jsonl, parse_json_line
+from hf_eval.data.store import TensorStore
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
-from hf_eval.records import exit_code
-from hf_eval.report import read_report
-from hf_eval.rows import workload_row
-from hf_eval.schema import Receipt, load_jsonl, parse_json_line
-from hf_eval.store import TensorStore
+from hf_eval.hub.card import captures_file
+from hf_eval.hub.rows import workload_row
+from hf_eval.judge.audit import Audit, AuditConfig
+from hf_eval.judge.records import exit_code
+from hf_eval.judge.report import read_report
 from tests.conftest import GOOD_SOLUTION, TOY_DEFINITION, solution_json, write_json
 
 PAIR = TOY_DEFINITION["name"]  # two outputs: y and positive_rows

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hf_eval.records import CaseRecord, RecordError, Status, validate_record
+from hf_eval.judge.records import CaseRecord, RecordError, Status, validate_record
 
 STATUSES = ("PASSED, INCORRECT_SHAPE, INCORRECT_NUMERICAL, INCORRECT_DTYPE, RUNTIME_ERROR, "
             "COMPILE_ERROR, TIMEOUT, DATA_ERROR")

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from hf_eval.errors import DataError
-from hf_eval.records import RecordError
-from hf_eval.report import (
+from hf_eval.data.errors import DataError
+from hf_eval.judge.records import RecordError
+from hf_eval.judge.report import (
     RecordProblem,
     ReportLine,
     ReportWriter,
@@ -66,8 +66,8 @@ def test_a_huge_error_under_a_matched_ratio_has_a_finite_relative_error():
     relative error overflows FP32 but not the record."""
     import torch
 
-    from hf_eval.acceptance import compare
-    from hf_eval.schema import Tolerance
+    from hf_eval.data.schema import Tolerance
+    from hf_eval.judge.acceptance import compare
 
     reference = torch.zeros(10_000, dtype=torch.bfloat16)
     candidate = reference.clone()

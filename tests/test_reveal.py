@@ -1,5 +1,5 @@
 """The masked staging of timed content (hf_eval/reveal.py) and the seal on outputs
-(hf_eval/trials.py): what a worker holds before the clocked request is noise, the seed
+(hf_eval/judge/trials.py): what a worker holds before the clocked request is noise, the seed
 restores the real content, and an output changed after the reply is caught."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hf_eval.isolation import memory
+from hf_eval.data import memory
 from hf_eval.isolation.reveal import ALIGN, Arena, mask_into, unmask
 from hf_eval.isolation.server import SAME_AS
-from hf_eval.trials import Failure, InputSet, Session
+from hf_eval.judge.trials import Failure, InputSet, Session
 
 
 def _sets():

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_eval.data.errors import DataError
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
 from hf_eval.families import registry
 from hf_eval.samples import build as build_module
 from hf_eval.samples.cases import CASES_DIR, cases_path, sample_uuid
@@ -98,7 +98,7 @@ def test_cases_outside_the_published_domain_are_labelled_in_receipt_and_row():
     provenance and its viewer row, a case inside the domain has neither, and the cases
     the published curation rules out by name (the dense GEMM's M < 4096, the router's
     exact ties) are absent rather than labelled."""
-    from hf_eval.rows import provenance_summary
+    from hf_eval.hub.rows import provenance_summary
 
     dataset = open_dataset(REPO)
     labelled = 0

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval.errors import DataError
-from hf_eval.input_sets import scale_probe
-from hf_eval.schema import Definition, load_json, parse
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition, load_json, parse
+from hf_eval.judge.input_sets import scale_probe
 from tests.conftest import TOY_DEFINITION
 
 REPO = Path(__file__).resolve().parent.parent

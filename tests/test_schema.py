@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hf_eval.errors import DataError
-from hf_eval.schema import (
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import (
     Definition,
     Receipt,
     Solution,
@@ -235,7 +235,7 @@ def test_source_paths_are_kept_normalised_and_the_entry_may_be_spelled_either_wa
 
 
 def test_the_solution_hash_is_the_hash_of_the_normalised_paths():
-    from hf_eval.sources import solution_hash
+    from hf_eval.data.sources import solution_hash
 
     plain = parse(Solution, two_sources("main.py", "lib/util.py"), "s.json")
     spelled = parse(Solution, two_sources("./main.py", "lib//util.py"), "s.json")
@@ -248,7 +248,7 @@ def test_the_solution_hash_is_the_hash_of_the_normalised_paths():
 
 
 def test_write_package_refuses_two_sources_in_one_file(tmp_path):
-    from hf_eval.sources import write_package
+    from hf_eval.data.sources import write_package
 
     valid = parse(Solution, solution_json("s", GOOD_SOLUTION), "s.json")
     main = valid.sources[0]
@@ -265,7 +265,7 @@ def test_write_package_refuses_two_sources_in_one_file(tmp_path):
 def test_write_package_refuses_a_source_that_is_already_another_ones_file(tmp_path):
     """What a case-insensitive file system does to ``Main.py`` and ``main.py``, made here
     with a hard link: the second source would overwrite the first."""
-    from hf_eval.sources import solution_hash, write_package
+    from hf_eval.data.sources import solution_hash, write_package
 
     solution = parse(Solution, two_sources("main.py", "other.py"), "s.json")
     package = tmp_path / f"s-{solution_hash(solution)[:16]}"

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_eval.data.store import TensorStore
 from hf_eval.isolation.workers import LOCK_DIRECTORY_VARIABLE, gpu_lock_path
-from hf_eval.store import TensorStore
 from tests.conftest import GOOD_SOLUTION, build_toy_root, solution_json, write_json
 from tests.test_published_receipts import (
     CAPTURED_PAIR,
@@ -492,7 +492,7 @@ def test_task_acceptance_delegates_to_the_harness():
         from task_acceptance import compare_output
     finally:
         sys.path.remove(str(SCRIPTS))
-    from hf_eval.errors import DataError
+    from hf_eval.data.errors import DataError
 
     ref = torch.tensor([1.0, 2.0, 4.0, 8.0], dtype=torch.bfloat16)
     near = torch.tensor([1.0, 2.0, 4.0, 8.0625], dtype=torch.bfloat16)  # off by 0.0625

@@ -23,7 +23,7 @@ import pytest
 import torch
 from packaging.requirements import Requirement
 
-from hf_eval.audit import Audit, AuditConfig, skip_reason, skipped_path, write_skipped
+from hf_eval.judge.audit import Audit, AuditConfig, skip_reason, skipped_path, write_skipped
 from tests import kit
 
 #: Published name -> (definition, runs on sm_90). False: Blackwell-only.
@@ -191,7 +191,7 @@ def test_a_blackwell_only_solution_is_skipped_on_the_cpu_with_a_record(tmp_path)
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_sm90_solutions_are_planned_on_this_gpu():
     """On an H200 or a Blackwell GPU the sm_90-capable ones are audited, not skipped."""
-    from hf_eval.audit import hardware_key
+    from hf_eval.judge.audit import hardware_key
     key = hardware_key(torch.device("cuda"))
     if key not in ("h200", "b200", "b300"):
         pytest.skip(f"GPU {key} is not one the solutions name")
@@ -237,8 +237,8 @@ def _varlen(q, k, v, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
 def test_adapter_matches_the_reference_on_sample_cases(name, label, monkeypatch, tmp_path):
     import sys
 
-    from hf_eval.acceptance import compare_outputs
-    from hf_eval.sources import load_entry
+    from hf_eval.data.sources import load_entry
+    from hf_eval.judge.acceptance import compare_outputs
     from tests import library_fakes
 
     library_fakes.installed(monkeypatch)
@@ -264,7 +264,7 @@ def _index_module(monkeypatch, tmp_path):
     import sys
     import types
 
-    from hf_eval.sources import load_entry
+    from hf_eval.data.sources import load_entry
 
     tilelang = types.ModuleType("tilelang")
     tilelang.jit = lambda **options: (lambda fn: fn)
@@ -310,7 +310,7 @@ def _load_with_stubs(name, monkeypatch, tmp_path, **modules):
     import sys
     import types
 
-    from hf_eval.sources import load_entry
+    from hf_eval.data.sources import load_entry
 
     for module_name, attrs in modules.items():
         module = types.ModuleType(module_name)

@@ -26,8 +26,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from hf_eval.report import read_report
-from hf_eval.serve import MAX_IN_FLIGHT
+from hf_eval.judge.report import read_report
+from hf_eval.judge.serve import MAX_IN_FLIGHT
 from tests.cli_kit import hf_eval, no_traceback
 from tests.conftest import GOOD_SOLUTION, build_toy_root, solution_json
 
@@ -338,7 +338,7 @@ def test_a_request_line_that_trickles_in_is_cut_at_its_deadline(served):
     """The header deadline counts from the connection's start, however often a byte
     comes: a request line sent a byte a second is cut after about as many bytes as the
     deadline has seconds, long before it ends."""
-    from hf_eval.serve import HEADER_DEADLINE_S
+    from hf_eval.judge.serve import HEADER_DEADLINE_S
 
     line = b"GET /health?" + b"x" * int(20 * HEADER_DEADLINE_S) + b" HTTP/1.0\r\n\r\n"
     with socket.create_connection(served.address, timeout=WAIT_S) as sock:
@@ -349,7 +349,7 @@ def _locked_out_by_slow_senders(served: Served, opening: bytes, byte: bytes) -> 
     """Take every connection (and 8 more) with clients that send ``opening`` and then
     ``byte`` every half second, never finishing; the statuses of three ``/health`` calls
     made meanwhile."""
-    from hf_eval.serve import MAX_CONNECTIONS
+    from hf_eval.judge.serve import MAX_CONNECTIONS
 
     slow, stop = [], threading.Event()
 
@@ -388,7 +388,7 @@ def test_connections_that_never_finish_their_headers_cannot_lock_others_out(serv
 def test_connections_that_never_finish_their_body_cannot_lock_others_out(served, announced):
     """The same for bodies that trickle in, whether read or drained (one over the limit
     is read and dropped before the 413): a new connection ends the oldest of them."""
-    from hf_eval.serve import MAX_BODY_BYTES
+    from hf_eval.judge.serve import MAX_BODY_BYTES
 
     size = 1000 if announced == "small" else MAX_BODY_BYTES + (1 << 20)
     opening = (b"POST /audit HTTP/1.0\r\nContent-Type: application/json\r\n"
@@ -698,7 +698,7 @@ class _AnsweringJudge:
         self.in_flight = threading.BoundedSemaphore(1)
 
     def submit(self, body: bytes):
-        from hf_eval.serve import Answers
+        from hf_eval.judge.serve import Answers
 
         answers = Answers()
         answers.put_message(("line", 0, False, json.dumps({"pad": "x" * self.size})))
@@ -718,8 +718,7 @@ def test_a_client_that_reads_its_answer_slowly_holds_no_audit_slot(monkeypatch):
     few hundred bytes a second kept every slot for hours while the judge was idle). The
     client then has ``ANSWER_DEADLINE_S`` to take the rest, after which its socket is
     shut."""
-    from hf_eval import serve
-
+    from hf_eval.judge import serve
     monkeypatch.setattr(serve, "read_request", lambda body: body)
     monkeypatch.setattr(serve, "screen_request", lambda request, facts: None)
     monkeypatch.setattr(serve, "ANSWER_DEADLINE_S", 2.0)
@@ -758,7 +757,7 @@ def test_a_client_that_reads_its_answer_slowly_holds_no_audit_slot(monkeypatch):
 def test_the_kept_cases_are_bounded_in_number_as_well_as_in_definitions():
     """Each kept case holds descriptors and tensors: a definition of a few hundred
     workloads must not keep them all (251 kept cases ran the judge out of descriptors)."""
-    from hf_eval.serve import WarmCases
+    from hf_eval.judge.serve import WarmCases
 
     kept = WarmCases(definitions=2, most=3)
     for index in range(5):

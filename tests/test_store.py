@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_eval import store as store_module
-from hf_eval.errors import DataError
-from hf_eval.store import Expected, TensorStore, VerifiedFiles, parse_lfs_pointer
+from hf_eval.data import store as store_module
+from hf_eval.data.errors import DataError
+from hf_eval.data.store import Expected, TensorStore, VerifiedFiles, parse_lfs_pointer
 
 
 @pytest.fixture

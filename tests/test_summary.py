@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from hf_eval.summary import performance_markdown, summarize, summarize_records
+from hf_eval.judge.summary import performance_markdown, summarize, summarize_records
 
 STATUSES = ("PASSED, INCORRECT_SHAPE, INCORRECT_NUMERICAL, INCORRECT_DTYPE, RUNTIME_ERROR, "
             "COMPILE_ERROR, TIMEOUT, DATA_ERROR")

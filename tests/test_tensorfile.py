@@ -7,8 +7,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from hf_eval import tensorfile
-from hf_eval.isolation import memory
+from hf_eval.data import memory, tensorfile
 
 CASES = [(torch.bfloat16, (3, 5)), (torch.float32, (0, 4)), (torch.float8_e4m3fn, (7,)),
          (torch.int8, ()), (torch.int64, (2, 2)), (torch.bool, (5,)), (torch.int32, (1, 1, 3))]

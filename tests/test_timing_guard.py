@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from hf_eval.records import reported_time
-from hf_eval.trials import GUARD_MAX_MS, GUARD_MIN_MS, GUARD_REL, TrialTime, _statistics
+from hf_eval.judge.records import reported_time
+from hf_eval.judge.trials import GUARD_MAX_MS, GUARD_MIN_MS, GUARD_REL, TrialTime, _statistics
 
 
 def trial(device: float, host: float, slack: float = 0.5) -> TrialTime:
@@ -83,7 +83,7 @@ def test_one_reported_time(timing, expected):
 
 
 def test_the_harness_own_timing_carries_microseconds():
-    from hf_eval.timing import summarise
+    from hf_eval.judge.timing import summarise
 
     timing = summarise([2.0, 0.5, 1.25], iters=4)
     assert (timing.median_ms, timing.median_us, timing.min_ms, timing.max_ms) == (
@@ -117,7 +117,7 @@ def test_every_trial_is_read_against_all_the_stand_in_runs_of_its_shape():
     as many runs as the last, and runs of another shape count for nothing."""
     import torch
 
-    from hf_eval.trials import GUARD_SPREAD, InputSet, Session
+    from hf_eval.judge.trials import GUARD_SPREAD, InputSet, Session
 
     class Toy:
         op_type = "toy"
@@ -149,10 +149,10 @@ def test_a_session_is_read_against_its_own_stand_in_runs_only(toy_root, tmp_path
     slow them) never join a later session's floor or widen its slack: on the H200, runs
     pooled over a suite's candidates let a cheat's slack grow until it counted 17.7 ms
     for 20 ms of work (results/h200/2026-12-04-serve/r4)."""
-    from hf_eval.audit import Audit, AuditConfig
     from hf_eval.dataset import open_dataset
-    from hf_eval.report import read_report
-    from hf_eval.trials import STAND_IN_RUNS
+    from hf_eval.judge.audit import Audit, AuditConfig
+    from hf_eval.judge.report import read_report
+    from hf_eval.judge.trials import STAND_IN_RUNS
     from tests.conftest import GOOD_SOLUTION, solution_json, write_json
 
     write_json(toy_root / "solutions/toy/torch_toy_again.json",

@@ -25,7 +25,7 @@ import torch
 import triton
 import triton.language as tl
 
-from hf_eval.acceptance import compare_outputs
+from hf_eval.judge.acceptance import compare_outputs
 from tests import kit
 
 pytestmark = interpreter_only

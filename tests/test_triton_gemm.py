@@ -13,7 +13,7 @@ from tests.triton_kit import interpreter_only, load  # noqa: I001
 import pytest
 import torch
 
-from hf_eval.acceptance import compare_outputs
+from hf_eval.judge.acceptance import compare_outputs
 
 pytestmark = interpreter_only
 

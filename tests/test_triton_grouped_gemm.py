@@ -23,9 +23,9 @@ import torch  # noqa: E402
 
 pytest.importorskip("triton")
 
+from hf_eval.data.schema import Definition, Solution  # noqa: E402
+from hf_eval.data.sources import compile_reference, load_entry  # noqa: E402
 from hf_eval.families.grouped_gemm import generate_shaped  # noqa: E402
-from hf_eval.schema import Definition, Solution  # noqa: E402
-from hf_eval.sources import compile_reference, load_entry  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(

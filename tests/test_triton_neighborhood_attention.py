@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from hf_eval.acceptance import compare_outputs
+from hf_eval.judge.acceptance import compare_outputs
 
 pytestmark = interpreter_only
 

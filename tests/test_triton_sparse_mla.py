@@ -11,7 +11,7 @@ from tests.triton_kit import check_case, inputs, interpreter_only, load, sample_
 
 import pytest
 
-from hf_eval.acceptance import compare_outputs
+from hf_eval.judge.acceptance import compare_outputs
 
 pytestmark = interpreter_only
 

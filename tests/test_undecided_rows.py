@@ -13,11 +13,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from hf_eval.acceptance import compare_outputs
+from hf_eval.data.sources import compile_reference
 from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.families import moe_router, qsa_index
-from hf_eval.sources import compile_reference
-from hf_eval.trials import InputSet, Session, settle_undecided
+from hf_eval.judge.acceptance import compare_outputs
+from hf_eval.judge.trials import InputSet, Session, settle_undecided
 from tests import kit
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -88,7 +88,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_the_wheel_holds_the_harness_and_no_data(installed):
     names = zipfile.ZipFile(installed["wheel"]).namelist()
-    for needed in ("hf_eval/cli.py", "hf_eval/hub.json", "hf_eval/samples/fresh.py",
+    for needed in ("hf_eval/cli.py", "hf_eval/data/hub.json", "hf_eval/samples/fresh.py",
                    "hf_eval/families/registry.py", "hf_eval/bench/goals.json",
                    "hf_eval/bench/roofline.json", f"hf_eval/bench/shapes/{DEFINITION}.json",
                    f"hf_eval/samples/cases/{DEFINITION}.json",
@@ -171,7 +171,7 @@ def test_root_discovery_never_takes_site_packages_for_a_dataset(installed, tmp_p
     use it as a root."""
     script = """
 from hf_eval.isolation import walls as sandbox
-from hf_eval.repository import PACKAGE_CHECKOUT, is_dataset_root
+from hf_eval.data.repository import PACKAGE_CHECKOUT, is_dataset_root
 print(sandbox._default_dataset_root(), is_dataset_root(PACKAGE_CHECKOUT))
 """
     done = run([installed["python"], "-c", script], installed["elsewhere"], installed["env"])

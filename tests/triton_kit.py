@@ -21,8 +21,8 @@ import torch  # noqa: E402
 
 pytest.importorskip("triton")
 
-from hf_eval.acceptance import compare_outputs  # noqa: E402
-from hf_eval.sources import Entry, compile_reference, load_entry  # noqa: E402
+from hf_eval.data.sources import Entry, compile_reference, load_entry  # noqa: E402
+from hf_eval.judge.acceptance import compare_outputs  # noqa: E402
 from tests import kit  # noqa: E402
 
 #: Apply as ``pytestmark`` in every Triton interpreter test module.

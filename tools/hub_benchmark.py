@@ -33,10 +33,10 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
+from hf_eval.data.schema import Receipt, WorkloadTrace  # noqa: E402
+from hf_eval.data.store import TensorStore, VerifiedFiles, sha256_file  # noqa: E402
 from hf_eval.dataset import Dataset, open_dataset  # noqa: E402
-from hf_eval.lazy import with_tensors  # noqa: E402
-from hf_eval.schema import Receipt, WorkloadTrace  # noqa: E402
-from hf_eval.store import TensorStore, VerifiedFiles, sha256_file  # noqa: E402
+from hf_eval.hub.lazy import with_tensors  # noqa: E402
 from tests.conftest import TOY_DEFINITION, write_json  # noqa: E402
 from tests.hub_fixture import FakeHub, HubServer  # noqa: E402
 from tests.lfs_fixture import (  # noqa: E402
@@ -88,7 +88,7 @@ def lazy_rows(root: Path, dataset: Dataset):
     """The rows as a ``datasets.Dataset`` (the builder's row format) with lazy tensors."""
     import datasets
 
-    from hf_eval.rows import row_features, split_rows
+    from hf_eval.hub.rows import row_features, split_rows
 
     rows = [row for _, row in split_rows(dataset, [NAME], "test")]
     table = datasets.Dataset.from_list(rows, features=row_features())
@@ -211,7 +211,7 @@ Python {platform.python_version()}, torch {torch.__version__}.
 
 Data: one definition, `x [M, 1024]` bf16 per row (M = {", ".join(map(str, ROWS_M))}),
 one `w [1024, 1024]` bf16 shared by all rows (stored once), a scalar. Rows are the
-builder's rows wrapped by `hf_eval.lazy.with_tensors`; a row is "read" with
+builder's rows wrapped by `hf_eval.hub.lazy.with_tensors`; a row is "read" with
 `rows[i]["tensors"].args()`.
 
 ## Bytes fetched versus bytes referenced (single-row access)

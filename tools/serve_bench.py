@@ -47,7 +47,7 @@ def preferred_solution(definition: str, device: str, name: str | None = None) ->
     pick, or the GPU's), as JSON."""
     import torch
 
-    from hf_eval.audit import hardware_key
+    from hf_eval.judge.audit import hardware_key
 
     task = json.loads((REPO / "tasks" / f"{definition}.json").read_text())
     pick = task["preferred"].get(hardware_key(torch.device(device))) or task["preferred"]["cpu"]

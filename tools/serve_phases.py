@@ -3,7 +3,7 @@
     .venv/bin/python tools/serve_phases.py [--device cpu|cuda] [--definition NAME]
                                                 [--solution NAME] [--requests 3]
 
-Builds the service (:class:`hf_eval.serve.AuditService`) in this process, as ``hf-eval
+Builds the service (:class:`hf_eval.judge.serve.AuditService`) in this process, as ``hf-eval
 serve`` does, and judges ``--requests`` new solutions (the definition's task's preferred
 solution, or ``--solution``, renamed and with a new content hash each time, as
 ``serve_bench.py`` sends them) on the ``dev`` suite, one after another, with no HTTP in
@@ -98,7 +98,7 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     instrument()
-    from hf_eval.serve import AuditService
+    from hf_eval.judge.serve import AuditService
 
     solution = preferred_solution(args.definition, args.device, args.solution)
     with tempfile.TemporaryDirectory(prefix="serve-phases-") as tmp:

@@ -1,6 +1,6 @@
 """``hf-eval bench report``: audit reports + benchmark timings + ceilings -> the H200 report.
 
-Why a separate module: ``summarize`` (hf_eval/summary.py) turns audit reports into coverage
+Why a separate module: ``summarize`` (hf_eval/judge/summary.py) turns audit reports into coverage
 and paired speed-ups; the H200 report adds what only a device run has (the measured
 ceilings, the roofline fraction of every timing, the benchmark shapes), chooses a
 preferred solution per definition from that evidence, judges the goals of
@@ -33,13 +33,13 @@ from pydantic import Field, model_validator
 from hf_eval.bench import roofline
 from hf_eval.bench.run import best_method, best_ms, device_ms, runs_on_gpu
 from hf_eval.bench.shapes import BenchShape, load_shapes, shape_path, structure_counts
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Model, NonEmpty, load_json
+from hf_eval.data.sources import solution_hash
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.errors import DataError
-from hf_eval.records import Status
-from hf_eval.report import geomean, read_records, read_report
-from hf_eval.schema import Model, NonEmpty, load_json
-from hf_eval.sources import solution_hash
-from hf_eval.summary import summarize_records
+from hf_eval.judge.records import Status
+from hf_eval.judge.report import geomean, read_records, read_report
+from hf_eval.judge.summary import summarize_records
 
 GOALS_PATH = Path(__file__).with_name("goals.json")
 #: Relative difference under which two timings count as a tie (METHOD.md: time twice).

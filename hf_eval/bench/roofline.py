@@ -25,11 +25,11 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.errors import DataError
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Count
 from hf_eval.families.registry import family_of
-from hf_eval.schema import Definition
-from hf_eval.timing import time_calls
+from hf_eval.judge.timing import time_calls
 
 ROOFLINE_PATH = Path(__file__).with_name("roofline.json")
 COMPUTE_KINDS = ("bf16", "fp8", "none")

@@ -24,15 +24,15 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.audit import Audit, AuditConfig, Case, Lane, gpu_target, select_workloads
 from hf_eval.bench import roofline
 from hf_eval.bench.shapes import SHAPES_DIR, BenchShape, generate, load_shapes
+from hf_eval.data import memory
+from hf_eval.data.schema import Definition, Solution, Timing
+from hf_eval.data.sources import compile_reference, load_entry, solution_hash
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.isolation import memory
-from hf_eval.records import Status, reported_time
-from hf_eval.report import environment
-from hf_eval.schema import Definition, Solution, Timing
-from hf_eval.sources import compile_reference, load_entry, solution_hash
+from hf_eval.judge.audit import Audit, AuditConfig, Case, Lane, gpu_target, select_workloads
+from hf_eval.judge.records import Status, reported_time
+from hf_eval.judge.report import environment
 
 GPU_TARGETS = ("cuda", "NVIDIA H200")
 
@@ -47,7 +47,7 @@ def runs_on_gpu(solution: Solution) -> bool:
 
 def best_method(timing: dict) -> tuple[str, dict] | None:
     """The method a record's one reported time comes from
-    (:func:`hf_eval.records.reported_time`: cold-L2 graph replay first), and its record."""
+    (:func:`hf_eval.judge.records.reported_time`: cold-L2 graph replay first), and its record."""
     best = reported_time({"timing": timing})
     return (best[0], timing[best[0]]) if best else None
 
@@ -132,7 +132,7 @@ def bench_definition(dataset: Dataset, name: str, ceilings: dict, write,
                      how: str | None = None, samples=None, device: str = "cuda",
                      shapes: list[BenchShape] | None = None) -> None:
     """The chosen GPU solutions (:func:`pick_solutions`) at every benchmark shape,
-    through the audit's isolated worker and checks (:class:`hf_eval.audit.Lane`): the
+    through the audit's isolated worker and checks (:class:`hf_eval.judge.audit.Lane`): the
     lines carry the audit's statuses. Workers live until the definition is done, so a
     solution compiles its kernels once, not once per shape.
 

@@ -18,9 +18,9 @@ from typing import Any
 import torch
 from pydantic import BaseModel, Field, NonNegativeInt, ValidationError
 
-from hf_eval.errors import DataError
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition, Model, NonEmpty, parse
 from hf_eval.families.registry import family_of
-from hf_eval.schema import Definition, Model, NonEmpty, parse
 
 SHAPES_DIR = Path(__file__).with_name("shapes")
 SEED = 20261129

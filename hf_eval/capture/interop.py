@@ -42,10 +42,9 @@ import numpy as np
 import torch
 from safetensors import SafetensorError, safe_open
 
-from hf_eval.dataset import open_dataset
-from hf_eval.dtypes import TORCH_DTYPES
-from hf_eval.errors import DataError
-from hf_eval.schema import (
+from hf_eval.data.dtypes import TORCH_DTYPES
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import (
     Definition,
     Provenance,
     RandomInput,
@@ -58,8 +57,9 @@ from hf_eval.schema import (
     load_json,
     load_jsonl,
 )
-from hf_eval.store import TensorStore, sha256_file
-from hf_eval.tensorfile import ST_DTYPES
+from hf_eval.data.store import TensorStore, sha256_file
+from hf_eval.data.tensorfile import ST_DTYPES
+from hf_eval.dataset import open_dataset
 
 #: FlashInfer-Bench's default evaluator: fail only if |a-r| > 0.01 and |a-r|/|r| > 0.01.
 FIB_DEFAULT_TOLERANCE = {"atol": 0.01, "rtol": 0.01, "required_matched_ratio": None,

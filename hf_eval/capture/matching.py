@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import torch
 
 from hf_eval.capture.adapters import Adapted
+from hf_eval.data.dtypes import DTYPE_NAMES
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition
 from hf_eval.dataset import Dataset
-from hf_eval.dtypes import DTYPE_NAMES
-from hf_eval.errors import DataError
-from hf_eval.schema import Definition
 
 TAG_PREFIX = "capture:"
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import torch
 
 from hf_eval.capture.adapters import Adapted
-from hf_eval.dtypes import DTYPE_NAMES
-from hf_eval.schema import Definition, Solution, TaskConfig
+from hf_eval.data.dtypes import DTYPE_NAMES
+from hf_eval.data.schema import Definition, Solution, TaskConfig
 
 #: Published default tolerances per output dtype (definitions.md, "Task acceptance").
 DEFAULT_TOLERANCE = {

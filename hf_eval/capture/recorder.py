@@ -6,7 +6,7 @@ original arguments and returns its result object unchanged), and, for the calls 
 samples, turns the arguments into a definition's inputs (``adapters.py``), finds the
 definition whose shapes and constants match (``matching.py``), and writes:
 
-- the inputs through the content-addressed :class:`~hf_eval.store.TensorStore`
+- the inputs through the content-addressed :class:`~hf_eval.data.store.TensorStore`
   (identical tensors share one file; a tensor seen again unchanged, such as a layer's
   weight, is not even re-hashed);
 - the program's own output as the receipt's ``expected_output``, always a dict of
@@ -54,11 +54,11 @@ from torch.overrides import TorchFunctionMode
 from hf_eval.capture.adapters import BUILTIN_OPS, Adapted, Call, NotAdaptable, OpSpec
 from hf_eval.capture.matching import Target, match, parse_target, signature, targets_by_op
 from hf_eval.capture.proposals import CannotPropose, Proposal, propose
+from hf_eval.data.dtypes import DTYPE_NAMES
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Provenance, Receipt, SafetensorsInput, ScalarInput, WorkloadTrace
+from hf_eval.data.store import TensorStore
 from hf_eval.dataset import open_dataset
-from hf_eval.dtypes import DTYPE_NAMES
-from hf_eval.errors import DataError
-from hf_eval.schema import Provenance, Receipt, SafetensorsInput, ScalarInput, WorkloadTrace
-from hf_eval.store import TensorStore
 
 #: Namespace of captured workload UUIDs (uuid5 of program, definition, op, index, content).
 NAMESPACE = uuidlib.UUID("6f1d2c1e-7a43-5b8e-9c0d-2b6f3c7a9e51")

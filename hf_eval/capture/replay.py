@@ -27,12 +27,12 @@ from typing import Any
 
 import torch
 
-from hf_eval.acceptance import compare_outputs
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import dumps_like
+from hf_eval.data.sources import compile_reference, source_hash
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
-from hf_eval.records import Status
-from hf_eval.schema import dumps_like
-from hf_eval.sources import compile_reference, source_hash
+from hf_eval.judge.acceptance import compare_outputs
+from hf_eval.judge.records import Status
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from pydantic import BaseModel, ConfigDict
 
-from hf_eval.schema import Definition
+from hf_eval.data.schema import Definition
 
 #: What a generator returns and what the value rules read: every input of a definition by
 #: name (a generator may give a large shared weight as a zero-argument callable instead).
@@ -67,7 +67,7 @@ class Family:
       fix them), so a report can recompute a roofline without the inputs;
     - ``fresh_content(inputs, generator)``: the family's own second-input-set transform;
       None means the audit's default (floating-point inputs resampled from their own
-      values, :func:`hf_eval.input_sets.resample_floats`);
+      values, :func:`hf_eval.judge.input_sets.resample_floats`);
     - ``undecided_rows(inputs, outputs, rows)``: a bool mask over the outputs' rows, of
       those marked in ``rows`` (the ones that differ from the truth), whose answer the
       definition leaves open (a selection boundary closer than FP32 rounding allows,

@@ -38,10 +38,10 @@ from typing import Literal
 import torch
 from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
-from hf_eval.errors import DataError
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Count, Family, Inputs
 from hf_eval.families.common import attention_activations, finite_problems, randn
-from hf_eval.schema import Definition
 
 PREFIX = "prefix_cached_block_causal_h32_d128"
 PREFIX0 = "prefix_cached_block_causal_h32_d128_prefix0"

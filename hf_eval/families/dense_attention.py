@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import torch
 
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Family, Inputs, NoStructure
 from hf_eval.families.common import attention_activations, finite_problems, randn
-from hf_eval.schema import Definition
 
 #: Constant axes (H, D) of each definition of the family.
 SHAPES: dict[str, tuple[int, int]] = {

@@ -47,10 +47,10 @@ import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
-from hf_eval.errors import DataError
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Family, Inputs
 from hf_eval.families.common import finite_problems, normal, randn, rng
-from hf_eval.schema import Definition
 
 DECODE = "gdn_decode_qk4_v8_d128_k_last"
 PREFILL = "gdn_prefill_qk4_v8_d128_k_last"

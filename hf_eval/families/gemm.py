@@ -25,9 +25,9 @@ import math
 
 import torch
 
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Family, Inputs, NoStructure
 from hf_eval.families.common import finite_problems, normal, randn, rng
-from hf_eval.schema import Definition
 
 #: Constant axes (N, K) of each definition of the family.
 SHAPES: dict[str, tuple[int, int]] = {

@@ -53,10 +53,10 @@ import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, PositiveInt
 
+from hf_eval.data.formats import quantize_fp8_e4m3_blocks
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Count, Family, Inputs
 from hf_eval.families.common import first, randn, rng
-from hf_eval.formats import quantize_fp8_e4m3_blocks
-from hf_eval.schema import Definition
 
 #: Constant axes (E, N, K, block) of each definition of the family.
 SHAPES: dict[str, tuple[int, int, int, int]] = {

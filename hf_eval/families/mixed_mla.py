@@ -37,9 +37,9 @@ import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Count, Family, Inputs
 from hf_eval.families.common import randn, rng, sink_and_scale, slots, violation
-from hf_eval.schema import Definition
 
 PAGE_SIZE = 64
 LATENT_DIM = 512

@@ -50,9 +50,9 @@ import math
 import numpy as np
 import torch
 
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Family, Inputs, NoStructure
 from hf_eval.families.common import non_finite, positive_scale, randn, rng
-from hf_eval.schema import Definition
 
 HIDDEN = 5120
 EXPERTS = 384

@@ -32,9 +32,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Family, Inputs, NoStructure
 from hf_eval.families.common import finite_problems, randn, rng
-from hf_eval.schema import Definition
 
 #: Heads (H) and kernel (kt, ky, kx) of each definition; D is 64 for all of them.
 SHAPES: dict[str, tuple[int, tuple[int, int, int]]] = {

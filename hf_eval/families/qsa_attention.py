@@ -49,6 +49,7 @@ import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, PositiveInt
 
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Count, Family, Inputs
 from hf_eval.families.common import (
     first,
@@ -59,7 +60,6 @@ from hf_eval.families.common import (
     rng,
     violation,
 )
-from hf_eval.schema import Definition
 
 #: The single definition of the family and its constant axes.
 DEFINITION = "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4"

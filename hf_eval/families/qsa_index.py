@@ -58,6 +58,7 @@ import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Count, Family, Inputs
 from hf_eval.families.common import (
     non_finite,
@@ -67,7 +68,6 @@ from hf_eval.families.common import (
     rng,
     violation,
 )
-from hf_eval.schema import Definition
 
 #: Constant axes of the single definition of the family.
 DEFINITION = "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4"

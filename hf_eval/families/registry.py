@@ -9,7 +9,8 @@ beyond its shapes and constraints, and the audit's default second input set.
 
 from __future__ import annotations
 
-from hf_eval.errors import DataError
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition
 from hf_eval.families import (
     block_causal_attention,
     dense_attention,
@@ -24,7 +25,6 @@ from hf_eval.families import (
     sparse_mla,
 )
 from hf_eval.families.base import Family
-from hf_eval.schema import Definition
 
 FAMILIES: dict[str, Family] = {family.op_type: family for family in (
     block_causal_attention.FAMILY,

@@ -33,9 +33,9 @@ import math
 import numpy as np
 import torch
 
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Count, Family, Inputs, NoStructure
 from hf_eval.families.common import randn, rng, sink_and_scale, violation
-from hf_eval.schema import Definition
 
 LATENT_DIM = 512
 ROPE_DIM = 64

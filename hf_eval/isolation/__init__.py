@@ -84,7 +84,7 @@ CPU and GPU time    at most one candidate's worker alive per    adversarial/spin
                     next starts); its group is frozen while
                     the stand-in is timed; every trial ends
                     with a device-wide synchronise inside the
-                    clocked request (:mod:`hf_eval.trials`).
+                    clocked request (:mod:`hf_eval.judge.trials`).
 one worker, one     a new solution gets a worker that served    tests/test_isolation.py
 candidate           nothing: a new fork, or the lane's spare    (spare tests),
                     (forked between requests, device and        tests/test_serve.py
@@ -97,7 +97,7 @@ time claims         the worker's device time (CUDA events; a    adversarial/forg
                     audit's own clock of the whole request      tests/test_timing_guard.py
                     less a stand-in's cost; a trial the host
                     clock does not confirm counts at host time
-                    (:class:`hf_eval.trials.TrialTime`).
+                    (:class:`hf_eval.judge.trials.TrialTime`).
 the harness in      every harness module global and class is    adversarial/patch_timer,
 the worker          snapshotted before candidate code runs and  patch_torch,
                     compared after every request (names added   rebind_harness_global,

@@ -3,7 +3,7 @@
 A message is a length-prefixed pickle. The two directions are not alike:
 
 * **Audit to worker.** Plain data in which every CPU tensor travels as a sealed memfd
-  (:mod:`hf_eval.isolation.memory`, ``SCM_RIGHTS``) and its view geometry, so a
+  (:mod:`hf_eval.data.memory`, ``SCM_RIGHTS``) and its view geometry, so a
   multi-GB input is mapped by the worker, not copied. CUDA tensors never cross (the
   worker uploads its inputs itself).
 * **Worker to audit.** JSON: objects, arrays, strings, numbers, booleans and null, so
@@ -35,8 +35,7 @@ from typing import TypeVar
 
 import torch
 
-from hf_eval.isolation import memory
-from hf_eval.isolation.spawner import readable
+from hf_eval.data import memory
 
 _T = TypeVar("_T")
 
@@ -49,6 +48,15 @@ MAX_REPLY = 1 << 20
 MAX_FDS = 1 << 16
 FDS_PER_MESSAGE = 250
 _HEADER = struct.Struct("<QI")  # pickle length, descriptor count
+
+
+def readable(source: object, timeout: float | None) -> bool:
+    """Whether ``source`` (a descriptor or an object with ``fileno``) is readable within
+    ``timeout`` seconds (None: wait). ``poll``, not ``select``: a process holding many
+    descriptors gets numbers above ``select``'s limit of 1023."""
+    poller = select.poll()
+    poller.register(source, select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(None if timeout is None else max(0.0, timeout) * 1e3))
 
 
 @dataclass(frozen=True)

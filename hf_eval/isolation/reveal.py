@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from hf_eval.isolation import memory
+from hf_eval.data import memory
 
 #: Each packed tensor starts at a multiple of this many bytes (aligned loads on a GPU).
 ALIGN = 256

@@ -31,11 +31,11 @@ from collections.abc import Callable
 
 import torch
 
+from hf_eval.data.schema import Solution
+from hf_eval.data.sources import Entry, load_entry
 from hf_eval.isolation.channel import Channel, ChannelClosed
 from hf_eval.isolation.protocol import MAX_OUTPUTS
 from hf_eval.isolation.reveal import unmask
-from hf_eval.schema import Solution
-from hf_eval.sources import Entry, load_entry
 
 # Bound before any candidate code runs; checked unchanged after every request (a patched
 # function can only hurt the candidate here: the audit's clock and checks live elsewhere).

@@ -21,7 +21,6 @@ import atexit
 import gc
 import json
 import os
-import select
 import signal
 import socket
 import struct
@@ -30,6 +29,8 @@ import sys
 import threading
 import time
 import traceback
+
+from hf_eval.isolation.channel import readable
 
 #: A request or reply: 4-byte length, then JSON; descriptors travel beside it.
 _LENGTH = struct.Struct("<I")
@@ -178,15 +179,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # ----------------------------------------------------------------------- the audit's side
-def readable(source: object, timeout: float | None) -> bool:
-    """Whether ``source`` (a descriptor or an object with ``fileno``) is readable within
-    ``timeout`` seconds (None: wait). ``poll``, not ``select``: a process holding many
-    descriptors gets numbers above ``select``'s limit of 1023."""
-    poller = select.poll()
-    poller.register(source, select.POLLIN | select.POLLPRI)
-    return bool(poller.poll(None if timeout is None else max(0.0, timeout) * 1e3))
-
-
 class ForkedProcess:
     """A worker forked by the spawner, with the part of ``subprocess.Popen``'s interface
     the executor uses (``pid``, ``poll``, ``wait``, ``kill``, ``returncode``)."""

@@ -829,7 +829,7 @@ def confine(walls: Walls) -> list[str]:
 
 # --------------------------------------------------------------------------- readable trees
 def _cache_roots() -> list[Path]:
-    """The harness cache (same rule as hf_eval.cache.cache_dir, without creating it) and
+    """The harness cache (same rule as hf_eval.data.cache.cache_dir, without creating it) and
     ``~/.cache`` (pip, torch hub, Hugging Face, Triton caches of the parent's user)."""
     roots = [Path.home() / ".cache"]
     env = os.environ.get("HF_EVAL_CACHE")

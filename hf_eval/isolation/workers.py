@@ -33,13 +33,14 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.isolation import memory, protocol, spawner
+from hf_eval.data import memory
+from hf_eval.data.schema import Solution
+from hf_eval.data.sources import solution_hash
+from hf_eval.data.status import Status
+from hf_eval.isolation import protocol, spawner
 from hf_eval.isolation import walls as sandbox
 from hf_eval.isolation.channel import Channel, ChannelClosed, ChannelTimeout
 from hf_eval.isolation.limits import Group, Limits
-from hf_eval.records import Status
-from hf_eval.schema import Solution
-from hf_eval.sources import solution_hash
 
 LOAD_TIMEOUT_S = 120.0
 #: Live candidate workers a lane keeps: one, so no candidate runs while another is timed.
@@ -99,7 +100,7 @@ _UNREAPED: set[int] = set()
 class StandInFailed(sandbox.SandboxError):
     """The lane's stand-in worker could not start (or load): the harness's failure,
     unless a candidate's worker alive meanwhile was the cause (the audit tries again
-    without it: :meth:`hf_eval.audit.Lane.judge`)."""
+    without it: :meth:`hf_eval.judge.audit.Lane.judge`)."""
 
 
 class UidLease:

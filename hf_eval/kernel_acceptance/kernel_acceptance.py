@@ -13,12 +13,12 @@ writes every input to an Arrow cache first:
   (one tensor per output, keyed by the definition's output names);
 - ``references``: per case, the UUID of the workload it is judged on.
 
-Solutions are judged by the audit itself (``hf_eval.audit.Audit``, validation only: the
+Solutions are judged by the audit itself (``hf_eval.judge.audit.Audit``, validation only: the
 candidate runs in the audit's worker process; inputs, second input set and all); each
 case's verdict is read back from the audit's report. A report line that is not a valid
 record makes its case ``INVALID_RECORD`` (not accepted, the broken rule its error); a case
 without a record is ``NOT_RUN``.
-Outputs files are judged by ``hf_eval.acceptance.compare_outputs`` against the
+Outputs files are judged by ``hf_eval.judge.acceptance.compare_outputs`` against the
 reference, the same code the audit applies to a candidate's returned outputs. A
 Solution JSON or a solution from the dataset is code that runs on this machine.
 """
@@ -32,16 +32,16 @@ import evaluate
 import torch
 from safetensors import SafetensorError, safe_open
 
-from hf_eval.acceptance import compare_outputs
-from hf_eval.audit import Audit, AuditAborted, AuditConfig, select_workloads
-from hf_eval.cache import ReferenceCache, cache_key
+from hf_eval.data.cache import ReferenceCache, cache_key
+from hf_eval.data.errors import DataError
+from hf_eval.data.repository import discover_root
+from hf_eval.data.schema import Solution, load_json
+from hf_eval.data.sources import compile_reference
 from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
-from hf_eval.records import RecordError, Status, reported_time
-from hf_eval.report import RecordProblem, ReportLine, read_records
-from hf_eval.repository import discover_root
-from hf_eval.schema import Solution, load_json
-from hf_eval.sources import compile_reference
+from hf_eval.judge.acceptance import compare_outputs
+from hf_eval.judge.audit import Audit, AuditAborted, AuditConfig, select_workloads
+from hf_eval.judge.records import RecordError, Status, reported_time
+from hf_eval.judge.report import RecordProblem, ReportLine, read_records
 
 _DESCRIPTION = """\
 Accepted fraction of (candidate, workload) cases under the task's published acceptance
@@ -69,7 +69,7 @@ Returns:
     cases (list of dict): per case the prediction, workload, definition, status
         (PASSED, INCORRECT_*, RUNTIME_ERROR, ...; INVALID_RECORD when the audit's record
         of the case breaks a rule, NOT_RUN when there is none), error ("" when accepted)
-        and outputs; with ``timed``, ``ms`` (``hf_eval.records.reported_time``: on CUDA the
+        and outputs; with ``timed``, ``ms`` (``hf_eval.judge.records.reported_time``: on CUDA the
         device time with inputs not L2-resident; None for an outputs file).
 Examples:
     >>> metric = evaluate.load("hf_eval/kernel_acceptance")
@@ -164,13 +164,13 @@ NOT_RUN = "NOT_RUN"
 class Verdict:
     """What the metric reports for one case judged by the audit."""
 
-    #: A :class:`hf_eval.records.Status` value, ``INVALID_RECORD`` or ``NOT_RUN``.
+    #: A :class:`hf_eval.judge.records.Status` value, ``INVALID_RECORD`` or ``NOT_RUN``.
     status: str
     #: Why it is not accepted ("" when it is).
     error: str = ""
     #: The per-output verdicts the audit recorded.
     outputs: list = field(default_factory=list)
-    #: The reported time per call (:func:`hf_eval.records.reported_time`), when timed.
+    #: The reported time per call (:func:`hf_eval.judge.records.reported_time`), when timed.
     ms: float | None = None
 
 

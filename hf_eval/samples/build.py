@@ -16,7 +16,17 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.errors import DataError
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import (
+    Definition,
+    Provenance,
+    Receipt,
+    ScalarInput,
+    Workload,
+    WorkloadTrace,
+    load_json,
+)
+from hf_eval.data.store import TensorStore
 from hf_eval.families.registry import family_of
 from hf_eval.samples import cases as recipes
 from hf_eval.samples.cases import (
@@ -27,16 +37,6 @@ from hf_eval.samples.cases import (
     sample_uuid,
 )
 from hf_eval.samples.regenerate import REGENERATED_MARK
-from hf_eval.schema import (
-    Definition,
-    Provenance,
-    Receipt,
-    ScalarInput,
-    Workload,
-    WorkloadTrace,
-    load_json,
-)
-from hf_eval.store import TensorStore
 
 COMMIT_LIMIT = 256 << 10
 

@@ -16,10 +16,10 @@ from typing import Any
 import torch
 from pydantic import Field
 
-from hf_eval.dtypes import TORCH_DTYPES
-from hf_eval.errors import DataError
+from hf_eval.data.dtypes import TORCH_DTYPES
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition, Model, NonEmpty, load_json
 from hf_eval.families.registry import family_of
-from hf_eval.schema import Definition, Model, NonEmpty, load_json
 
 CASES_DIR = Path(__file__).parent / "cases"
 

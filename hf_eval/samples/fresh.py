@@ -5,7 +5,7 @@ stored outputs, or be tuned to their index patterns and routing. ``audit --suite
 therefore audits cases that exist nowhere before the audit starts. For every sample case
 of a definition (its recipe: generator, label and params, the edge case it stands for),
 it draws a new case from the same generator and params, with a seed derived from the
-audit's secret (:attr:`hf_eval.audit.Audit.secret`, which stays in the audit's process;
+audit's secret (:attr:`hf_eval.judge.audit.Audit.secret`, which stays in the audit's process;
 the worker only ever receives tensors). Shapes and structural params are the recipe's;
 every value, routing, page order and index pattern the generator draws from its seed is
 new. Reports name the recipe and the SHA-256 of the seed, never the seed.
@@ -33,10 +33,11 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.dtypes import TORCH_DTYPES
-from hf_eval.errors import DataError
+from hf_eval.data.dtypes import TORCH_DTYPES
+from hf_eval.data.errors import DataError
+from hf_eval.data.repository import DatasetFiles, Located
+from hf_eval.data.schema import Definition, SafetensorsInput, ScalarInput, Workload, WorkloadTrace
 from hf_eval.families.registry import family_of
-from hf_eval.repository import DatasetFiles, Located
 from hf_eval.samples.cases import (
     SAMPLE_NAMESPACE,
     SampleCase,
@@ -45,7 +46,6 @@ from hf_eval.samples.cases import (
     infer_axes,
     load_cases,
 )
-from hf_eval.schema import Definition, SafetensorsInput, ScalarInput, Workload, WorkloadTrace
 
 #: Where the descriptor of a drawn input points: a name for messages, never a file.
 FRESH_PREFIX = "fresh:"

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import torch
 
-from hf_eval import tensorfile
-from hf_eval.errors import DataError
-from hf_eval.repository import DatasetFiles, Located
+from hf_eval.data import tensorfile
+from hf_eval.data.errors import DataError
+from hf_eval.data.repository import DatasetFiles, Located
+from hf_eval.data.schema import Definition, SafetensorsInput
+from hf_eval.data.store import Expected, TensorStore
 from hf_eval.samples.cases import SampleCase, case_by_label, generate_case, load_cases
-from hf_eval.schema import Definition, SafetensorsInput
-from hf_eval.store import Expected, TensorStore
 
 #: The first line ``samples build`` writes into a blob directory's ``.gitignore``. The
 #: text is a format marker of the dataset's files (it names this module's old path), so it

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.audit import Audit, AuditConfig, Case, Lane
 from hf_eval.bench.run import _truth, runs_on_gpu
 from hf_eval.bench.shapes import generate, load_shapes
+from hf_eval.data import memory
+from hf_eval.data.sources import load_entry
 from hf_eval.dataset import open_dataset
-from hf_eval.isolation import memory
-from hf_eval.sources import load_entry
+from hf_eval.judge.audit import Audit, AuditConfig, Case, Lane
 
 #: (definition, benchmark shape, solution): a decode kernel of a few microseconds, two of
 #: tens to hundreds, and a GEMM of about a millisecond.

@@ -50,10 +50,10 @@ def child(definition: str, solution: str, cases: str, device: str) -> None:
     sys.path.insert(0, str(ROOT))
     import torch
 
-    from hf_eval.acceptance import compare_outputs
+    from hf_eval.data.sources import compile_reference, load_entry
     from hf_eval.dataset import open_dataset
+    from hf_eval.judge.acceptance import compare_outputs
     from hf_eval.samples.cases import generate_case, load_cases
-    from hf_eval.sources import compile_reference, load_entry
 
     ds = open_dataset(ROOT, resolvers=[])
     d, task = ds.definition(definition), ds.task(definition)

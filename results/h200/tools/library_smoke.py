@@ -1,7 +1,7 @@
 """Direct check of the FlashAttention-4 / FlashInfer solutions on the H200.
 
 Not the audit runner and not evidence for a preference: each library solution is imported
-from its JSON (``hf_eval.sources.load_entry``), run on its definition's FIRST sample
+from its JSON (``hf_eval.data.sources.load_entry``), run on its definition's FIRST sample
 workload (tensors through ``open_dataset`` + ``materialise_inputs``, as the audit loads
 them), and compared with the reference (``compile_reference``) under the task tolerance
 (``compare_outputs``). One line per solution:
@@ -52,9 +52,9 @@ def one(name: str) -> dict:
     """Run one solution on its definition's first workload (in this process)."""
     import torch
 
-    from hf_eval.acceptance import compare_outputs
+    from hf_eval.data.sources import compile_reference, load_entry
     from hf_eval.dataset import open_dataset
-    from hf_eval.sources import compile_reference, load_entry
+    from hf_eval.judge.acceptance import compare_outputs
 
     ds = open_dataset(ROOT)
     solution = ds.solution(name)

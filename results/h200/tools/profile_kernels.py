@@ -20,8 +20,8 @@ import torch
 
 from hf_eval.bench.run import chosen_shapes
 from hf_eval.bench.shapes import generate
+from hf_eval.data.sources import load_entry
 from hf_eval.dataset import open_dataset
-from hf_eval.sources import load_entry
 
 
 def main() -> None:

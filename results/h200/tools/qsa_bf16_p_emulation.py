@@ -14,9 +14,9 @@ import sys
 
 import torch
 
+from hf_eval.data.sources import compile_reference, load_entry
 from hf_eval.dataset import open_dataset
-from hf_eval.input_sets import fresh_content
-from hf_eval.sources import compile_reference, load_entry
+from hf_eval.judge.input_sets import fresh_content
 
 DEFINITION = "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4"
 SOLUTION = "torch_gather_sdpa_qsa_decode_h24_kv2"

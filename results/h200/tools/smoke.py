@@ -11,10 +11,10 @@ import traceback
 
 import torch
 
-from hf_eval.acceptance import compare_outputs
+from hf_eval.data.sources import compile_reference, load_entry
 from hf_eval.dataset import open_dataset
+from hf_eval.judge.acceptance import compare_outputs
 from hf_eval.samples.cases import generate_case, load_cases
-from hf_eval.sources import compile_reference, load_entry
 
 ds = open_dataset(".")
 names = sys.argv[1].split(",")

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.acceptance import compare_outputs
 from hf_eval.bench.run import best_ms
 from hf_eval.bench.shapes import generate, load_shapes
+from hf_eval.data.schema import Solution
+from hf_eval.data.sources import load_entry
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.schema import Solution
-from hf_eval.sources import load_entry
+from hf_eval.judge.acceptance import compare_outputs
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -2,7 +2,7 @@
 
 Arrow has no bfloat16 or FP8, and a workload's tensors can be gigabytes, so rows carry
 descriptors (paths into the content-addressed store), never tensor data;
-:func:`hf_eval.lazy.with_tensors` turns them into tensors on access. Axes and inputs
+:func:`hf_eval.hub.lazy.with_tensors` turns them into tensors on access. Axes and inputs
 differ between definitions, so they are ``Json`` columns (they come back as dicts), and
 one feature set serves every definition and the all-definitions config alike.
 
@@ -17,10 +17,10 @@ from collections.abc import Iterator
 
 from datasets import Features, Json, Value
 
+from hf_eval.data.errors import DataError
+from hf_eval.data.repository import Located
+from hf_eval.data.schema import Receipt
 from hf_eval.dataset import Dataset
-from hf_eval.errors import DataError
-from hf_eval.repository import Located
-from hf_eval.schema import Receipt
 
 SPLITS = ("dev", "test")
 

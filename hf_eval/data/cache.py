@@ -1,7 +1,7 @@
 """Where the harness keeps derived files, and the reference outputs kept there.
 
 ``cache_dir()`` is ``$HF_EVAL_CACHE`` or ``~/.cache/inference-kernels``: verified hashes
-(:mod:`hf_eval.store`), the reference outputs below, and nothing a worker may read.
+(:mod:`hf_eval.data.store`), the reference outputs below, and nothing a worker may read.
 
 Reference outputs (:class:`ReferenceCache`) are computed once per workload and machine
 kind: keyed by the reference source, the workload row, the torch version and the device
@@ -18,7 +18,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from hf_eval.schema import Definition, WorkloadTrace
+from hf_eval.data.schema import Definition, WorkloadTrace
 
 
 def cache_dir() -> Path:

@@ -7,7 +7,7 @@ Two files, both read and checked here:
   to, ``all_drop_in``, ``full_engine_substitution_tested``, ``counts`` by boundary class,
   and per definition its ``inputs``, ``integration_verified``, ``boundary`` class,
   ``native_call``, ``source``, ``adaptation`` and ``next_step``. Keys this project does not
-  know are kept and written back unchanged (:class:`~hf_eval.schema.Kept`), so a published
+  know are kept and written back unchanged (:class:`~hf_eval.data.schema.Kept`), so a published
   file loads and dumps to the same bytes. The project adds, per definition,
   ``wheel_evidence`` (what its reading of the pinned SGLang wheel shows, each with file,
   function and line) and, where that reading contradicts a published field,
@@ -48,8 +48,8 @@ from pydantic import (
     model_validator,
 )
 
-from hf_eval.errors import DataError
-from hf_eval.schema import Kept, stays_inside
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Kept, stays_inside
 
 #: Where the audit lives, relative to the dataset root.
 AUDIT_PATH = "docs/interface-audit/interfaces.json"

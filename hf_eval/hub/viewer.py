@@ -30,10 +30,10 @@ from pathlib import Path
 
 from datasets import List, Value
 
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition, SafetensorsInput, ScalarInput, Solution, TaskConfig
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.errors import DataError
-from hf_eval.rows import provenance_summary
-from hf_eval.schema import Definition, SafetensorsInput, ScalarInput, Solution, TaskConfig
+from hf_eval.hub.rows import provenance_summary
 
 VIEWER_DIR = "viewer"
 #: Python scalar dtype of a scalar input's value column, by the definition's dtype name.

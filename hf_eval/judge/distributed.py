@@ -4,7 +4,7 @@ Design (``docs/ray.md`` has the why at length):
 
 * **Lanes are actors.** One :class:`LaneActor` per GPU of the cluster (``num_gpus=1``: Ray
   sets ``CUDA_VISIBLE_DEVICES``, so the lane's device is ``cuda:0``), or per CPU on CPU.
-  An actor holds a :class:`~hf_eval.audit.Lane`, which keeps its confined candidate
+  An actor holds a :class:`~hf_eval.judge.audit.Lane`, which keeps its confined candidate
   workers across the units of one definition exactly as a local lane does. The actor is
   the trusted audit side: it materialises inputs, computes references and judges; the
   candidate's code runs only in the confined worker process the lane starts
@@ -45,15 +45,15 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.audit import Audit, AuditConfig, Lane
+from hf_eval.data.errors import DataError
+from hf_eval.data.repository import Located
+from hf_eval.data.schema import Definition, Solution, TaskConfig
+from hf_eval.data.sources import solution_hash
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.errors import DataError
-from hf_eval.input_sets import InputSnapshot, scale_probe
-from hf_eval.records import CaseRecord
-from hf_eval.report import ReportWriter, environment
-from hf_eval.repository import Located
-from hf_eval.schema import Definition, Solution, TaskConfig
-from hf_eval.sources import solution_hash
+from hf_eval.judge.audit import Audit, AuditConfig, Lane
+from hf_eval.judge.input_sets import InputSnapshot, scale_probe
+from hf_eval.judge.records import CaseRecord
+from hf_eval.judge.report import ReportWriter, environment
 
 #: The Ray release the extra pins (pyproject.toml); every node must run the same one.
 RAY_VERSION = "2.60.0"
@@ -153,7 +153,7 @@ class RayUnit:
 def harness_digest() -> str:
     """SHA-256 over the harness's own sources (``hf_eval/**.py`` and its JSON data), so a
     node running another version of the judge is refused rather than mixed in."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
     for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".json")
                        and "__pycache__" not in p.parts):
@@ -216,8 +216,8 @@ class LaneActor:
 
     Created with the driver's dataset root, configuration and secret; looks definitions,
     tasks and workloads up in its own copy of the dataset (the driver checks the copies
-    agree, :class:`LaneInfo`), and judges through the same :class:`~hf_eval.audit.Lane`
-    and :meth:`~hf_eval.audit.Audit.audit_unit` as the local audit.
+    agree, :class:`LaneInfo`), and judges through the same :class:`~hf_eval.judge.audit.Lane`
+    and :meth:`~hf_eval.judge.audit.Audit.audit_unit` as the local audit.
     """
 
     def __init__(self, root: str, config: AuditConfig, secret: bytes, device_type: str,
@@ -328,7 +328,7 @@ class _State:
 
 
 class RayAudit:
-    """The audit on a Ray cluster, with :class:`~hf_eval.audit.Audit`'s interface:
+    """The audit on a Ray cluster, with :class:`~hf_eval.judge.audit.Audit`'s interface:
     ``cases()``, ``notes`` and ``run(on_record) -> list[CaseRecord]``.
 
     ``address``: None starts (or joins, per ``RAY_ADDRESS``) Ray as ``ray.init()`` does;

@@ -39,9 +39,9 @@ from typing import Literal
 
 import torch
 
-from hf_eval.formats import decode_fp4_e2m1
-from hf_eval.records import Status
-from hf_eval.schema import Tolerance
+from hf_eval.data.formats import decode_fp4_e2m1
+from hf_eval.data.schema import Tolerance
+from hf_eval.judge.records import Status
 
 #: Elements compared per step.
 CHUNK = 1 << 22

@@ -1,7 +1,7 @@
 """The audit's workload suites: their names, the default, and what each selects.
 
 A module of its own, with no import, because the command line's help lists them and must
-not import torch (``hf-eval --help`` stays fast); :func:`hf_eval.audit.select_workloads`
+not import torch (``hf-eval --help`` stays fast); :func:`hf_eval.judge.audit.select_workloads`
 is the truth of what each suite selects.
 """
 

@@ -25,7 +25,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from hf_eval.schema import load_json
+from hf_eval.data.schema import load_json
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 Commit = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
@@ -253,8 +253,8 @@ def qsa_tie_checks(root: str | Path, solution: str,
     (capacity, lengths); exact means blocks ``0..min(L, topk)-1`` then ``-1``."""
     import torch
 
+    from hf_eval.data.sources import compile_reference, load_entry
     from hf_eval.dataset import open_dataset
-    from hf_eval.sources import compile_reference, load_entry
 
     ds = open_dataset(root)
     definition = ds.definitions[QSA_DEFINITION].value
@@ -364,7 +364,7 @@ def build_sglang_recheck(audit: object, reading: object, wheel: Path) -> SglangR
     """Each published source file looked up in the pinned wheel."""
     import zipfile
 
-    from hf_eval.interfaces import _definitions_in, parse_source
+    from hf_eval.interfaces.audit import _definitions_in, parse_source
 
     files: list[CitedFile] = []
     seen: set[tuple[str, str]] = set()
@@ -450,7 +450,7 @@ def build_all(root: str | Path, wheel: Path | None = None) -> dict[str, str]:
     """Every companion file's text, by path relative to ``root``."""
     import json
 
-    from hf_eval.interfaces import (
+    from hf_eval.interfaces.audit import (
         AUDIT_PATH,
         find_wheel,
         load_audit,

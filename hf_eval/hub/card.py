@@ -4,7 +4,7 @@ The Hub's dataset viewer and ``load_dataset(<repo>, <config>)`` read plain data 
 selected by ``configs:`` in the README's YAML front matter. This module writes, from what
 is on disk, so that none of it can drift silently (a test compares it with the commit):
 
-- the viewer files (``hf_eval/viewer.py``): typed rows of the definitions, solutions,
+- the viewer files (``hf_eval/hub/viewer.py``): typed rows of the definitions, solutions,
   tasks and each definition's workloads (``dev`` and ``test`` splits), because the data
   files keep FlashInfer Trace's format, whose name-keyed maps the viewer shows as text;
 - the front matter's ``configs:`` (one config per definition with workloads, named after
@@ -33,11 +33,8 @@ from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.splits import SplitDict, SplitInfo
 from huggingface_hub import DatasetCardData
 
-from hf_eval import viewer
-from hf_eval.dataset import open_dataset
-from hf_eval.errors import DataError
-from hf_eval.samples.regenerate import listed_as_regenerated
-from hf_eval.schema import (
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import (
     Definition,
     Receipt,
     SafetensorsInput,
@@ -46,7 +43,10 @@ from hf_eval.schema import (
     Workload,
     WorkloadTrace,
 )
-from hf_eval.viewer import VIEWER_DIR, ViewerFile, viewer_files
+from hf_eval.dataset import open_dataset
+from hf_eval.hub import viewer
+from hf_eval.hub.viewer import VIEWER_DIR, ViewerFile, viewer_files
+from hf_eval.samples.regenerate import listed_as_regenerated
 
 SPLIT = "test"
 DEFAULT_CONFIG = "definitions"
@@ -267,7 +267,7 @@ def body(root: str | Path, files: list[ViewerFile]) -> str:
               "workload of `test` is held out. Final judgments use `test`.", "",
               "### Fields", ""]
     lines += ["Each column with its type and the docstring of its field in "
-              "`hf_eval/schema.py`.", ""]
+              "`hf_eval/data/schema.py`.", ""]
     for f in catalogues:
         lines.append(f"- `{f.config}`:")
         lines += [_described(k, _type(v), MODELS[f.config]) for k, v in f.features.items()]

@@ -33,7 +33,7 @@ from pydantic import (
     model_validator,
 )
 
-from hf_eval.errors import DataError
+from hf_eval.data.errors import DataError
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 DTypeName = Literal["float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
@@ -482,7 +482,7 @@ class TaskConfig(Model):
     acceptance."""
     timed_allowance: bool = False
     """Whether calls on content the audit draws (timed calls, the second input set) may
-    miss the tolerance on a few elements on CUDA (:func:`hf_eval.trials.judge_outputs`).
+    miss the tolerance on a few elements on CUDA (:func:`hf_eval.judge.trials.judge_outputs`).
     Set where honest kernels were seen on the H200 to miss it on an element or three of
     some fresh sets, on definitions whose work is spread over output rows of many
     elements (work skipped there misses on more elements than the allowance admits);

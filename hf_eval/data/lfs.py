@@ -17,8 +17,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from hf_eval.errors import DataError
-from hf_eval.store import Expected, TensorStore, parse_lfs_pointer
+from hf_eval.data.errors import DataError
+from hf_eval.data.store import Expected, TensorStore, parse_lfs_pointer
 
 #: ``--include`` takes comma-separated gitignore-style patterns: a path holding one of
 #: these would select other files (or none), so such paths are refused, not guessed at.

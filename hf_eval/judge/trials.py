@@ -33,7 +33,7 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
   per replay, inputs as their reveal left them); ``cold`` replays the same graph after
   reading twice the L2 cache's size of another buffer, so no input is L2-resident (and
   no line is left dirty), as real decode inputs are not.
-  Records rank by ``cold`` (:func:`hf_eval.records.reported_time`).
+  Records rank by ``cold`` (:func:`hf_eval.judge.records.reported_time`).
 """
 
 from __future__ import annotations
@@ -52,17 +52,17 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from hf_eval.acceptance import OutputVerdict, compare, compare_outputs, missed
+from hf_eval.data import memory
+from hf_eval.data.schema import Definition, TaskConfig
+from hf_eval.data.schema import Timing as TimingConfig
 from hf_eval.families.registry import find
-from hf_eval.input_sets import InPlace, content_can_vary, fresh_contents
-from hf_eval.isolation import memory
 from hf_eval.isolation.protocol import Cupti, Reply
 from hf_eval.isolation.reveal import Arena
 from hf_eval.isolation.server import SAME_AS
 from hf_eval.isolation.workers import WorkerFailure, WorkerHandle
-from hf_eval.records import Status
-from hf_eval.schema import Definition, TaskConfig
-from hf_eval.schema import Timing as TimingConfig
+from hf_eval.judge.acceptance import OutputVerdict, compare, compare_outputs, missed
+from hf_eval.judge.input_sets import InPlace, content_can_vary, fresh_contents
+from hf_eval.judge.records import Status
 
 #: Bytes of input sets, candidate outputs and references one trial may hold at once.
 POOL_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
@@ -522,7 +522,7 @@ class Session:
         """The verdict on one call's outputs; ``timed``: a call on fresh content (inside a
         timing trial, or the second input set), with the allowance of
         :func:`judge_outputs` on CUDA where the task allows it
-        (:attr:`~hf_eval.schema.TaskConfig.timed_allowance`). On the CPU a
+        (:attr:`~hf_eval.data.schema.TaskConfig.timed_allowance`). On the CPU a
         case judges 2 timed calls: too few for its rules to tell a guess from rounding
         luck, and no CPU solution has needed it, so the published rule judges them."""
         timed = timed and self.device.type == "cuda" and self.task.timed_allowance
@@ -858,7 +858,7 @@ class Session:
 
     def scale_probe(self, inputs: list[object], reference: tuple[torch.Tensor, ...]) -> dict:
         """One call on the scale probe's inputs (``audit --scale-probe``,
-        :func:`hf_eval.input_sets.scale_probe`), judged against the reference of those
+        :func:`hf_eval.judge.input_sets.scale_probe`), judged against the reference of those
         inputs. The record's ``scale_probe``."""
         self.call([InputSet(f"p-{self.main.id}", inputs, reference)], "scale probe")
         return {"status": Status.PASSED.value, "reason": None}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.isolation import memory
+from hf_eval.data import memory
 
 #: safetensors dtype names.
 ST_DTYPES: dict[torch.dtype, str] = {
@@ -77,7 +77,7 @@ def sha256(key: str, tensor: torch.Tensor) -> str:
 def read(path: str | Path, key: str, shared: bool = False,
          mapped: bool = False) -> torch.Tensor:
     """Read tensor ``key`` into CPU memory (with ``shared``, into a sealed memfd that workers
-    can map but not write: :mod:`hf_eval.isolation.memory`).
+    can map but not write: :mod:`hf_eval.data.memory`).
 
     ``mapped`` maps the file copy-on-write instead of reading it: pages are read on first
     touch and stay reclaimable, so a reader that looks only at the shape (or a slice) of a

@@ -6,13 +6,13 @@ A case is one solution on one workload of one definition, on one device. The rul
   two lines give the same case, the later one is kept and a note names both lines.
 - **A line that is not a valid record counts against its solution.** It is listed
   (``invalid_records``), counted as a failed case of the solution it names, and never as
-  passed (:mod:`hf_eval.report` says how each reader treats such a line).
+  passed (:mod:`hf_eval.judge.report` says how each reader treats such a line).
 - **Speed-ups pair the same workloads.** A solution's speed-up against the task's
   baseline is the geometric mean (with range and the number of faster workloads) of
   baseline time / solution time over the workloads where both passed and were timed on
   the same device, each ratio by the first method both have: CUDA-graph replay with a
   cold L2, the published warm replay, the prepared launch when the baseline is timed that
-  way, eager calls (:data:`hf_eval.records.REPORTED_ORDER`).
+  way, eager calls (:data:`hf_eval.judge.records.REPORTED_ORDER`).
 - **Failing solutions are not ranked.** A solution that failed any workload it was
   audited on (any status but PASSED and DATA_ERROR, or an invalid record) has no speed-up
   and no rank; the row says why (``unranked``).
@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from hf_eval.records import RecordError, Status, method_ms, reported_time, validate_record
-from hf_eval.report import (
+from hf_eval.judge.records import RecordError, Status, method_ms, reported_time, validate_record
+from hf_eval.judge.report import (
     TIME_CAPTION,
     RecordProblem,
     ReportEntry,
@@ -84,7 +84,7 @@ class SolutionRow:
     statuses: dict[str, int]
     #: The task's baseline, as the records name it (None when none does).
     baseline: str | None
-    #: Geometric mean of the reported times (:func:`hf_eval.records.reported_time`) of
+    #: Geometric mean of the reported times (:func:`hf_eval.judge.records.reported_time`) of
     #: this solution's passed cases: its own workloads, so it compares with no other
     #: row; speed-ups do.
     ms_geomean: float | None
@@ -333,7 +333,7 @@ def summarize_records(records: Iterable[dict | ReportEntry]) -> dict:
     """The summary of ``records`` (see the module's rules), ready for ``summary.json``.
 
     ``records`` are report entries in the order they were written (as
-    :func:`hf_eval.report.read_records` returns them, report after report) or plain
+    :func:`hf_eval.judge.report.read_records` returns them, report after report) or plain
     record dicts, which are validated here and named ``record N`` in notes. The result:
     ``definitions`` (per definition: ``workloads``, ``baseline`` and per solution a
     :class:`SolutionRow`), ``invalid_records`` (:class:`InvalidRecord`) and ``replaced``

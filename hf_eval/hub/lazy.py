@@ -25,9 +25,9 @@ from pathlib import Path
 import torch
 from datasets import IterableDataset
 
+from hf_eval.data.errors import DataError
+from hf_eval.data.repository import Located
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.errors import DataError
-from hf_eval.repository import Located
 
 
 def _descriptors(inputs: dict) -> dict[str, str]:

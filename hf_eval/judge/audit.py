@@ -2,9 +2,9 @@
 
 Per case (harness.md): materialise inputs (verified) into sealed memfds only the audit can
 write; compute the reference in this process (or read it from the cache, which the worker
-cannot read); then one :class:`~hf_eval.trials.Session` per solution calls, checks and times the
-candidate in its contained worker (:mod:`hf_eval.isolation`), so a crash, hang or cheat
-costs that case only; write one JSON line per case as it completes.
+cannot read); then one :class:`~hf_eval.judge.trials.Session` per solution calls, checks
+and times the candidate in its contained worker (:mod:`hf_eval.isolation`), so a crash,
+hang or cheat costs that case only; write one JSON line per case as it completes.
 
 Every status in a record is the audit's: PASSED from its own comparison, DATA_ERROR from
 its own data checks (a workload that does not load, a reference that raises), and any
@@ -26,22 +26,21 @@ from pathlib import Path
 
 import torch
 
-from hf_eval.cache import ReferenceCache, cache_key
+from hf_eval.data import memory
+from hf_eval.data.cache import ReferenceCache, cache_key
+from hf_eval.data.errors import DataError
+from hf_eval.data.repository import Located
+from hf_eval.data.schema import Definition, Solution, TaskConfig
+from hf_eval.data.sources import compile_reference, solution_hash, source_hash
 from hf_eval.dataset import Dataset
-from hf_eval.errors import DataError
-from hf_eval.input_sets import InputSnapshot, scale_probe
-from hf_eval.isolation import memory
 from hf_eval.isolation import walls as sandbox
 from hf_eval.isolation.protocol import Reply
 from hf_eval.isolation.walls import SandboxError
 from hf_eval.isolation.workers import Isolation, StandInFailed, WorkerFailure, gpu_lock
-from hf_eval.records import CaseRecord, RecordError, Status, validate_record
-from hf_eval.report import ReportWriter, environment, read_report
-from hf_eval.repository import Located
-from hf_eval.samples.fresh import FreshRow, FreshSource
-from hf_eval.schema import Definition, Solution, TaskConfig
-from hf_eval.sources import compile_reference, solution_hash, source_hash
-from hf_eval.trials import (
+from hf_eval.judge.input_sets import InputSnapshot, scale_probe
+from hf_eval.judge.records import CaseRecord, RecordError, Status, validate_record
+from hf_eval.judge.report import ReportWriter, environment, read_report
+from hf_eval.judge.trials import (
     CPU_TIMING,
     Failure,
     InputSet,
@@ -49,6 +48,7 @@ from hf_eval.trials import (
     Session,
     session_failure,
 )
+from hf_eval.samples.fresh import FreshRow, FreshSource
 
 #: The reference cache of rows whose truth must not be stored (fresh rows).
 NO_CACHE = ReferenceCache(Path("/nonexistent"), enabled=False)
@@ -415,7 +415,7 @@ class Lane:
 class Audit:
     """The audit library: plans units, judges them, writes the report; prints nothing.
 
-    :meth:`run` returns one :class:`~hf_eval.records.CaseRecord` per case; the caller
+    :meth:`run` returns one :class:`~hf_eval.judge.records.CaseRecord` per case; the caller
     renders them and chooses an exit code (the CLI does both).
     """
 
@@ -596,7 +596,7 @@ class Audit:
         in ``done``, each yielded as soon as its case is judged.
 
         The one place a unit is audited: the local lanes write what it yields, and the
-        Ray path (:mod:`hf_eval.distributed`) runs it in a lane actor and streams it back.
+        Ray path (:mod:`hf_eval.judge.distributed`) runs it in a lane actor and streams it back.
         """
         definition, task, solutions, row = unit
         uuid = row.value.workload.uuid
@@ -643,7 +643,7 @@ class Audit:
 
     def renew_secret(self) -> None:
         """Draw a new secret (and with it a new fresh suite) for the next audit this object
-        runs: a caller that keeps one :class:`Audit` between audits (:mod:`hf_eval.serve`)
+        runs: a caller that keeps one :class:`Audit` between audits (:mod:`hf_eval.judge.serve`)
         gives each its own, so no audit's fresh content repeats another's."""
         self.secret = secrets.token_bytes(32)
         self.secret_digest = hashlib.sha256(self.secret).hexdigest()
@@ -651,7 +651,8 @@ class Audit:
 
     def interrupt(self) -> None:
         """From now on no record is written: a case cut short (its worker killed by the
-        caller) gets no verdict (:mod:`hf_eval.serve`'s stop; the CLI's Ctrl-C in :meth:`run`)."""
+        caller) gets no verdict (:mod:`hf_eval.judge.serve`'s stop; the CLI's Ctrl-C in
+        :meth:`run`)."""
         self._interrupted.set()
 
     def judge_unit(self, lane: Lane, unit, env: dict, writer: ReportWriter,

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hf_eval.interfaces import (
+from hf_eval.interfaces.audit import (
     AUDIT_PATH,
     ENGINE_PATHS,
     README_PATH,
@@ -238,7 +238,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_companions(args: argparse.Namespace) -> int:
     """Write (or with --check, compare) the companion files."""
-    from hf_eval.interface_companions import build_all
+    from hf_eval.interfaces.companions import build_all
 
     root = Path(args.root)
     stale = []

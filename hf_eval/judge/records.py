@@ -5,7 +5,7 @@ every reader relies on and keeps the rest (per-output errors, environment, refer
 source) as they were written, so a report of an older harness still loads.
 
 :func:`validate_record` is the one check a record passes before it is written
-(:class:`hf_eval.report.ReportWriter`) and after it is read (:mod:`hf_eval.report`'s
+(:class:`hf_eval.judge.report.ReportWriter`) and after it is read (:mod:`hf_eval.judge.report`'s
 readers): a record that breaks a rule raises :class:`RecordError`, whose message names the
 field and the rule on one line.
 """
@@ -13,29 +13,11 @@ field and the rule on one line.
 from __future__ import annotations
 
 import math
-from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-
-class Status(str, Enum):
-    """A case's verdict: FlashInfer Trace's statuses plus this project's DATA_ERROR."""
-
-    PASSED = "PASSED"
-    INCORRECT_SHAPE = "INCORRECT_SHAPE"
-    INCORRECT_NUMERICAL = "INCORRECT_NUMERICAL"
-    INCORRECT_DTYPE = "INCORRECT_DTYPE"
-    RUNTIME_ERROR = "RUNTIME_ERROR"
-    COMPILE_ERROR = "COMPILE_ERROR"
-    TIMEOUT = "TIMEOUT"
-    #: The workload could not be loaded or its reference misbehaved: not the candidate's fault.
-    DATA_ERROR = "DATA_ERROR"
-
-    @property
-    def candidate_failed(self) -> bool:
-        """A failure the candidate is to blame for (exit code 1, where data errors give 2)."""
-        return self not in (Status.PASSED, Status.DATA_ERROR)
+from hf_eval.data.status import Status
 
 
 class CaseRecord(BaseModel):
@@ -76,7 +58,7 @@ class CaseRecord(BaseModel):
     ``prepare``, so the ``prepared`` method pairs with it)."""
     hashes: dict[str, str] = Field(default_factory=dict)
     """SHA-256 of the sources judged: ``definition``, ``task`` and ``solution``
-    (:func:`hf_eval.sources.solution_hash`); ``--resume`` skips a case whose hashes it
+    (:func:`hf_eval.data.sources.solution_hash`); ``--resume`` skips a case whose hashes it
     holds."""
 
     @property

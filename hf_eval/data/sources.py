@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hf_eval.cache import cache_dir
-from hf_eval.errors import DataError
-from hf_eval.schema import (
+from hf_eval.data.cache import cache_dir
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import (
     MAX_PACKAGE_BYTES,
     MAX_PACKAGE_FILES,
     Definition,
@@ -58,8 +58,9 @@ def _hashed_path(path: str) -> str:
 def solution_hash(solution: Solution) -> str:
     """Content hash of everything that decides what a solution computes.
 
-    Sources are hashed by their normalised paths (:func:`~hf_eval.schema.normalise_source_path`,
-    which validation already applied), so two spellings of one file hash the same.
+    Sources are hashed by their normalised paths
+    (:func:`~hf_eval.data.schema.normalise_source_path`, which validation already
+    applied), so two spellings of one file hash the same.
     """
     digest = hashlib.sha256()
     digest.update(solution.model_dump_json(include={"definition", "spec"}).encode())

@@ -1,6 +1,6 @@
 """Audit reports: one JSON line per case, flushed as it completes, and a readable table.
 
-Writing: :class:`ReportWriter` validates each record (:func:`hf_eval.records.validate_record`)
+Writing: :class:`ReportWriter` validates each record (:func:`hf_eval.judge.records.validate_record`)
 before it writes it. Reading: :func:`read_records` returns every entry of a report in file
 order, a :class:`ReportLine` per valid record and a :class:`RecordProblem` per line that is
 JSON but not a valid record; no such line stops a reader. How each reader surfaces one:
@@ -8,7 +8,7 @@ JSON but not a valid record; no such line stops a reader. How each reader surfac
 - :func:`read_report` (the audit's ``--resume``, tests) returns the valid records only;
   :func:`repair_for_resume` returns a note per problem line, whose case is then not done
   and is audited again;
-- :func:`hf_eval.summary.summarize` lists problem lines in ``summary.json`` and
+- :func:`hf_eval.judge.summary.summarize` lists problem lines in ``summary.json`` and
   ``performance.md``, counts them against their solution, and returns a note per line;
 - the ``kernel_acceptance`` metric reports the case as not accepted, the problem its error.
 
@@ -34,8 +34,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from hf_eval.errors import DataError
-from hf_eval.records import RecordError, Status, reported_time, validate_record
+from hf_eval.data.errors import DataError
+from hf_eval.judge.records import RecordError, Status, reported_time, validate_record
 
 if TYPE_CHECKING:
     import torch
@@ -96,7 +96,7 @@ class ReportWriter:
         self._fh: IO[str] = open(self.path, "a" if append else "w")
 
     def write(self, record: dict) -> None:
-        """Write ``record`` as one line, or raise :class:`~hf_eval.records.RecordError`
+        """Write ``record`` as one line, or raise :class:`~hf_eval.judge.records.RecordError`
         (naming the field and the rule) and write nothing when it is not a valid record."""
         validate_record(record)
         try:  # strict JSON: every reader parses the line (no NaN or Infinity)
@@ -116,7 +116,7 @@ class ReportWriter:
 class ReportLine:
     """A valid record and where it was read."""
 
-    #: The record as written (it passed :func:`~hf_eval.records.validate_record`).
+    #: The record as written (it passed :func:`~hf_eval.judge.records.validate_record`).
     record: dict[str, Any]
     #: The report it was read from.
     path: str
@@ -329,7 +329,7 @@ def _short(status: str) -> str:
 
 def summary_table(records: list[dict], width: int = 80) -> Table:
     """Per definition and solution: cases passed, the geomean of the reported times
-    (:func:`hf_eval.records.reported_time`), failed statuses.
+    (:func:`hf_eval.judge.records.reported_time`), failed statuses.
 
     Fits ``width`` columns: each definition name is followed by its solution, indented,
     both wrapped at underscores (never cut); statuses are shortened (``NUMERICAL`` for

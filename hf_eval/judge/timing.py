@@ -4,7 +4,7 @@ events with every stream of the device synchronised before and after (on CPU,
 ``time.perf_counter``); the median, min and max per call over trials are reported.
 
 Candidates are never timed here: they run in a confined worker and are timed on the
-audit's own clock (:mod:`hf_eval.trials`, docs/verdicts.md).
+audit's own clock (:mod:`hf_eval.judge.trials`, docs/verdicts.md).
 """
 
 from __future__ import annotations

@@ -12,17 +12,17 @@ once and answers each candidate over local HTTP (the standard library's
   ``application/x-ndjson``, streamed: one line per case record as soon as it is judged
   (the same line the report gets), then a last :class:`Done` line.
 
-What is kept between requests: the opened dataset, one :class:`~hf_eval.audit.Audit` and
-its :class:`~hf_eval.audit.Lane` (whose :class:`~hf_eval.isolation.workers.Isolation` keeps
+What is kept between requests: the opened dataset, one :class:`~hf_eval.judge.audit.Audit` and
+its :class:`~hf_eval.judge.audit.Lane` (whose :class:`~hf_eval.isolation.workers.Isolation` keeps
 the fork server and the stand-in worker, and a spare worker started between requests:
 forked, behind its walls, its device and CUPTI started, no candidate code), and the
 prepared cases (sealed inputs and the
 reference) of the most recently audited definitions (:class:`WarmCases`); a record whose
 reference was kept says so (``"reference": {"source": "memory"}``). What is not: each
-request draws a new secret (:meth:`~hf_eval.audit.Audit.renew_secret`), so no request's
+request draws a new secret (:meth:`~hf_eval.judge.audit.Audit.renew_secret`), so no request's
 fresh content repeats another's, and its candidate gets a fresh confined worker (the
 spare, which never served another), ended when the request is answered. Each case goes
-through the CLI audit's own per-unit path (:meth:`~hf_eval.audit.Audit.judge_unit`), so
+through the CLI audit's own per-unit path (:meth:`~hf_eval.judge.audit.Audit.judge_unit`), so
 the records are the CLI's records.
 
 Two processes: the front end speaks HTTP (headers, bodies, streaming answers) and the
@@ -67,23 +67,23 @@ from urllib.parse import urlsplit
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hf_eval.audit import Audit, AuditConfig, Case, Lane, runs_on, select_workloads
+from hf_eval.data.errors import DataError
+from hf_eval.data.repository import Located
+from hf_eval.data.schema import Definition, Solution, TaskConfig, parse
+from hf_eval.data.sources import solution_from_directory, solution_hash
+from hf_eval.data.suites import DEFAULT_SUITE, SUITES
 from hf_eval.dataset import Dataset, open_dataset
-from hf_eval.errors import DataError
-from hf_eval.records import Status
-from hf_eval.report import (
+from hf_eval.judge.audit import Audit, AuditConfig, Case, Lane, runs_on, select_workloads
+from hf_eval.judge.records import Status
+from hf_eval.judge.report import (
     ReportWriter,
     environment,
     read_report,
     repair_for_resume,
     safe_text,
 )
-from hf_eval.repository import Located
 from hf_eval.samples.cases import load_cases
 from hf_eval.samples.fresh import FreshRow
-from hf_eval.schema import Definition, Solution, TaskConfig, parse
-from hf_eval.sources import solution_from_directory, solution_hash
-from hf_eval.suites import DEFAULT_SUITE, SUITES
 
 #: The largest request body read; a larger one is answered 413 (a candidate's source is
 #: at most a few hundred kilobytes).
@@ -419,7 +419,7 @@ class WarmCases:
 
 
 class WarmLane(Lane):
-    """A :class:`~hf_eval.audit.Lane` that prepares each (definition, workload) once and
+    """A :class:`~hf_eval.judge.audit.Lane` that prepares each (definition, workload) once and
     lends the kept case to later requests; a fresh row (drawn from one request's secret)
     is prepared every time and never kept."""
 

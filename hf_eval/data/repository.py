@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hf_eval.errors import DataError
-from hf_eval.schema import (
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import (
     Definition,
     Receipt,
     SafetensorsInput,
@@ -30,7 +30,7 @@ from hf_eval.schema import (
 
 #: The checkout this package sits in: the dataset root when run from a clone (``python -m
 #: hf_eval``, an editable install); for an installed wheel it is site-packages' parent.
-PACKAGE_CHECKOUT = Path(__file__).resolve().parent.parent
+PACKAGE_CHECKOUT = Path(__file__).resolve().parents[2]
 ROOT_VARIABLE = "HF_EVAL_ROOT"
 
 

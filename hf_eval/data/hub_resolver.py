@@ -7,7 +7,7 @@ file name. A verified file is linked into the dataset root (a symlink to the cac
 as the Hub cache itself does; a copy where links are impossible). A bad download is
 deleted from the cache so that a retry fetches it again.
 
-Where to fetch from is data, not code: ``hf_eval/hub.json`` holds the repo id and the
+Where to fetch from is data, not code: ``hf_eval/data/hub.json`` holds the repo id and the
 pinned revision (overridable with ``HF_EVAL_HUB_REPO`` / ``HF_EVAL_HUB_REVISION``). A root
 that is itself a Hub cache snapshot (``…/datasets--org--name/snapshots/<commit>/``) uses
 that repo and commit. ``HF_HUB_OFFLINE=1`` serves only the cache; it, ``HF_ENDPOINT`` and
@@ -45,8 +45,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hf_eval.errors import DataError
-from hf_eval.store import Expected, TensorStore
+from hf_eval.data.errors import DataError
+from hf_eval.data.store import Expected, TensorStore
 
 PIN_FILE = Path(__file__).with_name("hub.json")
 _COMMIT = re.compile(r"[0-9a-f]{40}")

@@ -25,10 +25,10 @@ from typing import Protocol
 import torch
 from safetensors import SafetensorError, safe_open
 
-from hf_eval import tensorfile
-from hf_eval.cache import cache_dir
-from hf_eval.errors import DataError
-from hf_eval.schema import SafetensorsInput
+from hf_eval.data import tensorfile
+from hf_eval.data.cache import cache_dir
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import SafetensorsInput
 
 LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/v1"
 _SHA256 = re.compile(r"[0-9a-f]{64}")

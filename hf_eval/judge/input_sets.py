@@ -1,7 +1,7 @@
 """A case's other input sets, and the proof that a call left its inputs unchanged.
 
 **Other input sets** of the same shapes, so a result cached across calls cannot pass.
-:func:`fresh_content` makes the sets every timed call gets (:mod:`hf_eval.trials`) with
+:func:`fresh_content` makes the sets every timed call gets (:mod:`hf_eval.judge.trials`) with
 the family's transform; the default, :func:`resample_floats`, draws each
 floating-point input's elements anew from its own values, with replacement, by a
 generator the audit seeds from its secret, so the content can be neither recognised nor
@@ -32,9 +32,9 @@ import hashlib
 
 import torch
 
-from hf_eval.errors import DataError
+from hf_eval.data.errors import DataError
+from hf_eval.data.schema import Definition
 from hf_eval.families.registry import find
-from hf_eval.schema import Definition
 
 #: Floating inputs larger than this are shared between fresh sets when a smaller one varies.
 VARY_LIMIT_BYTES = 64 << 20
