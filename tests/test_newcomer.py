@@ -837,6 +837,39 @@ def test_no_worker_outlives_its_spawner_killed_outright(toy_root, tmp_path):
         process.communicate(timeout=60)
 
 
+def test_no_worker_outlives_its_audit_and_spawner_killed_while_it_is_frozen(toy_root,
+                                                                          tmp_path):
+    """SIGKILL of the audit and its spawner together (a whole process tree killed) while
+    the candidate's group is frozen, as it is whenever the stand-in is timed: a frozen
+    cgroup v1 task acts on no signal until thawed, so the worker's own outer process
+    thaws it and kills it."""
+    from hf_eval.isolation.limits import Group
+
+    process, _ = _audit_with_a_candidate_that_never_loads(toy_root, tmp_path)
+    try:
+        groups = [p for p in Path("/sys/fs/cgroup").rglob(f"hf-eval-worker-{process.pid}-*")
+                  if p.is_dir()]
+        if not groups:
+            pytest.skip("no worker groups on this host")
+        # the memory group first: its members are every process of the worker
+        files = sorted({str(p / "cgroup.procs") for p in groups}, key=lambda f: (
+            "memory" not in Path(f).parts, f))
+        group = Group.of_join_files(files)
+        workers = set(group.members())
+        assert workers and group.freeze()
+        below = _descendants(process.pid)
+        spawner = [p for p in below - workers if p not in
+                   {c for w in workers for c in _descendants(w)}]
+        for pid in [process.pid, *spawner]:
+            os.kill(pid, signal.SIGKILL)
+        process.communicate(timeout=60)
+        _all_end(workers | below, seconds=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=60)
+
+
 def test_ctrl_c_exits_130_and_leaves_no_worker_directory(toy_root, tmp_path):
     """Ctrl-C while a candidate's worker is up: exit 130, 'interrupted', every worker's
     directory removed, and the report holds whole records only."""

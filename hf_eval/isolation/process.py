@@ -29,7 +29,9 @@ import signal
 import socket
 import sys
 import tempfile
+from pathlib import Path
 
+from hf_eval.isolation.limits import Group
 from hf_eval.isolation.walls import PR_SET_PDEATHSIG, SandboxError, Walls, confine
 
 CLONE_NEWIPC = 0x08000000
@@ -37,6 +39,8 @@ CLONE_NEWPID = 0x20000000
 _libc = ctypes.CDLL(None, use_errno=True)
 #: The inner process's end of the pipe whose writer is the outer process (EOF: it died).
 _OUTER_ALIVE: list[int] = []
+#: (The outer process) The pid of the process whose end ends the worker.
+_PARENT: list[int] = []
 
 
 def die_with_parent(parent: int) -> None:
@@ -44,8 +48,35 @@ def die_with_parent(parent: int) -> None:
     started this interpreter) ends, however it ends; exit now if it has ended already.
     The outer process keeps root's uid, so the signal stays set, and the candidate,
     another process of another uid, cannot clear it."""
+    _PARENT[:] = [parent]
     if _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
         os._exit(1)
+
+
+def _end_with_parent(inner: int, walls: dict) -> None:
+    """(The outer process, cgroup v1) A frozen v1 group's members act on no signal, a
+    SIGKILL included, until it is thawed: a worker frozen while its stand-in is timed
+    would outlive an audit (and spawner) killed then. So the outer process leaves the
+    freezer group (it only waits; the candidate's processes stay in it) and, when its
+    parent ends, kills the inner process and thaws the group, then exits as it did. On
+    cgroup v2 a frozen task dies of SIGKILL, and the parent-death SIGKILL stays."""
+    freezer = [f for f in walls.get("cgroup", []) if "freezer" in Path(f).parts]
+    if not freezer or not _PARENT:
+        return
+    group = Group.of_join_files(walls["cgroup"])
+
+    def end(*_: object) -> None:
+        try:
+            os.kill(inner, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        group.thaw()
+
+    with open(Path(freezer[0]).parent.parent / "cgroup.procs", "w") as fh:
+        fh.write(str(os.getpid()))  # back to the group it came from
+    signal.signal(signal.SIGTERM, end)
+    if _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0 or os.getppid() != _PARENT[0]:
+        end()
 
 
 def _exit_as(status: int) -> None:
@@ -116,6 +147,7 @@ def contain(walls: dict, keep: int) -> list[str]:
         return [*applied, "pidns", "ipcns", *_fallback_limits(walls)]
     os.close(alive_r)
     os.close(keep)
+    _end_with_parent(pid, walls)
     while True:  # until it ends: a stop reported to a tracer is not an end
         try:
             _, status = os.waitpid(pid, 0)
