@@ -12,12 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import python_path
+
 REPO = Path(__file__).resolve().parent.parent
 
 def hf_eval(*args: str | Path, columns: int = 200, cwd: Path | None = None,
             timeout: float = 300) -> subprocess.CompletedProcess:
     """``python -m hf_eval ARGS`` in a subprocess; ``columns`` is the terminal width."""
-    env = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": str(REPO),
+    env = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": python_path(),
            "NO_COLOR": "1", "TERM": "dumb"}
     argv = [str(a) for a in args]
     return subprocess.run([sys.executable, "-m", "hf_eval", *argv], capture_output=True, text=True,

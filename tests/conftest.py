@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,12 @@ from hf_eval.data.schema import Receipt, WorkloadTrace
 from hf_eval.data.store import TensorStore
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def python_path() -> str:
+    """``PYTHONPATH`` for a child process of the tests: this checkout first, then what
+    the tests themselves were given (where the dependencies are, on some machines)."""
+    return os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 TOY_REFERENCE = '''import torch
 

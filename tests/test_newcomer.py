@@ -24,7 +24,7 @@ from hf_eval.data import tensorfile
 from hf_eval.data.store import TensorStore, sha256_file
 from hf_eval.judge.report import read_report
 from tests.cli_kit import REPO, hf_eval, no_traceback
-from tests.conftest import GOOD_SOLUTION, solution_json, write_json
+from tests.conftest import GOOD_SOLUTION, python_path, solution_json, write_json
 
 DEF = "toy_linear_n8_k16"
 WL = f"workloads/toy/{DEF}.jsonl"
@@ -726,7 +726,7 @@ def _audit_with_a_candidate_that_never_loads(toy_root, tmp_path) -> tuple[subpro
     candidate.parent.mkdir()
     candidate.write_text("import time\ntime.sleep(600)\n\n\ndef run(x, w, scale):\n"
                          "    raise AssertionError('never imported')\n")
-    env = {**os.environ, "TMPDIR": str(private_tmp), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "TMPDIR": str(private_tmp), "PYTHONPATH": python_path()}
     process = subprocess.Popen(
         [sys.executable, "-m", "hf_eval", "--root", str(toy_root), "audit", "--definitions",
          DEF, "--candidate", str(candidate), "--suite", "first",
@@ -790,7 +790,7 @@ def _audit_with_a_spinning_second_candidate(toy_root, tmp_path) -> subprocess.Po
     spinner = tmp_path / "spin" / "main.py"
     spinner.parent.mkdir()
     spinner.write_text("while True:\n    pass\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": python_path()}
     process = subprocess.Popen(
         [sys.executable, "-m", "hf_eval", "--root", str(toy_root), "audit", "--definitions",
          DEF, *[arg for _ in range(2) for arg in
@@ -875,7 +875,7 @@ def test_ctrl_c_exits_130_and_leaves_no_worker_directory(toy_root, tmp_path):
     directory removed, and the report holds whole records only."""
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
-    env = {**os.environ, "TMPDIR": str(private_tmp), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "TMPDIR": str(private_tmp), "PYTHONPATH": python_path()}
     report = tmp_path / "r.jsonl"
     process = subprocess.Popen(
         [sys.executable, "-m", "hf_eval", "--root", str(toy_root), "audit", "--definitions",

@@ -29,7 +29,7 @@ import pytest
 from hf_eval.judge.report import read_report
 from hf_eval.judge.serve import MAX_IN_FLIGHT
 from tests.cli_kit import hf_eval, no_traceback
-from tests.conftest import GOOD_SOLUTION, build_toy_root, solution_json
+from tests.conftest import GOOD_SOLUTION, build_toy_root, python_path, solution_json
 
 REPO = Path(__file__).resolve().parent.parent
 DEF = "toy_linear_n8_k16"
@@ -60,7 +60,7 @@ def start_server(root: Path, report: Path, cache: Path, stderr: Path) -> tuple[
         subprocess.Popen, str]:
     """``python -m hf_eval serve --port 0`` on ``root``; the process and its URL, read
     from the one line it prints when ready."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_EVAL_CACHE": str(cache)}
+    env = {**os.environ, "PYTHONPATH": python_path(), "HF_EVAL_CACHE": str(cache)}
     with open(stderr, "w") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "hf_eval", "--root", str(root), "serve", "--port", "0",
