@@ -382,9 +382,9 @@ def undecided_rows(inputs: list[object], outputs: tuple[torch.Tensor, ...],
     (:func:`allowed_selection`). Open: the request fails the definition's own validity
     rule, :func:`selection_is_robust` (a score near the 512th place closer than FP32
     rounding allows, so two correct FP32 kernels, or a kernel and the FP32 baseline that
-    is the truth at benchmark shapes, may choose differently; H200 sessions 8 and 9 at
-    b64_ctx32k). Every sample passes that rule by construction, and exact ties keep the
-    lower-ID rule."""
+    is the truth at benchmark shapes, may choose differently: seen on the H200 at
+    b64_ctx32k, results/h200/2026-12-02-1036-adversarial-library-pairs/). Every sample
+    passes that rule by construction, and exact ties keep the lower-ID rule."""
     q, pool, table, counts = inputs[:4]
     ids = outputs[0]
     if ids.shape != (q.shape[0], TOPK):
