@@ -272,6 +272,14 @@ EXPECTED = {
                               r"Operation not permitted$"),
     "tmpfs_inodes_vma_names": ("RUNTIME_ERROR", r"^PermissionError: private: 65536 files, "
                                r"shm: 65536 files, vma name: Operation not permitted$"),
+    "containers_dict_clear": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
+                              r"replaced Worker\.slots$"),
+    "module_typed_builtin_shadow": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                    r"replaced hf_eval\.isolation\.server\.zip$"),
+    "module_typed_class_hook": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
+                                r"hf_eval\.isolation\.server\.Worker\.__getattribute__$"),
+    "socket_sendall_forge": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
+                             r"socket\.send_fds, socket\.socket\.sendall$"),
     "ptrace_traceme": ("RUNTIME_ERROR", r"^PermissionError: ptrace: Operation not permitted$"),
     "clear_death_signal": ("RUNTIME_ERROR", r"^PermissionError: clear: Operation not "
                            r"permitted, SIGTERM: Operation not permitted$"),

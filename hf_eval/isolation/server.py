@@ -79,14 +79,15 @@ GUARDED = [
     (gc, "collect"), (gc, "disable"), (gc, "enable"), (gc, "isenabled"), (gc, "callbacks"),
     (torch.UntypedStorage, "data_ptr"), (torch.UntypedStorage, "nbytes"),
     (torch.Tensor, "device"), (torch.Tensor, "shape"), (torch.Tensor, "dtype"),
-    (torch.Tensor, "nbytes"),
+    (torch.Tensor, "nbytes"), (torch.Tensor, "reshape"), (torch.Tensor, "view"),
 ]
 
 
 #: Standard-library modules a reply passes through on its way out (the channel's JSON
-#: encoder): snapshotted like the harness's own, and so is ``builtins`` (every harness
-#: function looks up ``zip``, ``len``, ``type`` there).
-REPLY_PATH = ("json", "json.encoder")
+#: encoder, and ``socket``: ``send_fds`` and the socket class's methods): snapshotted like
+#: the harness's own, and so is ``builtins`` (every harness function looks up ``zip``,
+#: ``len``, ``type`` there).
+REPLY_PATH = ("json", "json.encoder", "socket")
 
 
 def _harness_namespaces() -> list[tuple[str, dict]]:
@@ -147,7 +148,7 @@ def _integrity_problems(baseline: Snapshot) -> list[str]:
         # function of that module (a ``zip`` of the candidate's inside ``collect``).
         known = {key for key, _, _ in items}
         changed += [f"{where}.{key}" for key in list(space)
-                    if key not in known and not _added_by_python(key, space[key])]
+                    if key not in known and not _added_by_python(where, key, space[key])]
     return changed
 
 
@@ -156,17 +157,21 @@ def _integrity_problems(baseline: Snapshot) -> list[str]:
 _LATE_NAMES = frozenset({"__warningregistry__", "__slotnames__"})
 
 
-def _added_by_python(key: object, value: object) -> bool:
-    """Whether a name added to a harness namespace is the interpreter's own doing: a
-    submodule imported later (its package gains it), or one of :data:`_LATE_NAMES`."""
-    return type(key) is str and (
-        isinstance(value, types.ModuleType) or key in _LATE_NAMES
-        or key.startswith(("__pydantic", "_abc_")))
+def _added_by_python(where: str, key: object, value: object) -> bool:
+    """Whether a name added to the harness namespace ``where`` is the interpreter's own
+    doing: a submodule imported later (its package gains it: a module, exactly, and the
+    very one imported under that name), or one of :data:`_LATE_NAMES`."""
+    if type(key) is not str:
+        return False
+    if key in _LATE_NAMES or key.startswith(("__pydantic", "_abc_")):
+        return True
+    return type(value) is types.ModuleType and sys.modules.get(f"{where}.{key}") is value
 
 
-#: The harness's containers on a worker, by attribute, and the exact type of each.
-_CONTAINERS = {"sets": dict, "sources": dict, "arenas": dict, "arena_of": dict,
-               "launches": dict, "produced": list, "slots": list}
+#: The harness's containers on a worker, by attribute, and the exact type of each (a
+#: tuple: candidate code cannot empty it in place).
+_CONTAINERS = (("sets", dict), ("sources", dict), ("arenas", dict), ("arena_of", dict),
+               ("launches", dict), ("produced", list), ("slots", list))
 
 
 @functools.cache
@@ -195,14 +200,14 @@ def _state_problems(worker: Worker, lent: tuple | None = None) -> list[str]:
         shadowed = set(vars(owner)) & _class_names(kind)
         problems += [f"{kind.__name__}.{name}" for name in sorted(shadowed)]
     state = vars(worker)
-    for name, kind in _CONTAINERS.items():
+    for name, kind in _CONTAINERS:
         if type(state.get(name)) is not kind:
             problems.append(f"Worker.{name}")
     arenas = state.get("arenas")
     if type(arenas) is dict and any(type(a) is not _Arena for a in arenas.values()):
         problems.append("Worker.arenas")
     slots = state.get("slots")
-    if type(slots) is list and (not all(
+    if type(slots) is list and (not all(  # another type: the containers check above
             type(slot) is list and all(type(t) is torch.Tensor and t.device.type == "cpu"
                                        and t.data_ptr() != 0 for t in slot)
             for slot in slots) or type(state.get("lent")) is not tuple or tuple(
