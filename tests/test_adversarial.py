@@ -272,6 +272,17 @@ EXPECTED = {
                               r"Operation not permitted$"),
     "tmpfs_inodes_vma_names": ("RUNTIME_ERROR", r"^PermissionError: private: 65536 files, "
                                r"shm: 65536 files, vma name: Operation not permitted$"),
+    "enumprop_hook_forges_reply": ("PASSED", r"^$"),  # honest work; no forged figure (below)
+    "printer_getattr_hides_zip": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                  r"replaced hf_eval\.isolation\.server\.zip$"),
+    "decoder_getattr_hides_builtin_zip": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                          r"replaced builtins\.zip$"),
+    "pydantic_meta_hook_hides_unmask": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                        r"replaced hf_eval\.isolation\.server\.unmask$"),
+    "class_names_cache_poison": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                 r"replaced Worker\.collect$"),
+    "channel_sock_swap_forge": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                r"replaced Channel\.sock$"),
     "containers_dict_clear": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
                               r"replaced Worker\.slots$"),
     "module_typed_builtin_shadow": ("COMPILE_ERROR", r"^harness integrity: candidate code "
@@ -470,6 +481,15 @@ def test_the_honest_solution_after_it_still_passes(records, name):
 def test_no_ipc_object_outlives_its_worker(records):
     """The segment tests/adversarial/sysv_shm left was in its worker's IPC namespace."""
     assert SYSV_KEY not in records["__sysv__"]["keys"]
+
+
+def test_code_run_inside_the_integrity_check_forges_no_reply(records):
+    """A candidate whose ``__getattr__`` on objects the check walks would rewrite the
+    reply after every check passed (its trial's event time and phases set to 0.000123 ms):
+    the check reads no attribute of them, so the record holds the worker's own figures."""
+    record = records["enumprop_hook_forges_reply"]
+    assert record["status"] == "PASSED"
+    assert record["timing"] and "0.000123" not in json.dumps(record["timing"])
 
 
 @pytest.mark.parametrize("name", NO_SPEEDUP)

@@ -18,9 +18,9 @@ into an error text sooner.
 
 from __future__ import annotations
 
-import functools
 import gc
 import os
+import socket
 import statistics
 import sys
 import threading
@@ -113,13 +113,19 @@ def _harness_namespaces() -> list[tuple[str, dict]]:
 Snapshot = tuple[tuple[str, dict, tuple[tuple[str, object, object], ...]], ...]
 
 
-def _code(value: object) -> object:
+def _code(value: object, _function=types.FunctionType,
+          _read=types.FunctionType.__code__.__get__) -> object:
     """A function's code object (swapped in place, it changes what the function does
-    without changing the function), else None."""
-    return getattr(value, "__code__", None)
+    without changing the function), else None. Read from exact functions only, through
+    the descriptor bound at import: an attribute lookup on any other object could run a
+    ``__getattr__`` of the candidate's inside the check."""
+    return _read(value) if type(value) is _function else None
 
 
-_ORIGINALS = tuple((owner, name, original, _code(original))
+#: Each guarded name: (owner, name, the original object, its code, its label), the label
+#: made now (naming an owner later could run code of the candidate's).
+_ORIGINALS = tuple((owner, name, original, _code(original),
+                    f"{getattr(owner, '__name__', owner)}.{name}")
                    for owner, name in GUARDED
                    for original in [owner.__dict__.get(name, getattr(owner, name))])
 
@@ -134,12 +140,19 @@ def _integrity_problems(baseline: Snapshot) -> list[str]:
     """Names of harness functions and globals that candidate code replaced, removed or
     gave other code since ``baseline`` (taken before any candidate code ran)."""
     changed = []
-    for owner, name, original, code in _ORIGINALS:
+    for owner, name, original, code, label in _ORIGINALS:
         now = owner.__dict__.get(name, getattr(owner, name, None))
         if now is not original or _code(now) is not code:
-            changed.append(f"{getattr(owner, '__name__', owner)}.{name}")
+            changed.append(label)
     missing = object()
     for where, space, items in baseline:
+        # A name that is not exactly a str: looking a name up where it lies would call
+        # its ``__eq__`` (the candidate's) inside the check, so the namespace is reported
+        # and not read further.
+        names = list(space)
+        if any(type(key) is not str for key in names):
+            changed.append(f"{where}.<a name that is not a str>")
+            continue
         for key, value, code in items:
             now = space.get(key, missing)
             if now is not value or _code(now) is not code:
@@ -147,7 +160,7 @@ def _integrity_problems(baseline: Snapshot) -> list[str]:
         # A name added: a global named like a builtin shadows it in every harness
         # function of that module (a ``zip`` of the candidate's inside ``collect``).
         known = {key for key, _, _ in items}
-        changed += [f"{where}.{key}" for key in list(space)
+        changed += [f"{where}.{key}" for key in names
                     if key not in known and not _added_by_python(where, key, space[key])]
     return changed
 
@@ -174,14 +187,8 @@ _CONTAINERS = (("sets", dict), ("sources", dict), ("arenas", dict), ("arena_of",
                ("launches", dict), ("produced", list), ("slots", list))
 
 
-@functools.cache
-def _class_names(kind: type) -> frozenset[str]:
-    """Every attribute name of ``kind`` (its methods among them), listed once: the state
-    check runs inside every clocked request."""
-    return frozenset(dir(kind))
-
-
-def _state_problems(worker: Worker, lent: tuple | None = None) -> list[str]:
+def _state_problems(worker: Worker, lent: tuple | None = None,
+                    channel_socket: object = None) -> list[str]:
     """The worker's and its channel's state that candidate code reshaped: another class
     (``__class__`` assigned), an attribute set on the instance over a method of its class
     (a ``send`` that rewrites replies), a harness container or the output slots of
@@ -189,16 +196,22 @@ def _state_problems(worker: Worker, lent: tuple | None = None) -> list[str]:
     returns), a slot that is not in the memory the audit lent (a meta tensor), or a
     profile or trace hook left set (which can change any of these between a check and
     its use). ``lent``, where given, is the record of the lent slots the serve loop took
-    when they were lent: the worker's must still be that very object."""
+    when they were lent: the worker's must still be that very object; so must the
+    channel's socket be ``channel_socket`` (the one it had before any candidate code)."""
     problems = []
     if _cleared_hooks():  # first: no hook runs inside the checks below
         problems.append("sys.setprofile or sys.settrace (a hook left set)")
-    for owner, kind in ((worker, Worker), (worker.channel, Channel)):
+    for owner, kind, names in ((worker, Worker, _WORKER_NAMES),
+                               (worker.channel, Channel, _CHANNEL_NAMES)):
         if type(owner) is not kind:
             problems.append(f"{kind.__name__}.__class__")
             continue
-        shadowed = set(vars(owner)) & _class_names(kind)
+        shadowed = set(vars(owner)) & names
         problems += [f"{kind.__name__}.{name}" for name in sorted(shadowed)]
+    sock = vars(worker.channel).get("sock") if type(worker.channel) is Channel else None
+    if type(sock) is not socket.socket or (channel_socket is not None
+                                          and sock is not channel_socket):
+        problems.append("Channel.sock")
     state = vars(worker)
     for name, kind in _CONTAINERS:
         if type(state.get(name)) is not kind:
@@ -853,8 +866,10 @@ class Worker:
         state_code = state.__code__
         clear = _cleared_hooks
         clear_code = clear.__code__
-        # The channel's methods, bound now: one set on the instance later is never called.
+        # The channel's methods, bound now: one set on the instance later is never called;
+        # and its socket, which they use (another one set later is reported).
         recv, send = self.channel.recv, self.channel.send
+        channel_socket = self.channel.sock
         # A tuple of bound methods, taken from the class now: nothing the candidate can
         # reach rebinds a handler (a dict could be found through gc and changed).
         handlers = (("warm", self.warm), ("load", self.load), ("register", self.register),
@@ -889,7 +904,7 @@ class Worker:
             tampered = ["sys.setprofile or sys.settrace (a hook left set)"] if hooked else []
             tampered += (check(baseline) if check.__code__ is check_code
                          else ["hf_eval.isolation.server._integrity_problems.__code__"])
-            tampered += (state(self, lent) if state.__code__ is state_code
+            tampered += (state(self, lent, channel_socket) if state.__code__ is state_code
                          else ["hf_eval.isolation.server._state_problems.__code__"])
             if tampered:
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
@@ -897,6 +912,12 @@ class Worker:
             reply["nonce"] = request["nonce"]
             send(reply)
 
+
+
+#: Every attribute name of the worker's classes (their methods among them), fixed now:
+#: an instance attribute of one of these names shadows a method (checked in every request).
+_WORKER_NAMES = frozenset(dir(Worker))
+_CHANNEL_NAMES = frozenset(dir(Channel))
 
 def _quiet_collector() -> None:
     """No garbage-collector pause inside a clocked request: the interpreter's objects so
