@@ -272,6 +272,14 @@ EXPECTED = {
                               r"Operation not permitted$"),
     "tmpfs_inodes_vma_names": ("RUNTIME_ERROR", r"^PermissionError: private: 65536 files, "
                                r"shm: 65536 files, vma name: Operation not permitted$"),
+    "request_op_relabel_lent": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
+                                r"replaced Worker\.lent$"),
+    "worker_device_object": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
+                             r"Worker\.device$"),
+    "sys_getprofile_fake_clears_tampered": ("COMPILE_ERROR", r"^harness integrity: candidate "
+                                            r"code replaced builtins\.zip$"),
+    "threading_getprofile_fake_hides_zip": ("COMPILE_ERROR", r"^harness integrity: candidate "
+                                            r"code replaced builtins\.zip$"),
     "enumprop_hook_forges_reply": ("PASSED", r"^$"),  # honest work; no forged figure (below)
     "printer_getattr_hides_zip": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                   r"replaced hf_eval\.isolation\.server\.zip$"),

@@ -216,6 +216,8 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
     for name, kind in _CONTAINERS:
         if type(state.get(name)) is not kind:
             problems.append(f"Worker.{name}")
+    if type(state.get("device")) is not torch.device:
+        problems.append("Worker.device")
     arenas = state.get("arenas")
     if type(arenas) is dict and any(type(a) is not _Arena for a in arenas.values()):
         problems.append("Worker.arenas")
@@ -239,6 +241,9 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
 
 _set_profile, _set_trace = sys.setprofile, sys.settrace
 _set_thread_profile, _set_thread_trace = threading.setprofile, threading.settrace
+# and their readers, bound now: a reader replaced later would run inside the checks
+_get_profile, _get_trace = sys.getprofile, sys.gettrace
+_get_thread_profile, _get_thread_trace = threading.getprofile, threading.gettrace
 
 
 #: What may not change on a harness function in the worker: its code or defaults,
@@ -289,9 +294,9 @@ def _cleared_hooks() -> bool:
     which ``sys.getprofile`` does not show) and those ``threading`` gives new threads, so
     that no candidate code runs inside the checks that follow; True when one was set from
     Python (visibly: tampering)."""
-    visible = any(hook is not None for hook in (sys.getprofile(), sys.gettrace(),
-                                                 threading.getprofile(),
-                                                 threading.gettrace()))
+    visible = any(hook is not None for hook in (_get_profile(), _get_trace(),
+                                                 _get_thread_profile(),
+                                                 _get_thread_trace()))
     _set_profile(None)
     _set_trace(None)
     _set_thread_profile(None)
@@ -889,10 +894,11 @@ class Worker:
                 return
             if request["op"] == "exit":
                 return
+            op = request["op"]  # read once: the handler's code may change the request
             try:
-                handler = next(fn for op, fn in handlers if op == request["op"])
+                handler = next(fn for name, fn in handlers if name == op)
                 reply = {"ok": True, **handler(request)}
-                if request["op"] == "slots":
+                if op == "slots":
                     lent = vars(self).get("lent")
             except torch.OutOfMemoryError as exc:
                 reply = {"ok": False, "error": f"out of memory: {_one_line(exc)}"}
