@@ -72,8 +72,11 @@ def _end_with_parent(inner: int, walls: dict) -> None:
             pass
         group.thaw()
 
-    with open(Path(freezer[0]).parent.parent / "cgroup.procs", "w") as fh:
-        fh.write(str(os.getpid()))  # back to the group it came from
+    try:
+        with open(Path(freezer[0]).parent.parent / "cgroup.procs", "w") as fh:
+            fh.write(str(os.getpid()))  # back to the group it came from
+    except OSError:  # frozen with the candidate, as before: the SIGKILL stays
+        return
     signal.signal(signal.SIGTERM, end)
     if _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0 or os.getppid() != _PARENT[0]:
         end()
