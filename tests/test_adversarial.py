@@ -272,6 +272,8 @@ EXPECTED = {
                               r"Operation not permitted$"),
     "tmpfs_inodes_vma_names": ("RUNTIME_ERROR", r"^PermissionError: private: 65536 files, "
                                r"shm: 65536 files, vma name: Operation not permitted$"),
+    "json_module_class_forges_send": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                      r"replaced builtins\.zip$"),
     "request_op_relabel_lent": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
                                 r"replaced Worker\.lent$"),
     "worker_device_object": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "

@@ -48,6 +48,10 @@ MAX_REPLY = 1 << 20
 MAX_FDS = 1 << 16
 FDS_PER_MESSAGE = 250
 _HEADER = struct.Struct("<QI")  # pickle length, descriptor count
+#: What a reply goes out through, bound at import: looked up on its module at each send,
+#: it would run a ``__getattribute__`` of the candidate's (a module's class can be
+#: changed) after every check.
+_dumps, _send_fds = json.dumps, socket.send_fds
 
 
 def readable(source: object, timeout: float | None) -> bool:
@@ -171,16 +175,16 @@ class Channel:
             pickler.dump(obj)
             fds, data = pickler.fds, buffer.getvalue()
         else:  # a reply: JSON, so that reading it runs no code and builds no object
-            fds, data = [], json.dumps(obj, default=_plain).encode()
+            fds, data = [], _dumps(obj, default=_plain).encode()
         header = _HEADER.pack(len(data), len(fds))
         # The kernel takes at most SCM_MAX_FD (253) descriptors per message: send them in
         # batches, the header with the first, one marker byte with each further batch.
         batches = [fds[i:i + FDS_PER_MESSAGE] for i in range(0, len(fds), FDS_PER_MESSAGE)]
         try:
             self.sock.settimeout(_remaining(deadline))
-            socket.send_fds(self.sock, [header], batches[0] if batches else [])
+            _send_fds(self.sock, [header], batches[0] if batches else [])
             for batch in batches[1:]:
-                socket.send_fds(self.sock, [b"+"], batch)
+                _send_fds(self.sock, [b"+"], batch)
             self.sock.sendall(data)
         except TimeoutError:
             raise ChannelTimeout("the other end did not read the message in time") from None
