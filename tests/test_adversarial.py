@@ -272,6 +272,34 @@ EXPECTED = {
                               r"Operation not permitted$"),
     "tmpfs_inodes_vma_names": ("RUNTIME_ERROR", r"^PermissionError: private: 65536 files, "
                                r"shm: 65536 files, vma name: Operation not permitted$"),
+    "collect_self_removing_shadow": (
+        "RUNTIME_ERROR",
+        r"^harness integrity: candidate code replaced "
+        r"Worker\.collect$"),
+    "channel_hasheq_hides_collect": (
+        "COMPILE_ERROR",
+        r"^harness integrity: candidate code replaced "
+        r"Worker\.collect, Channel\.<an attribute name that is not a str>$"),
+    "module_class_profile_relay": (
+        "COMPILE_ERROR",
+        r"^harness integrity: candidate code replaced "
+        r"builtins\.zip$"),
+    "gc_module_class_hides_state": (
+        "COMPILE_ERROR",
+        r"^harness integrity: candidate code replaced "
+        r"Worker\.collect$"),
+    "worker_dict_reorder_eq_in_get": (
+        "COMPILE_ERROR",
+        r"^harness integrity: candidate code replaced "
+        r"Worker\.<an attribute name that is not a str>$"),
+    "added_submodule_named_zip": (
+        "COMPILE_ERROR",
+        r"^harness integrity: candidate code replaced "
+        r"hf_eval\.isolation\.server\.zip$"),
+    "socket_module_class_hides_state": (
+        "COMPILE_ERROR",
+        r"^harness integrity: candidate code replaced "
+        r"Worker\.collect$"),
     "json_module_class_forges_send": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                       r"replaced builtins\.zip$"),
     "request_op_relabel_lent": ("RUNTIME_ERROR", r"^harness integrity: candidate code "

@@ -122,12 +122,21 @@ def _code(value: object, _function=types.FunctionType,
     return _read(value) if type(value) is _function else None
 
 
-#: Each guarded name: (owner, name, the original object, its code, its label), the label
-#: made now (naming an owner later could run code of the candidate's).
-_ORIGINALS = tuple((owner, name, original, _code(original),
+def _where_names_lie(owner: object) -> tuple[dict, ...]:
+    """The namespaces a name of ``owner`` is found in: a module's own, a class's and its
+    bases' (taken now: reading them through the owner later could run code of the
+    candidate's, a module's class being changeable)."""
+    return tuple(vars(c) for c in owner.__mro__) if isinstance(owner, type) else (vars(owner),)
+
+
+#: Each guarded name: (where its owner's names lie, name, the original object, its code,
+#: its label), all made now (naming an owner later could run code of the candidate's).
+_ORIGINALS = tuple((_where_names_lie(owner), name, original, _code(original),
                     f"{getattr(owner, '__name__', owner)}.{name}")
                    for owner, name in GUARDED
                    for original in [owner.__dict__.get(name, getattr(owner, name))])
+_GUARDED_SPACES = tuple({id(space): space for spaces, *_ in _ORIGINALS
+                         for space in spaces}.values())
 
 
 def _snapshot() -> Snapshot:
@@ -140,8 +149,12 @@ def _integrity_problems(baseline: Snapshot) -> list[str]:
     """Names of harness functions and globals that candidate code replaced, removed or
     gave other code since ``baseline`` (taken before any candidate code ran)."""
     changed = []
-    for owner, name, original, code, label in _ORIGINALS:
-        now = owner.__dict__.get(name, getattr(owner, name, None))
+    # A name that is not exactly a str where a guarded name lies: a lookup there would
+    # call its ``__eq__`` (each namespace scanned once).
+    if any(type(key) is not str for space in _GUARDED_SPACES for key in list(space)):
+        return [*changed, "a guarded namespace (a name that is not a str)"]
+    for spaces, name, original, code, label in _ORIGINALS:
+        now = next((space[name] for space in spaces if name in space), None)
         if now is not original or _code(now) is not code:
             changed.append(label)
     missing = object()
@@ -165,6 +178,22 @@ def _integrity_problems(baseline: Snapshot) -> list[str]:
     return changed
 
 
+def _package_modules() -> frozenset[str]:
+    """The dotted name of every module file of the ``hf_eval`` package (read now: a
+    worker can write nothing there)."""
+    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    names = set()
+    for folder, _, files in os.walk(home):
+        parts = ["hf_eval", *os.path.relpath(folder, home).split(os.sep)]
+        parts = [p for p in parts if p != "."]
+        names.update(".".join(parts + ([] if f == "__init__.py" else [f[:-3]]))
+                     for f in files if f.endswith(".py"))
+    return frozenset(names)
+
+
+#: The package's modules, and the interpreter's table of modules, taken now.
+_HARNESS_MODULES = _package_modules()
+_MODULES = sys.modules
 #: Names the interpreter and its libraries add to a module or class after it was made
 #: (a warning's registry, copy's cache of slot names, pydantic's and abc's state).
 _LATE_NAMES = frozenset({"__warningregistry__", "__slotnames__"})
@@ -178,9 +207,14 @@ def _added_by_python(where: str, key: object, value: object) -> bool:
         return False
     if key in _LATE_NAMES or key.startswith(("__pydantic", "_abc_")):
         return True
-    return type(value) is types.ModuleType and sys.modules.get(f"{where}.{key}") is value
+    name = f"{where}.{key}"
+    return (type(value) is types.ModuleType and name in _HARNESS_MODULES
+            and _MODULES.get(name) is value)
 
 
+#: What the state check reads of other modules, bound now: an attribute read of a module
+#: whose class candidate code changed (to a ``ModuleType`` subclass) would run its code.
+_SOCKET, _DEVICE, _TENSOR, _GC_NAMES = socket.socket, torch.device, torch.Tensor, vars(gc)
 #: The harness's containers on a worker, by attribute, and the exact type of each (a
 #: tuple: candidate code cannot empty it in place).
 _CONTAINERS = (("sets", dict), ("sources", dict), ("arenas", dict), ("arena_of", dict),
@@ -205,25 +239,29 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
                                (worker.channel, Channel, _CHANNEL_NAMES)):
         if type(owner) is not kind:
             problems.append(f"{kind.__name__}.__class__")
-            continue
+            return problems
+        # a name that is not exactly a str: any lookup would call its ``__eq__``
+        if any(type(name) is not str for name in list(vars(owner))):
+            problems.append(f"{kind.__name__}.<an attribute name that is not a str>")
+            return problems
         shadowed = set(vars(owner)) & names
         problems += [f"{kind.__name__}.{name}" for name in sorted(shadowed)]
-    sock = vars(worker.channel).get("sock") if type(worker.channel) is Channel else None
-    if type(sock) is not socket.socket or (channel_socket is not None
-                                          and sock is not channel_socket):
+    sock = vars(worker.channel).get("sock")
+    if type(sock) is not _SOCKET or (channel_socket is not None
+                                     and sock is not channel_socket):
         problems.append("Channel.sock")
     state = vars(worker)
     for name, kind in _CONTAINERS:
         if type(state.get(name)) is not kind:
             problems.append(f"Worker.{name}")
-    if type(state.get("device")) is not torch.device:
+    if type(state.get("device")) is not _DEVICE:
         problems.append("Worker.device")
     arenas = state.get("arenas")
     if type(arenas) is dict and any(type(a) is not _Arena for a in arenas.values()):
         problems.append("Worker.arenas")
     slots = state.get("slots")
     if type(slots) is list and (not all(  # another type: the containers check above
-            type(slot) is list and all(type(t) is torch.Tensor and t.device.type == "cpu"
+            type(slot) is list and all(type(t) is _TENSOR and t.device.type == "cpu"
                                        and t.data_ptr() != 0 for t in slot)
             for slot in slots) or type(state.get("lent")) is not tuple or tuple(
                 (t.data_ptr(), t.nbytes) for slot in slots for t in slot) != state["lent"]):
@@ -232,7 +270,7 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
         problems.append("Worker.lent")
     # Code the collector would run between this check and what follows: a callback in the
     # interpreter's own list (whatever the module's name now points at).
-    if _gc_callbacks or gc.__dict__.get("callbacks") is not _gc_callbacks:
+    if _gc_callbacks or _GC_NAMES.get("callbacks") is not _gc_callbacks:
         problems.append("gc.callbacks (a collector callback left set)")
     if _function_modes() or _dispatch_modes():
         problems.append("the torch function or dispatch mode stack (a mode left active)")
@@ -613,7 +651,7 @@ class Worker:
         else:
             self.produced = list(zip(ids, results))
         t_calls = _perf_counter()
-        reply = self.collect(request)
+        reply = Worker.collect(self, request)  # not an instance attribute of that name
         reply["event_ms"] = elapsed
         # Where this request's time went, as this process saw it (a diagnostic only).
         reply["phases_ms"] = {"inputs": (t_inputs - t_start) * 1e3,
