@@ -768,3 +768,22 @@ def test_the_kept_cases_are_bounded_in_number_as_well_as_in_definitions():
     kept.put("b", "v0", "case b0")
     kept.put("c", "w0", "case c0")  # a third definition: the least recent one goes
     assert kept.get("a", "u4") is None and len(kept) == 2
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    ("serve_phases.py", ["--requests", "1"]),
+    ("serve_bench.py", ["--warm", "1"]),
+])
+def test_the_agent_loops_benchmarks_run_on_cpu(tmp_path, tool, arguments):
+    """The committed benchmarks of the agent loop (``tools/serve_phases.py``,
+    ``tools/serve_bench.py``) run on this checkout's layout: each judges the dense d64 dev
+    suite on CPU and prints its JSON line with every case PASSED (the seconds themselves
+    are not asserted)."""
+    env = {**os.environ, "PYTHONPATH": python_path(), "HF_EVAL_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, str(REPO / "tools" / tool), "--device", "cpu",
+                           *arguments], capture_output=True, text=True, env=env,
+                          timeout=WAIT_S, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    statuses = [s for line in lines for s in line.get("statuses", [])]
+    assert statuses and set(statuses) == {"PASSED"}, done.stdout[-2000:]

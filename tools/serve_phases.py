@@ -58,7 +58,7 @@ def clocked(owner: type, name: str, label=None) -> None:
 
 
 def instrument() -> None:
-    from hf_eval import audit, trials
+    from hf_eval.judge import audit, trials
     from hf_eval.isolation import workers
 
     clocked(workers.WorkerHandle, "__init__", "worker start")

@@ -841,6 +841,7 @@ class Worker:
         if self.device.type == "cuda":
             self.arm({})
             self.disarm({})
+            _start_libraries(self.device)
         return {}
 
     def _take_device(self, name: str) -> None:
@@ -962,6 +963,34 @@ class Worker:
 #: an instance attribute of one of these names shadows a method (checked in every request).
 _WORKER_NAMES = frozenset(dir(Worker))
 _CHANNEL_NAMES = frozenset(dir(Channel))
+
+#: Head dimensions whose attention kernels a spare worker runs once (those of the
+#: dataset's attention definitions).
+WARM_HEAD_DIMS = (64, 128)
+
+
+def _start_libraries(device: torch.device) -> None:
+    """Start, once and on tiny tensors, the CUDA libraries a candidate's first call would
+    otherwise start inside its own first call: cuBLAS and cuBLASLt (a matrix product in
+    each floating dtype) and the attention kernels of
+    ``scaled_dot_product_attention`` at :data:`WARM_HEAD_DIMS`. Only a spare worker does
+    this, before any candidate is known; no call of it is timed, so it changes how soon a
+    request is answered and no figure. A library that cannot start here starts in the
+    candidate's first call, as it would have."""
+    try:
+        for dtype in (torch.float16, torch.bfloat16, torch.float32):
+            a = torch.ones(16, 16, dtype=dtype, device=device)
+            torch.matmul(a, a)
+        for head_dim in WARM_HEAD_DIMS:  # a decode-like and a longer query, [B, N, H, D]
+            k = torch.ones(1, 16, 2, head_dim, dtype=torch.bfloat16, device=device)
+            for q in (k[:, :1], k):
+                torch.nn.functional.scaled_dot_product_attention(
+                    q.transpose(1, 2), k.transpose(1, 2), k.transpose(1, 2))
+        _synchronize(device)
+    except Exception:  # noqa: BLE001 - the candidate's first call starts it instead
+        pass
+    torch.cuda.empty_cache()
+
 
 def _quiet_collector() -> None:
     """No garbage-collector pause inside a clocked request: the interpreter's objects so
