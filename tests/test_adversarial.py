@@ -29,6 +29,7 @@ from hf_eval.isolation import workers
 from hf_eval.isolation.walls import WORKER_UID_BASE
 from hf_eval.judge.audit import Audit, AuditConfig
 from hf_eval.judge.records import Status, reported_time
+from tests.adversarial_kit import copy_candidate
 from tests.conftest import solution_json
 
 HERE = Path(__file__).parent / "adversarial"
@@ -381,9 +382,8 @@ TEMPLATES = {"read_reference_cache": "read_file", "read_blob": "read_file",
 def _candidate(name: str, tmp: Path, target: str | None = None,
                source: str | None = None) -> Solution:
     """A candidate from tests/adversarial; templated ones get ``target`` written in."""
-    source = HERE / (source or TEMPLATES.get(name, name))
-    package = tmp / "candidates" / name
-    shutil.copytree(source, package)
+    package = copy_candidate(HERE / (source or TEMPLATES.get(name, name)),
+                             tmp / "candidates" / name)
     if target is not None:
         main = package / "main.py"
         main.write_text(main.read_text().replace("__TARGET__", target))
@@ -599,7 +599,7 @@ def test_hardcoded_scale_passes_normally_and_fails_the_scale_probe(tmp_path):
     from tests.conftest import build_toy_root
 
     root = build_toy_root(tmp_path)
-    candidate = solution_from_directory(HERE / "hardcoded_scale" / "main.py", DEFINITION)
+    candidate = _candidate("hardcoded_scale", tmp_path)
     results = {}
     for probe in (False, True):
         report = tmp_path / f"probe-{probe}.jsonl"
@@ -653,8 +653,7 @@ def cuda_records(tmp_path_factory) -> dict[str, dict]:
 
     tmp = tmp_path_factory.mktemp("adversarial-cuda")
     root = build_toy_root(tmp, call_timeout_s=60.0)
-    candidates = [solution_from_directory(HERE / n / "main.py", DEFINITION)
-                  for n in CUDA_EXPECTED]
+    candidates = [_candidate(n, tmp) for n in CUDA_EXPECTED]
     audited = Audit(open_dataset(root), AuditConfig(
         report=tmp / "cuda.jsonl", solutions="none", extra_solutions=candidates,
         suite="first", devices=["cuda"])).run()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import signal
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from hf_eval.isolation import protocol
 from hf_eval.isolation.limits import available
 from hf_eval.isolation.workers import Isolation, WorkerFailure
 from hf_eval.judge.records import Status
+from tests.adversarial_kit import copy_candidate
 
 HERE = Path(__file__).parent / "adversarial"
 DEFINITION = "toy_linear_n8_k16"
@@ -91,8 +91,7 @@ def test_an_error_is_one_line_whatever_the_exception_does():
 
 # ----------------------------------------------------------------------------- workers
 def _solution(name: str, tmp: Path):
-    package = tmp / name
-    shutil.copytree(HERE / name, package)
+    package = copy_candidate(HERE / name, tmp / name)
     return solution_from_directory(package / "main.py", DEFINITION)
 
 

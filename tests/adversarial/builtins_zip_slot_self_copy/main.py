@@ -3,40 +3,10 @@ replaced, so that inside ``collect`` each lent slot is paired with itself (the c
 stand-in pays becomes a copy onto itself) while run() writes its answer into the slots
 and returns garbage. The names of ``builtins`` are harness state."""
 import builtins
-import sys
 
+import lent_kit
 import torch
 
-_zip = builtins.zip
-
-
-def zip(*iterables):  # noqa: A001 - the point
-    frame = sys._getframe(1)
-    if frame.f_code.co_name == "collect" and len(iterables) == 2 \
-            and type(iterables[1]) is tuple:
-        return _zip(iterables[1], iterables[1])
-    return _zip(*iterables)
-
-
-builtins.zip = zip
-CALLS = {}
-
-
-def run(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    count = (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_name != "trial":
-        frame = frame.f_back
-    if frame is None:
-        return y.to(torch.bfloat16), count
-    worker, request = frame.f_locals["self"], frame.f_locals["request"]
-    if CALLS.get("request") is not request:
-        CALLS["request"], CALLS["k"] = request, 0
-    k = CALLS["k"]
-    CALLS["k"] += 1
-    if k >= len(worker.slots):
-        return y.to(torch.bfloat16), count
-    worker.slots[k][0].copy_(y)
-    worker.slots[k][1].copy_(count)
-    return torch.full_like(worker.slots[k][0], 7.0), torch.full_like(worker.slots[k][1], 3)
+builtins.zip = lent_kit.tuple_slot_zip
+run = lent_kit.slot_answer_run(
+    lambda slot: (torch.full_like(slot[0], 7.0), torch.full_like(slot[1], 3)))

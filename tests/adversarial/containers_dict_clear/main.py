@@ -5,19 +5,14 @@ lent slots (the copy the stand-in pays skipped) and garbage is returned. The tab
 not be emptiable and the swapped slots must still be seen."""
 import sys
 
-import torch
+import lent_kit
 
 K = {}
 class L(list):
     pass
-def _answer(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
 def run(x, w, scale):
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_name != "trial":
-        f = f.f_back
-    y, c = _answer(x, w, scale)
+    y, c = lent_kit.answer(x, w, scale)
+    f = lent_kit.trial_frame()
     if f is None:
         return y, c
     srv = sys.modules["hf_eval.isolation.server"]
@@ -25,18 +20,12 @@ def run(x, w, scale):
         srv._CONTAINERS.clear()
     except AttributeError:  # not a dict any more
         pass
-    worker, req = f.f_locals["self"], f.f_locals["request"]
+    worker = f.f_locals["self"]
     if type(worker.slots) is list:
         worker.slots = L(worker.slots)
-    if K.get("req") != id(req):
-        K["req"], K["k"] = id(req), 0
-    k = K["k"]
-    K["k"] += 1
-    if k >= len(worker.slots):
+    found = lent_kit.trial_slot(K)
+    if found is None:
         return y, c
-    real = K.setdefault(("real", id(worker.slots[k])), list(worker.slots[k]))
-    if worker.slots[k][0] is real[0]:
-        worker.slots[k][:] = [torch.empty_like(t) for t in real]
-    real[0].copy_(y)
-    real[1].copy_(c)
-    return torch.full_like(y, 7.0), torch.full_like(c, 12345)
+    real, _ = lent_kit.real_slot(K, worker.slots[found[2]])
+    lent_kit.write_slot(real, y, c)
+    return lent_kit.filler(y, c)

@@ -4,9 +4,9 @@ deadline. No request has a deadline shorter than the task's call timeout (300 s 
 task in tasks/, the schema's default; this demo's toy root uses CALL_TIMEOUT_S), and the
 case as a whole has none; the import may also take LOAD_TIMEOUT_S (120 s). The kernel
 itself is honest and fast."""
-import gc
 import time
 
+import lent_kit
 import torch
 
 CALL_TIMEOUT_S = 2.0  # 300.0 on every real task
@@ -16,8 +16,7 @@ _PATCHED = []
 
 
 def _patch():
-    gc.unfreeze()
-    for obj in gc.get_objects():
+    for obj in lent_kit.everything():
         if type(obj) is dict and "trial" in obj and "disarm" in obj \
                 and hasattr(obj["trial"], "__self__"):
             for op, factor in FACTOR.items():

@@ -5,12 +5,12 @@ space down (in the child's own context) while the audit freezes the group and ti
 stand-in. A new child is made in `forget` (after the thaw, outside every clock). The
 device time is forged to 0.4 x the request's duration, which only a larger slack or
 floor would let through."""
-import gc
 import mmap
 import os
 import signal
 import time
 
+import lent_kit
 import numpy.random  # noqa: F401
 import torch
 
@@ -42,8 +42,7 @@ def _spawn():
 
 
 def _patch():
-    gc.unfreeze()
-    for obj in gc.get_objects():
+    for obj in lent_kit.everything():
         if type(obj) is dict and "trial" in obj and "disarm" in obj \
                 and hasattr(obj["trial"], "__self__"):
             real_trial, real_changed, real_forget = obj["trial"], obj["changed"], obj["forget"]

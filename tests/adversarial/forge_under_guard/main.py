@@ -1,9 +1,9 @@
 """Does the full (slow) honest work, but claims 0.86 x the trial request's own duration as
 its device time: host <= 1.25 x claim + slack, so the guard never flags it and the claim
 is what counts. (The handler table is the serving loop's local dict, found through gc.)"""
-import gc
 import time
 
+import lent_kit
 import numpy.random  # noqa: F401 - the first unmask would import it inside the clock
 import torch
 
@@ -17,8 +17,7 @@ def work(seconds=0.02):
 
 
 def _patch():
-    gc.unfreeze()
-    for obj in gc.get_objects():
+    for obj in lent_kit.everything():
         if type(obj) is dict and "trial" in obj and "disarm" in obj \
                 and hasattr(obj["trial"], "__self__"):
             real = obj["trial"]

@@ -1,17 +1,8 @@
 """(CUDA) Control for side_stream_wait: the same work on the current stream."""
+import lent_kit
 import torch
-
-
-def honest(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
-
-
-def garbage(x, w):
-    return (torch.zeros(x.shape[0], w.shape[0], dtype=torch.bfloat16),
-            torch.zeros(1, dtype=torch.int64))
 
 
 def run(x, w, scale):
     torch.cuda._sleep(2_000_000)
-    return honest(x, w, scale)
+    return lent_kit.answer(x, w, scale)

@@ -3,16 +3,15 @@ arena (only the workload's own set is a sealed read-only mapping), and the check
 call left its inputs unchanged is the worker's own ``changed`` reply. This candidate uses
 its input as scratch space (x is scaled in place, where it may be written) and answers
 ``changed`` with nothing."""
-import gc
 
+import lent_kit
 import torch
 
 _worker = []
 
 
 def _setup():
-    gc.unfreeze()
-    for obj in gc.get_objects():
+    for obj in lent_kit.everything():
         if type(obj) is dict and "changed" in obj and "disarm" in obj \
                 and hasattr(obj["changed"], "__self__"):
             obj["changed"] = lambda request: {"changed": []}

@@ -4,19 +4,9 @@ is the sleep, a stand-in for an expensive kernel."""
 import sys
 import time
 
-import torch
+import lent_kit
 
 _FIRST = []
-
-
-def honest(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
-
-
-def garbage(x, w):
-    return (torch.zeros(x.shape[0], w.shape[0], dtype=torch.bfloat16),
-            torch.zeros(1, dtype=torch.int64))
 
 
 def _stack():
@@ -32,6 +22,6 @@ def run(x, w, scale):
     if not _FIRST:
         _FIRST.append(stack)
     if stack != _FIRST[0] or any("time" in name for _, name in stack):
-        return garbage(x, w)
+        return lent_kit.zeros(x, w)
     time.sleep(0.02)
-    return honest(x, w, scale)
+    return lent_kit.answer(x, w, scale)

@@ -3,26 +3,13 @@ answer for every content it sees there (with the sleep standing in for an expens
 kernel), so that a timed call whose content was staged ahead only looks the result up.
 Timed content is staged masked and unmasked inside the clocked request, so what the
 thread precomputes is never asked for."""
-import gc
 import threading
 import time
 
-import torch
-
-
-def _everything():
-    """Every object the collector knows, the harness's frozen ones included (the worker
-    freezes its heap after loading; an attacker simply unfreezes it)."""
-    gc.unfreeze()
-    return gc.get_objects()
+import lent_kit
 
 _CACHE = {}
 _STARTED = []
-
-
-def honest(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
 
 
 def _key(x, w, scale):
@@ -32,7 +19,7 @@ def _key(x, w, scale):
 
 def expensive(x, w, scale):
     time.sleep(0.02)
-    return honest(x, w, scale)
+    return lent_kit.answer(x, w, scale)
 
 
 def _watch(worker):
@@ -50,7 +37,7 @@ def _watch(worker):
 
 def run(x, w, scale):
     if not _STARTED:
-        worker = next(o for o in _everything() if type(o).__name__ == "Worker")
+        worker = next(o for o in lent_kit.everything() if type(o).__name__ == "Worker")
         threading.Thread(target=_watch, args=(worker,), daemon=True).start()
         _STARTED.append(True)
     found = _CACHE.get(_key(x, w, scale))

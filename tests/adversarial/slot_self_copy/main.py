@@ -3,16 +3,14 @@ themselves: the copy of each output into its slot is then a copy onto itself, wh
 skips, while the stand-in, whose cost is subtracted from the candidate's host time, pays
 that copy in full. The outputs must be the candidate's own tensors."""
 
-import sys
 
+import lent_kit
 import torch
 
 
 def _worker():
     """The serving loop's worker, from the frame of its timed trial (none on a first call)."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_name != "trial":
-        frame = frame.f_back
+    frame = lent_kit.trial_frame()
     return frame.f_locals.get("self") if frame is not None else None
 
 

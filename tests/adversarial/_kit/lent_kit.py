@@ -1,0 +1,235 @@
+"""What many adversarial candidates share: the toy definition's right answer, the harness's
+worker found from inside the worker process, the frames of the harness's own functions,
+and the pieces of the attacks that write the answer into the lent output slots.
+
+The tests copy this file beside a candidate's ``main.py`` when the candidate imports it
+(the candidate's folder is on ``sys.path`` while it loads, so ``import lent_kit`` finds
+it). Each function that looks at a frame counts from the one that calls it, as the code
+it replaces did inside the candidate: a function installed in the harness's place (a
+``zip``) sees the harness function that called it."""
+
+import builtins
+import gc
+import os
+import socket
+import stat
+import sys
+
+import torch
+
+#: The interpreter's own ``zip``, taken when the candidate imports this module (before
+#: any candidate replaces it).
+_zip = builtins.zip
+
+
+def answer(x, w, scale):
+    """The toy definition's right outputs: ``x @ w.T * scale`` in bfloat16 and the count
+    of its rows with a positive sum."""
+    y = torch.nn.functional.linear(x.float(), w.float()) * scale
+    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
+
+
+def zeros(x, w):
+    """Outputs of the right shapes and types, all zero: a wrong answer."""
+    return (torch.zeros(x.shape[0], w.shape[0], dtype=torch.bfloat16),
+            torch.zeros(1, dtype=torch.int64))
+
+
+def filler(y, c):
+    """Outputs shaped like ``y`` and ``c`` holding constants: a wrong answer."""
+    return torch.full_like(y, 7.0), torch.full_like(c, 12345)
+
+
+def everything():
+    """Every object the collector knows, the harness's frozen ones included (the worker
+    freezes its heap after loading; an attacker simply unfreezes it)."""
+    gc.unfreeze()
+    return gc.get_objects()
+
+
+def result_channel():
+    """A duplicate of the worker's connected Unix stream socket to the audit (its result
+    channel), or None."""
+    for fd in range(3, 256):
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            sock = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
+        if sock.family == socket.AF_UNIX and sock.type == socket.SOCK_STREAM:
+            try:
+                sock.getpeername()
+                return sock
+            except OSError:
+                pass
+        sock.close()
+    return None
+
+
+def find_worker():
+    """The harness's ``Worker`` loading the candidate, from the frame of its ``load``
+    above the caller (the candidate's import), or None outside a worker."""
+    server = sys.modules["hf_eval.isolation.server"]
+    f = sys._getframe(0)
+    while f is not None and not (f.f_code.co_name == "load"
+                                 and type(f.f_locals.get("self")) is server.Worker):
+        f = f.f_back
+    return f.f_locals["self"] if f is not None else None
+
+
+def frame_named(name, start=1):
+    """The nearest frame of a function called ``name``, from ``start`` frames above the
+    caller's (0: the caller's own frame), or None."""
+    f = sys._getframe(start + 1)
+    while f is not None and f.f_code.co_name != name:
+        f = f.f_back
+    return f
+
+
+def trial_frame():
+    """The frame of the worker's ``trial`` the caller runs inside, or None (a call outside
+    a trial, such as the load's first call)."""
+    return frame_named("trial", 1)
+
+
+def call_index(state, request):
+    """Which call of ``request`` this is (0 for its first), counted in ``state`` under the
+    keys ``"req"`` and ``"k"``; a request is told from the last by its ``id``."""
+    if state.get("req") != id(request):
+        state["req"], state["k"] = id(request), 0
+    k = state["k"]
+    state["k"] += 1
+    return k
+
+
+def trial_slot(state):
+    """``(worker, request, k)`` for a call inside a trial whose output slot ``k`` exists
+    (the worker and request are the ``trial`` frame's, ``k`` counted in ``state`` by
+    :func:`call_index`), else None."""
+    f = frame_named("trial", 1)
+    if f is None:
+        return None
+    worker, request = f.f_locals["self"], f.f_locals["request"]
+    k = call_index(state, request)
+    return (worker, request, k) if k < len(worker.slots) else None
+
+
+def write_slot(slot, y, c):
+    """Write the outputs ``y`` and ``c`` into the lent output slot ``slot``."""
+    slot[0].copy_(y)
+    slot[1].copy_(c)
+
+
+def slot_writing_run(worker):
+    """A candidate's ``run`` that, inside a trial of ``worker`` (found at load), writes the
+    right answer into the call's lent output slot itself and returns :func:`filler`; it
+    answers honestly outside a trial or without a worker."""
+    state = {}
+
+    def run(x, w, scale):
+        y, c = answer(x, w, scale)
+        f = frame_named("trial", 1)
+        if f is None or worker is None:
+            return y, c
+        k = call_index(state, f.f_locals["request"])
+        if k < len(worker.slots):
+            write_slot(worker.slots[k], y, c)
+        return filler(y, c)
+
+    return run
+
+
+def answer_in_slot(state, x, w, scale):
+    """The right answer ``(y, c)`` and the lent output slot it was written into (inside a
+    trial whose slot exists, found by :func:`trial_slot`), else None for the slot."""
+    y, c = answer(x, w, scale)
+    found = trial_slot(state)
+    if found is None:
+        return y, c, None
+    worker, _, k = found
+    write_slot(worker.slots[k], y, c)
+    return y, c, worker.slots[k]
+
+
+def slot_answer_run(outputs):
+    """A candidate's ``run`` that writes the right answer into the call's lent output slot
+    (:func:`answer_in_slot`) and returns ``outputs(slot)`` there; honest elsewhere."""
+    state = {}
+
+    def run(x, w, scale):
+        y, c, slot = answer_in_slot(state, x, w, scale)
+        return (y, c) if slot is None else outputs(slot)
+
+    return run
+
+
+def emptying_collect(worker):
+    """A ``collect`` for ``worker``'s instance that forgets what the calls produced and
+    replies with no outputs: no output check and no copy into the slots."""
+    def _collect(request):
+        n = len(worker.produced)
+        worker.produced = []
+        return {"outputs": [[None] * request["n_outputs"] for _ in range(n)]}
+
+    return _collect
+
+
+def collect_zip(*iterables):
+    """``zip``, except when the harness's ``collect`` calls it: there each lent slot is
+    paired with itself, so the copy of the outputs into the slots is a copy onto itself."""
+    if sys._getframe(1).f_code.co_name == "collect":
+        return _zip(iterables[1], iterables[1])
+    return _zip(*iterables)
+
+
+def tuple_slot_zip(*iterables):
+    """:func:`collect_zip`, pairing a slot with itself only where ``collect`` zips two
+    iterables and the second is a tuple (a slot)."""
+    frame = sys._getframe(1)
+    if frame.f_code.co_name == "collect" and len(iterables) == 2 \
+            and type(iterables[1]) is tuple:
+        return _zip(iterables[1], iterables[1])
+    return _zip(*iterables)
+
+
+def drop_findings(suffixes):
+    """Remove from the integrity check's list of findings (``changed`` in the nearest
+    ``_integrity_problems`` frame above the caller) every one ending in ``suffixes``."""
+    f = frame_named("_integrity_problems", 1)
+    if f is not None:
+        changed = f.f_locals.get("changed")
+        if type(changed) is list:
+            changed[:] = [c for c in changed if not c.endswith(suffixes)]
+
+
+def swap_in_dummies(slots):
+    """Replace the tensors of every slot list in ``slots`` in place by empty ones of the
+    same shapes; returns what :func:`restore_slots` puts back."""
+    saved = [(s, list(s)) for s in slots]
+    for s in slots:
+        s[:] = [torch.empty_like(t) for t in s]
+    return saved
+
+
+def restore_slots(saved):
+    """Put back the slot tensors :func:`swap_in_dummies` took out."""
+    for s, orig in saved:
+        s[:] = orig
+
+
+def real_slot(state, slot):
+    """The tensors the slot list ``slot`` held when first seen (kept in ``state``) and,
+    where it still holds them, the empty dummies of the same shapes put in their place
+    in the list (else None)."""
+    real = state.setdefault(("real", id(slot)), list(slot))
+    if slot[0] is not real[0]:
+        return real, None
+    slot[:] = dummies = [torch.empty_like(t) for t in real]
+    return real, dummies
+
+
+def lent_record(slots):
+    """The worker's record of the lent slots (each tensor's address and size) rebuilt
+    from ``slots``."""
+    return tuple((t.data_ptr(), t.nbytes) for s in slots for t in s)
