@@ -31,6 +31,13 @@ MAX_WALLS = 48
 PHASES = frozenset({"inputs", "calls", "outputs"})
 
 
+def l2_flush_bytes(device: torch.device) -> int:
+    """How much a cold-L2 trial reads to evict the L2 cache of CUDA ``device``: twice its
+    size, at least 1 MiB. The audit sends it with each cold request, so the worker looks
+    nothing up that candidate code could have replaced."""
+    return max(2 * torch.cuda.get_device_properties(device).L2_cache_size, 1 << 20)
+
+
 class ProtocolError(Exception):
     """A reply the protocol does not allow (the audit reports tampering)."""
 

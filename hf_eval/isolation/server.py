@@ -34,7 +34,7 @@ import torch
 from hf_eval.data.schema import Solution
 from hf_eval.data.sources import Entry, load_entry
 from hf_eval.isolation.channel import Channel, ChannelClosed
-from hf_eval.isolation.protocol import MAX_OUTPUTS
+from hf_eval.isolation.protocol import MAX_OUTPUTS, l2_flush_bytes
 from hf_eval.isolation.reveal import unmask
 
 # Bound before any candidate code runs; checked unchanged after every request (a patched
@@ -47,6 +47,15 @@ _untyped_storage = torch.Tensor.untyped_storage
 #: ``torch.Tensor.device``) does not reach the worker's overlap checks.
 _storage_data_ptr, _storage_nbytes = torch._C.StorageBase.data_ptr, torch._C.StorageBase.nbytes
 _device_of = torch._C.TensorBase.__dict__["device"].__get__
+#: What the output path reads of a tensor, through the same C accessors: an attribute of
+#: ``torch.Tensor`` set for one request (a property that runs code and removes itself)
+#: is never looked up there.
+_TENSOR_BASE = vars(torch._C.TensorBase)
+_shape_of, _dtype_of, _layout_of, _is_meta, _requires_grad = (
+    _TENSOR_BASE[name].__get__
+    for name in ("shape", "dtype", "layout", "is_meta", "requires_grad"))
+_copy, _detach = _TENSOR_BASE["copy_"], _TENSOR_BASE["detach"]
+_STRIDED = torch.strided
 _Event = torch.cuda.Event
 _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
@@ -296,16 +305,24 @@ _HARNESS_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os
 def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
                         _home=_HARNESS_HOME, _type=type, _str=str, _len=len, _id=id,
                         _function=types.FunctionType, _error=RuntimeError,
-                        _protected=frozenset()) -> None:
+                        _protected=frozenset(), _modules=frozenset()) -> None:
     """The worker's audit hook, added before any candidate code: it vetoes every later
     ``sys.addaudithook`` (from Python or the C API), so none of a candidate's runs, and
     every change of a harness function's code or defaults (its own among them): one
     compiled from a file of the package, or one of ``_protected`` (the ids of every
     function the harness's namespaces held when the hook was added, generated methods
-    among them). It reads nothing but its arguments and defaults, which only that
-    vetoed change could replace: no global a candidate could rebind first."""
+    among them). It also vetoes a new class for any module of ``_modules`` (the ids of
+    the modules loaded before any candidate code): a module whose class became a
+    subclass of the candidate's would run its code in every read of an attribute
+    (``torch.strided``, ``gc.callbacks``), inside the checks too. It reads nothing but
+    its arguments and defaults, which only that vetoed change could replace: no global a
+    candidate could rebind first."""
     if event == "sys.addaudithook":
         raise _error("audit hooks are not allowed in the worker")
+    if event == "object.__setattr__" and _len(args) > 1 and args[1] == "__class__" \
+            and _id(args[0]) in _modules:
+        raise _error("the class of a module loaded before the candidate may not change "
+                     "in the worker")
     if event == "object.__setattr__" and _len(args) > 1 and _type(args[1]) is _str \
             and args[1] in _parts and _type(args[0]) is _function \
             and (_id(args[0]) in _protected
@@ -354,7 +371,7 @@ def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
 
 def _described(out: torch.Tensor) -> dict:
     """An output that did not go into its slot, as the reply names it."""
-    return {"dtype": str(out.dtype).removeprefix("torch."), "shape": list(out.shape)}
+    return {"dtype": str(_dtype_of(out)).removeprefix("torch."), "shape": list(_shape_of(out))}
 
 
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -585,7 +602,99 @@ class Worker:
         self._sync()
         return {}
 
-    def trial(self, request: dict) -> dict:
+    def _checked(self, produced: object, set_id: str, spans: list[tuple[int, int, str]],
+                 slots: list[tuple[int, int, str]], _span=_span, _overlaps=_overlaps,
+                 _tensor=_TENSOR, _strided=_STRIDED, _layout_of=_layout_of,
+                 _is_meta=_is_meta, _requires_grad=_requires_grad, _device_of=_device_of,
+                 _detach=_detach) -> list[torch.Tensor]:
+        """Call ``set_id``'s outputs as plain, dense tensors of the worker's device type that
+        alias no input, no earlier output and no slot. What it calls and reads is bound
+        in its defaults (fixed: the worker's audit hook refuses a change to them)."""
+        if type(produced) in (tuple, list):
+            outputs = tuple(produced)
+        elif isinstance(produced, (tuple, list)):  # its iteration would be candidate code
+            raise CandidateError(f"outputs are a {type(produced).__name__}, not a plain "
+                                 "tuple or list")
+        else:
+            outputs = (produced,)
+        input_spans = [(i, _span(t)) for i, t in enumerate(self.sets[set_id])
+                       if isinstance(t, torch.Tensor)]
+        checked = []
+        for index, out in enumerate(outputs):
+            if type(out) is not _tensor:
+                raise CandidateError(f"output {index} is {type(out).__name__}, not a plain "
+                                     "torch.Tensor")
+            if _layout_of(out) is not _strided or _is_meta(out) or _requires_grad(out):
+                raise CandidateError(f"output {index} must be a dense, materialised tensor "
+                                     "without autograd history")
+            if _device_of(out).type != self.device.type:
+                raise CandidateError(f"output {index} is on {_device_of(out)}, the inputs "
+                                     f"on {self.device}")
+            span = _span(out)
+            for i, other in input_spans:
+                if _overlaps(span, other):
+                    raise CandidateError(f"output {index} aliases input {i}")
+            if any(_overlaps(span, other) for other in spans):
+                raise CandidateError(f"output {index} aliases an output of another call "
+                                     "(a cached or reused result)")
+            if any(_overlaps(span, other) for other in slots):
+                raise CandidateError(f"output {index} lies in the harness's output slots "
+                                     "(outputs are the candidate's own tensors)")
+            spans.append(span)
+            checked.append(_detach(out))
+        return checked
+
+    def collect(self, request: dict, _checked=_checked, _state_problems=_state_problems,
+                _span=_span, _described=_described, _shape_of=_shape_of,
+                _dtype_of=_dtype_of, _copy=_copy, _synchronize=_synchronize) -> dict:
+        """Check the last trial's outputs (type, density, device, aliasing: what only this
+        process can see) and copy call k's into slot k. Per call, per output: None when
+        it is in its slot, else its dtype and shape (it did not fit: the audit names the
+        mismatch). A call that returned another number of outputs copies none of them.
+        What it calls and reads of the outputs is bound in its defaults, as in
+        :meth:`_checked`: no lookup by name that candidate code could have redirected for
+        one request."""
+        n_outputs = request["n_outputs"]
+        entries, spans = [], []
+        _gc_disable()  # as the harness left it: no collection (and no callback) in here
+        if _gc_isenabled():
+            raise CandidateError("harness integrity: candidate code replaced gc.disable")
+        # An output in a slot would skip its own copy, which the stand-in pays. After the
+        # check, nothing here runs candidate code: the containers are of the exact types
+        # the check saw, taken as they are now, and every output is a plain tensor.
+        problems = _state_problems(self)
+        if problems:
+            raise CandidateError(f"harness integrity: candidate code replaced {problems[0]}")
+        lent = [tuple(slot) for slot in self.slots]
+        produced_now = list(self.produced)
+        if not all(type(e) is tuple and len(e) == 2 and type(e[0]) is str
+                   for e in produced_now):
+            raise CandidateError("harness integrity: candidate code replaced Worker.produced")
+        slots = [_span(t) for slot in lent for t in slot]
+        for index, (set_id, produced) in enumerate(produced_now):
+            outputs = _checked(self, produced, set_id, spans, slots)
+            slot = lent[index] if index < len(lent) else None
+            if slot is None:
+                raise CandidateError(f"call {index + 1} has no output slot")
+            if len(outputs) != n_outputs:  # every output named: the audit counts them
+                if len(outputs) > MAX_OUTPUTS:
+                    raise CandidateError(f"call {index + 1} returned {len(outputs)} outputs")
+                entries.append([_described(out) for out in outputs])
+                continue
+            entry = []
+            for out, target in zip(outputs, slot):
+                if _shape_of(out) == _shape_of(target) and _dtype_of(out) is _dtype_of(target):
+                    _copy(target, out, non_blocking=True)
+                    entry.append(None)
+                else:
+                    entry.append(_described(out))
+            entries.append(entry)
+        if self.device.type == "cuda":
+            _synchronize(self.device)
+        self.produced = []
+        return {"outputs": entries}
+
+    def trial(self, request: dict, _collect=collect) -> dict:
         """The one path of every call, in one request the audit clocks from outside:
         unmask this trial's content (``unmask``: the arena and the seed), evict the L2
         cache when asked (``flush``: no input is then L2-resident), run the calls back to
@@ -617,8 +726,9 @@ class Worker:
                     if isinstance(out, torch.Tensor):
                         poison(out)
         cuda = self.device.type == "cuda"
-        if request.get("flush") and cuda:
-            self._flush_l2()
+        flush = request.get("flush")
+        if flush and cuda:
+            self._flush_l2(flush)
         t_inputs = _perf_counter()
         if self.stand_in is not None and method == "graph":
             calls = [self.stand_in_graph[0].replay]
@@ -651,7 +761,7 @@ class Worker:
         else:
             self.produced = list(zip(ids, results))
         t_calls = _perf_counter()
-        reply = Worker.collect(self, request)  # not an instance attribute of that name
+        reply = _collect(self, request)  # bound at definition: no lookup by name
         reply["event_ms"] = elapsed
         # Where this request's time went, as this process saw it (a diagnostic only).
         reply["phases_ms"] = {"inputs": (t_inputs - t_start) * 1e3,
@@ -687,14 +797,16 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - the trace could not be read
             return {"cupti": {"error": _one_line(exc)}}
 
-    def _flush_l2(self) -> None:
-        """Read twice the L2 cache's size of a buffer allocated here, now (inside the
-        request, before the calls and outside their device time): no input is then
-        L2-resident, and the lines the unmask dirtied are written back here, not during
-        the calls (a write would leave them dirty, to be written back inside the calls).
-        The buffer is allocated for each flush, so there is no kept buffer a candidate
-        could swap for a smaller one behind a large shape."""
-        size = max(2 * torch.cuda.get_device_properties(self.device).L2_cache_size, 1 << 20)
+    def _flush_l2(self, size: int) -> None:
+        """Read ``size`` bytes (the audit's :func:`l2_flush_bytes`: twice the L2 cache) of
+        a buffer allocated here, now (inside the request, before the calls and outside
+        their device time): no input is then L2-resident, and the lines the unmask dirtied
+        are written back here, not during the calls (a write would leave them dirty, to be
+        written back inside the calls). The buffer is allocated for each flush, so there
+        is no kept buffer a candidate could swap for a smaller one; the size comes with
+        the request, so there is no lookup of the cache's size it could shrink."""
+        if type(size) is not int:
+            raise CandidateError("harness integrity: the request's flush size was replaced")
         _sum(_empty(size, dtype=torch.uint8, device=self.device))
 
     def stage(self, request: dict) -> dict:
@@ -711,50 +823,6 @@ class Worker:
             self.stand_in_graph = (graph, tick)
         self._sync()
         return {}
-
-    def collect(self, request: dict) -> dict:
-        """Check the last trial's outputs (type, density, device, aliasing: what only this
-        process can see) and copy call k's into slot k. Per call, per output: None when
-        it is in its slot, else its dtype and shape (it did not fit: the audit names the
-        mismatch). A call that returned another number of outputs copies none of them."""
-        n_outputs = request["n_outputs"]
-        entries, spans = [], []
-        _gc_disable()  # as the harness left it: no collection (and no callback) in here
-        if _gc_isenabled():
-            raise CandidateError("harness integrity: candidate code replaced gc.disable")
-        # An output in a slot would skip its own copy, which the stand-in pays. After the
-        # check, nothing here runs candidate code: the containers are of the exact types
-        # the check saw, taken as they are now, and every output is a plain tensor.
-        problems = _state_problems(self)
-        if problems:
-            raise CandidateError(f"harness integrity: candidate code replaced {problems[0]}")
-        lent = [tuple(slot) for slot in self.slots]
-        produced_now = list(self.produced)
-        if not all(type(e) is tuple and len(e) == 2 and type(e[0]) is str
-                   for e in produced_now):
-            raise CandidateError("harness integrity: candidate code replaced Worker.produced")
-        slots = [_span(t) for slot in lent for t in slot]
-        for index, (set_id, produced) in enumerate(produced_now):
-            outputs = self._checked(produced, set_id, spans, slots)
-            slot = lent[index] if index < len(lent) else None
-            if slot is None:
-                raise CandidateError(f"call {index + 1} has no output slot")
-            if len(outputs) != n_outputs:  # every output named: the audit counts them
-                if len(outputs) > MAX_OUTPUTS:
-                    raise CandidateError(f"call {index + 1} returned {len(outputs)} outputs")
-                entries.append([_described(out) for out in outputs])
-                continue
-            entry = []
-            for out, target in zip(outputs, slot):
-                if out.shape == target.shape and out.dtype == target.dtype:
-                    target.copy_(out, non_blocking=True)
-                    entry.append(None)
-                else:
-                    entry.append(_described(out))
-            entries.append(entry)
-        self._sync()
-        self.produced = []
-        return {"outputs": entries}
 
     def changed(self, request: dict) -> dict:
         """Which private (device) copies of inputs differ from what the audit staged
@@ -794,42 +862,6 @@ class Worker:
                 if not verdict[key]:
                     changed.append([set_id, index])
         return {"changed": changed}
-
-    def _checked(self, produced: object, set_id: str, spans: list[tuple[int, int, str]],
-                 slots: list[tuple[int, int, str]]) -> list[torch.Tensor]:
-        if type(produced) in (tuple, list):
-            outputs = tuple(produced)
-        elif isinstance(produced, (tuple, list)):  # its iteration would be candidate code
-            raise CandidateError(f"outputs are a {type(produced).__name__}, not a plain "
-                                 "tuple or list")
-        else:
-            outputs = (produced,)
-        input_spans = [(i, _span(t)) for i, t in enumerate(self.sets[set_id])
-                       if isinstance(t, torch.Tensor)]
-        checked = []
-        for index, out in enumerate(outputs):
-            if type(out) is not torch.Tensor:
-                raise CandidateError(f"output {index} is {type(out).__name__}, not a plain "
-                                     "torch.Tensor")
-            if out.layout != torch.strided or out.is_meta or out.requires_grad:
-                raise CandidateError(f"output {index} must be a dense, materialised tensor "
-                                     "without autograd history")
-            if out.device.type != self.device.type:
-                raise CandidateError(f"output {index} is on {out.device}, the inputs on "
-                                     f"{self.device}")
-            span = _span(out)
-            for i, other in input_spans:
-                if _overlaps(span, other):
-                    raise CandidateError(f"output {index} aliases input {i}")
-            if any(_overlaps(span, other) for other in spans):
-                raise CandidateError(f"output {index} aliases an output of another call "
-                                     "(a cached or reused result)")
-            if any(_overlaps(span, other) for other in slots):
-                raise CandidateError(f"output {index} lies in the harness's output slots "
-                                     "(outputs are the candidate's own tensors)")
-            spans.append(span)
-            checked.append(out.detach())
-        return checked
 
     # ----------------------------------------------------------------- serving
     def warm(self, request: dict) -> dict:
@@ -884,7 +916,7 @@ class Worker:
             end.record()
             _synchronize(self.device)
             start.elapsed_time(end)
-            self._flush_l2()
+            self._flush_l2(l2_flush_bytes(self.device))
             self._sync()
 
     def _sync(self) -> None:
@@ -903,7 +935,8 @@ class Worker:
         veto = _refuse_audit_hooks
         sys.addaudithook(types.FunctionType(
             veto.__code__, {}, veto.__name__,
-            veto.__defaults__[:-1] + (_harness_functions(baseline),)))
+            veto.__defaults__[:-2] + (_harness_functions(baseline),
+                                      frozenset(map(id, list(sys.modules.values()))))))
         check = _integrity_problems
         check_code = check.__code__
         state = _state_problems

@@ -549,14 +549,19 @@ _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 #: own sleep (``nanosleep``, a futex or poll timeout) is cancelled by the freeze itself.
 #: And ``ptrace``: a process that makes its parent its tracer (``PTRACE_TRACEME``) and
 #: stops reports the stop to the worker's outer process, which no honest kernel needs.
+#: And the calls that act on the host's page cache or disks for everyone: ``sync``,
+#: ``syncfs`` and ``sync_file_range`` (writeback of every host file system, a stall for
+#: other processes) and ``fadvise64`` (``POSIX_FADV_DONTNEED`` on the readable library
+#: files drops them from the host's cache, slowing the next candidate's start).
 _DENIED = {
     "x86_64": (0xC000003E, 0x40000000, 41,
                (248, 249, 250, 323, 253, 254, 294, 300, 301, 53, 42, 425, 426, 427,
                 222, 283, 38, 37, 298, 317, 206, 188, 189, 190, 463, 237, 450, 447,
-                462, 314, 101)),
+                462, 314, 101, 162, 306, 277, 221)),
     "aarch64": (0xC00000B7, None, 198,
                 (217, 218, 219, 282, 26, 27, 262, 263, 199, 203, 425, 426, 427,
-                 107, 85, 103, 241, 277, 0, 5, 6, 7, 463, 235, 450, 447, 462, 274, 117)),
+                 107, 85, 103, 241, 277, 0, 5, 6, 7, 463, 235, 450, 447, 462, 274, 117,
+                 81, 267, 84, 223)),
 }
 #: Per architecture: ``unshare``, ``clone``, ``clone3``, ``setns``. A new user namespace
 #: would hand the worker every capability inside it: with its own network namespace and

@@ -56,7 +56,7 @@ from hf_eval.data import memory
 from hf_eval.data.schema import Definition, TaskConfig
 from hf_eval.data.schema import Timing as TimingConfig
 from hf_eval.families.registry import find
-from hf_eval.isolation.protocol import Cupti, Reply
+from hf_eval.isolation.protocol import Cupti, Reply, l2_flush_bytes
 from hf_eval.isolation.reveal import Arena
 from hf_eval.isolation.server import SAME_AS
 from hf_eval.isolation.workers import WorkerFailure, WorkerHandle
@@ -741,7 +741,9 @@ class Session:
         message = {"op": "trial", "method": method, "ids": [s.id for s in sets],
                    "refresh": [s.id for s in sets] if refresh else [],
                    "unmask": {"arena": arena.id, "seed": arena.seed} if arena else None,
-                   "n_outputs": len(self.definition.outputs), "flush": cold}
+                   "n_outputs": len(self.definition.outputs),
+                   "flush": l2_flush_bytes(self.device) if cold and self.device.type == "cuda"
+                   else 0}
         timeout = self.timeout * (TIMING_TIMEOUT_FACTOR if len(sets) > 1 or timed else 1)
         armed = profile and self.device.type == "cuda" and self._arm()
         seal = self._seal_plan(sets, judged)
