@@ -607,9 +607,10 @@ class Worker:
                  _tensor=_TENSOR, _strided=_STRIDED, _layout_of=_layout_of,
                  _is_meta=_is_meta, _requires_grad=_requires_grad, _device_of=_device_of,
                  _detach=_detach) -> list[torch.Tensor]:
-        """Call ``set_id``'s outputs as plain, dense tensors of the worker's device type that
-        alias no input, no earlier output and no slot. What it calls and reads is bound
-        in its defaults (fixed: the worker's audit hook refuses a change to them)."""
+        """The outputs ``produced`` by the call on set ``set_id``, checked: plain, dense
+        tensors of the worker's device type that alias no input, no earlier output and no
+        slot. What it calls and reads is bound in its defaults (the worker's audit hook
+        refuses a new defaults tuple)."""
         if type(produced) in (tuple, list):
             outputs = tuple(produced)
         elif isinstance(produced, (tuple, list)):  # its iteration would be candidate code
