@@ -8,7 +8,6 @@ sys.setprofile event, in the serve loop) so the state stays as the harness left 
 import sys
 
 import lent_kit
-import torch
 
 K = {"armed": False, "saved": None}
 BUSY = [0]
@@ -17,24 +16,15 @@ def hook(event, args):
         return
     BUSY[0] = 1
     try:
-        f = sys._getframe(1)
-        names = []
-        while f is not None:
-            names.append(f.f_code.co_name)
-            if f.f_code.co_name in ("collect", "serve"):
-                break
-            f = f.f_back
+        f = lent_kit.collect_or_serve_frame(1)
         if f is None:
             return
         if f.f_code.co_name == "collect" and K["armed"] and K["saved"] is None:
             worker = f.f_locals["self"]
-            K["saved"] = [(s, list(s)) for s in worker.slots]
-            for s in worker.slots:
-                s[:] = [torch.empty_like(t) for t in s]
+            K["saved"] = lent_kit.swap_in_dummies(worker.slots)
             K["armed"] = False
         elif f.f_code.co_name == "serve" and K["saved"] is not None:
-            for s, orig in K["saved"]:
-                s[:] = orig
+            lent_kit.restore_slots(K["saved"])
             K["saved"] = None
     finally:
         BUSY[0] = 0

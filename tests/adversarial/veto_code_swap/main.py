@@ -7,7 +7,6 @@ refused, so no hook is added and the garbage is what the audit judges."""
 import sys
 
 import lent_kit
-import torch
 
 K = {"armed": False, "saved": None}
 BUSY = [0]
@@ -16,26 +15,17 @@ def hook(event, args):
         return
     BUSY[0] = 1
     try:
-        f = sys._getframe(1)
-        names = []
-        while f is not None:
-            names.append(f.f_code.co_name)
-            if f.f_code.co_name in ("collect", "serve"):
-                break
-            f = f.f_back
+        f = lent_kit.collect_or_serve_frame(1)
         if f is None:
             return
         if f.f_code.co_name == "collect" and K["armed"] and K["saved"] is None:
             worker = f.f_locals["self"]
-            K["saved"] = [(s, list(s)) for s in worker.slots]
-            for s in worker.slots:
-                s[:] = [torch.empty_like(t) for t in s]
+            K["saved"] = lent_kit.swap_in_dummies(worker.slots)
             K["lent"] = worker.lent
-            worker.lent = tuple((t.data_ptr(), t.nbytes) for s in worker.slots for t in s)
+            worker.lent = lent_kit.lent_record(worker.slots)
             K["armed"] = False
         elif f.f_code.co_name == "serve" and K["saved"] is not None:
-            for s, orig in K["saved"]:
-                s[:] = orig
+            lent_kit.restore_slots(K["saved"])
             f.f_locals["self"].lent = K["lent"]
             K["saved"] = None
     finally:
