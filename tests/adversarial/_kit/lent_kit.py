@@ -326,3 +326,52 @@ def rewritten_lent_slot(state):
         state.setdefault("keep", []).append(dummies)
         worker.lent = lent_record(worker.slots)
     return real, req
+
+
+def slot_swapping_hook(state, lent=False):
+    """An audit hook for the swap of the slot lists inside ``collect``: at a
+    ``sys.setprofile`` event inside the harness's ``collect`` while ``state["armed"]``, it
+    puts dummies in every slot list (:func:`swap_in_dummies`, kept in ``state["saved"]``)
+    and, with ``lent``, the worker's record of the lent slots rebuilt to match them; at the
+    next such event in ``serve`` it puts the slots (and the record) back. Events raised
+    while it runs are passed over."""
+    busy = [0]
+
+    def hook(event, args):
+        if busy[0] or event != "sys.setprofile":
+            return
+        busy[0] = 1
+        try:
+            f = collect_or_serve_frame(1)
+            if f is None:
+                return
+            if f.f_code.co_name == "collect" and state["armed"] and state["saved"] is None:
+                worker = f.f_locals["self"]
+                state["saved"] = swap_in_dummies(worker.slots)
+                if lent:
+                    state["lent"] = worker.lent
+                    worker.lent = lent_record(worker.slots)
+                state["armed"] = False
+            elif f.f_code.co_name == "serve" and state["saved"] is not None:
+                restore_slots(state["saved"])
+                if lent:
+                    f.f_locals["self"].lent = state["lent"]
+                state["saved"] = None
+        finally:
+            busy[0] = 0
+
+    return hook
+
+
+def arming_run(state):
+    """A candidate's ``run`` that writes the right answer into the call's lent output slot
+    (:func:`answer_in_slot`, counting in ``state``), sets ``state["armed"]`` and returns
+    :func:`filler`; honest outside a trial."""
+    def run(x, w, scale):
+        y, c, slot = answer_in_slot(state, x, w, scale)
+        if slot is None:
+            return y, c
+        state["armed"] = True
+        return filler(y, c)
+
+    return run
