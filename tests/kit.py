@@ -293,6 +293,82 @@ def assert_reference_keeps_inputs(name: str, label: str) -> None:
         assert same, key
 
 
+def solution_cases(names: Any, devices: list[str],
+                   runs_on: Callable[[dict[str, Any], str], bool] = declares) -> list[tuple]:
+    """``(definition, solution, case label, device)`` for every solution of each definition
+    in ``names``, every sample case and every one of ``devices`` the solution file runs on
+    (``runs_on(solution_json, device)``)."""
+    return [(name, sol["name"], case["label"], device)
+            for name in names for sol in solutions_json_for(name) for case in cases(name)
+            for device in devices if runs_on(sol, device)]
+
+
+def run_solution_on_case(name: str, solution_name: str, label: str, device: str,
+                         keys: Any) -> tuple:
+    """Run the solution's ``run`` and the reference on fresh copies of a sample case's
+    inputs ``keys`` (in that order) moved to ``device``; asserts the output has the
+    reference's shape, dtype and device, is contiguous and is no input. Returns ``(module
+    namespace, args, copies of args taken before, reference output, output)``."""
+    module = solution_namespace(solution_name)
+    inputs = fresh_case_inputs(name, label)
+    call_args = [inputs[key].to(device) for key in keys]
+    before = [a.clone() for a in call_args]
+    ref = reference(name)(*call_args)
+    out = module["run"](*call_args)
+    assert out.shape == ref.shape and out.dtype == ref.dtype and out.device == ref.device
+    assert out.is_contiguous()
+    assert all(out.data_ptr() != a.data_ptr() for a in call_args)
+    return module, call_args, before, ref, out
+
+
+def assert_unchanged(tensors: list[torch.Tensor], before: list[torch.Tensor]) -> None:
+    """Each tensor still equals its copy taken before (no input was modified)."""
+    for a, b in zip(tensors, before, strict=True):
+        assert torch.equal(a, b)
+
+
+def checked_task_config(name: str, workloads: str, tolerance: dict[str, Any]) -> dict[str, Any]:
+    """The task JSON, asserted to name the definition, its workload file ``workloads`` (the
+    one path), the ``tolerance`` given and a held-out dev set."""
+    config = task_json(name)
+    assert config["definition"] == name
+    assert config["workloads"] == [workloads]
+    assert config["tolerance"] == tolerance
+    assert_dev_held_out(name, config["dev"])
+    return config
+
+
+def checked_task_json(name: str, solution_name: str, definition_schema: Any,
+                      solution_schema: Any) -> dict[str, Any]:
+    """The definition and solution files validated by the schemas given, the solution
+    asserted to be of the definition and not destination-passing; returns the task JSON,
+    asserted to name the definition."""
+    definition_schema.model_validate(definition_json(name))
+    sol = solution_json(solution_name)
+    solution_schema.model_validate(sol)
+    assert sol["definition"] == name and sol["spec"]["destination_passing_style"] is False
+    config = task_json(name)
+    assert config["definition"] == name
+    return config
+
+
+def run_entry_on_case(entry: Any, name: str, label: str) -> tuple[list[Any], list[Any]]:
+    """Run a loaded solution ``entry`` (through its ``prepare`` when it has one) on a sample
+    case and assert every output passes the task's tolerance against the case's reference;
+    returns the arguments and copies of them taken before the call."""
+    from hf_eval.judge.acceptance import compare_outputs
+
+    call_args = args(name, case_inputs(name, label))
+    before = [a.clone() if isinstance(a, torch.Tensor) else a for a in call_args]
+    expected = case_reference(name, label)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = entry.prepare(*call_args)() if entry.prepare else entry.run(*call_args)
+    verdicts = compare_outputs(list(definition(name).outputs), got, expected,
+                               task(name).tolerance_for)
+    assert all(v.passed for v in verdicts), [v.to_json() for v in verdicts]
+    return call_args, before
+
+
 def assert_within_task_tolerance(name: str, out: Any, ref: Any) -> None:
     """``out`` has the reference's dtype and shape, is finite, and every element is within
     the task's ``atol + rtol * |ref|``."""
@@ -305,6 +381,33 @@ def assert_within_task_tolerance(name: str, out: Any, ref: Any) -> None:
 
 def _bytes(tensor: torch.Tensor) -> bytes:
     return tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
+def generated_twice(generate: Callable[[str, dict, int], dict], name: str,
+                    case: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The family generator's inputs for a case, made twice from its params and seed,
+    asserted to be the definition's inputs in the definition's order."""
+    first = generate(name, case["params"], case["seed"])
+    second = generate(name, case["params"], case["seed"])
+    assert list(first) == list(definition_json(name)["inputs"])
+    return first, second
+
+
+def assert_inputs_as_specified(spec: dict[str, Any], first: dict[str, Any],
+                               second: dict[str, Any], sizes: dict[str, int],
+                               dtypes: dict[str, torch.dtype]) -> None:
+    """Generated inputs ``first`` match the definition JSON ``spec``: a scalar is a float
+    equal to its value in ``second``; a tensor has its dtype (named in ``dtypes``), the
+    shape given by ``sizes`` and the bytes of its twin in ``second``."""
+    for key, value in first.items():
+        input_spec = spec["inputs"][key]
+        if input_spec["shape"] is None:
+            assert isinstance(value, float) and value == second[key]
+            continue
+        assert value.dtype == dtypes[input_spec["dtype"]]
+        assert list(value.shape) == [sizes[a] for a in input_spec["shape"]]
+        assert value.view(torch.int8).numpy().tobytes() == \
+            second[key].view(torch.int8).numpy().tobytes()
 
 
 def assert_generator_deterministic(name: str, generate: Callable[[str, dict, int], dict],

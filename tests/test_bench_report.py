@@ -39,6 +39,13 @@ def _bench_line(solution: str, ms: float) -> dict:
             "timing": {"graph": {"median_ms": ms}}, "ceilings": CEILINGS}
 
 
+def _refusal(folder: Path) -> str:
+    """The message of the ``DataError`` with which the report refuses ``folder``."""
+    with pytest.raises(DataError) as info:
+        h200_report.build(folder, ROOT)
+    return str(info.value)
+
+
 def _folder(tmp_path: Path, audit: list[dict], bench: list[dict]) -> Path:
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in audit))
     (tmp_path / "bench.jsonl").write_text("".join(json.dumps(r) + "\n" for r in bench))
@@ -85,9 +92,7 @@ def test_an_audit_line_that_is_not_a_valid_record_stops_the_report(dataset, tmp_
     lines = _audit_lines(dataset, name)
     lines[1]["status"] = "INCORRECT_NUMERICL"
     folder = _folder(tmp_path, lines, [_bench_line(name, 0.2)])
-    with pytest.raises(DataError) as info:
-        h200_report.build(folder, ROOT)
-    assert str(info.value) == (
+    assert _refusal(folder) == (
         f"{folder / 'results.jsonl'}:2: not a valid record: status: must be one of PASSED, "
         "INCORRECT_SHAPE, INCORRECT_NUMERICAL, INCORRECT_DTYPE, RUNTIME_ERROR, "
         "COMPILE_ERROR, TIMEOUT, DATA_ERROR (got 'INCORRECT_NUMERICL')")
@@ -271,18 +276,14 @@ def test_a_session_of_another_gpu_is_refused_not_merged(dataset, tmp_path):
     (session / "bench.jsonl").write_text(json.dumps(_bench_line(name, 0.1)) + "\n")
     (session / "ceilings.json").write_text(json.dumps(
         {**CEILINGS, "device": "NVIDIA H100 80GB HBM3"}))
-    with pytest.raises(DataError) as refused:
-        h200_report.build(folder, ROOT)
-    assert str(refused.value) == (
+    assert _refusal(folder) == (
         f"{session / 'ceilings.json'}: device: 'NVIDIA H100 80GB HBM3' is not the NVIDIA H200 "
         "this folder reports on; file another GPU's records outside it (results/h100/)")
     assert not (folder / "preferred-solutions.json").exists()
 
     (session / "ceilings.json").unlink()
-    with pytest.raises(DataError) as refused:
-        h200_report.build(folder, ROOT)
-    assert str(refused.value) == (f"{session}: holds device records but no ceilings*.json "
-                                  "naming the GPU they ran on")
+    assert _refusal(folder) == (f"{session}: holds device records but no ceilings*.json "
+                                "naming the GPU they ran on")
 
     (session / "ceilings.json").write_text(json.dumps({**CEILINGS, "device": "NVIDIA H200"}))
     h200_report.build(folder, ROOT)
@@ -310,19 +311,15 @@ def test_a_run_folder_of_audits_only_names_the_gpu_in_every_record(dataset, tmp_
 
     lines[1]["environment"]["gpu"] = "NVIDIA H100 80GB HBM3"
     write()
-    with pytest.raises(DataError) as refused:
-        h200_report.build(folder, ROOT)
-    assert str(refused.value) == (
+    assert _refusal(folder) == (
         f"{run / 'results.jsonl'}:2: environment.gpu: 'NVIDIA H100 80GB HBM3' is not the "
         "NVIDIA H200 this folder reports on; file another GPU's records outside it "
         "(results/h100/)")
 
     del lines[1]["environment"]
     write()
-    with pytest.raises(DataError) as refused:
-        h200_report.build(folder, ROOT)
-    assert str(refused.value) == (f"{run}: holds device records but no ceilings*.json "
-                                  "naming the GPU they ran on")
+    assert _refusal(folder) == (f"{run}: holds device records but no ceilings*.json "
+                                "naming the GPU they ran on")
 
 
 def test_coverage_names_each_missing_audit_and_benchmark_shape(dataset, tmp_path):

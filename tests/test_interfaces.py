@@ -471,20 +471,14 @@ def test_a_tagged_definition_requires_the_file(toy_root):
 
 def test_a_missing_entry_is_reported_in_either_file(toy_root, audit, reading):
     _tag_toy(toy_root)
-    published, wheel_reading = _toy_files(audit, reading)
-    published["definitions"][0]["definition"] = "another_definition"
-    _write(toy_root, published, wheel_reading)
-    assert _check(toy_root) == [
-        f"{AUDIT_PATH}: definitions: no entry for definition '{TOY}'",
-        f"{AUDIT_PATH}: definitions: entry for unknown definition 'another_definition'",
-    ]
-    published, wheel_reading = _toy_files(audit, reading)
-    wheel_reading["entries"][0]["definition"] = "another_definition"
-    _write(toy_root, published, wheel_reading)
-    assert _check(toy_root) == [
-        f"{READING_PATH}: entries: no entry for definition '{TOY}'",
-        f"{READING_PATH}: entries: entry for unknown definition 'another_definition'",
-    ]
+    for edited, path, field in ((0, AUDIT_PATH, "definitions"), (1, READING_PATH, "entries")):
+        files = _toy_files(audit, reading)  # (published, wheel_reading)
+        files[edited][field][0]["definition"] = "another_definition"
+        _write(toy_root, *files)
+        assert _check(toy_root) == [
+            f"{path}: {field}: no entry for definition '{TOY}'",
+            f"{path}: {field}: entry for unknown definition 'another_definition'",
+        ]
 
 
 def test_a_published_audit_without_a_wheel_reading_is_checked_alone(toy_root, audit,

@@ -120,14 +120,7 @@ def _block_scores(q, Kc_pages, page_table, lengths, width):
 def test_adapter_matches_the_reference_on_sample_cases(name, label, monkeypatch, tmp_path):
     definition = NEW[name][0]
     entry = load_with_stand_ins(name, monkeypatch, tmp_path)
-    args = kit.args(definition, kit.case_inputs(definition, label))
-    before = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-    expected = kit.case_reference(definition, label)
-    expected = expected if isinstance(expected, tuple) else (expected,)
-    got = entry.prepare(*args)() if entry.prepare else entry.run(*args)
-    verdicts = compare_outputs(list(kit.definition(definition).outputs), got, expected,
-                               kit.task(definition).tolerance_for)
-    assert all(v.passed for v in verdicts), [v.to_json() for v in verdicts]
+    args, before = kit.run_entry_on_case(entry, definition, label)
     assert all(torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
                for a, b in zip(args, before)), "an input was modified"
 

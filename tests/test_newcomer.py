@@ -383,6 +383,15 @@ def passed_report(toy_root: Path, tmp_path: Path) -> Path:
     return report
 
 
+def _summarized(report: Path, tmp_path: Path):
+    """``hf_eval summarize`` of ``report`` into tmp_path/out, which must succeed without a
+    traceback."""
+    result = hf_eval("summarize", report, "--out", tmp_path / "out")
+    no_traceback(result)
+    assert result.returncode == 0
+    return result
+
+
 def tear_last_line(report: Path) -> None:
     data = report.read_bytes()
     report.write_bytes(data[:-40])  # an interrupted write: no newline, half a record
@@ -391,9 +400,7 @@ def tear_last_line(report: Path) -> None:
 def test_summarize_skips_exactly_a_torn_last_line_with_a_note(toy_root, tmp_path):
     report = passed_report(toy_root, tmp_path)
     tear_last_line(report)
-    result = hf_eval("summarize", report, "--out", tmp_path / "out")
-    no_traceback(result)
-    assert result.returncode == 0
+    result = _summarized(report, tmp_path)
     assert result.stderr.strip() == (f"note: {report}:3: ignored a torn last line (an "
                                      "interrupted write); that case is not summarized")
     summary = json.loads((tmp_path / "out/summary.json").read_text())
@@ -447,9 +454,7 @@ def skip_second_line(report: Path) -> None:
 def test_summarize_lists_an_invalid_record_and_counts_it_as_failed(toy_root, tmp_path):
     report = passed_report(toy_root, tmp_path)
     skip_second_line(report)
-    result = hf_eval("summarize", report, "--out", tmp_path / "out")
-    no_traceback(result)
-    assert result.returncode == 0
+    result = _summarized(report, tmp_path)
     assert result.stderr.splitlines() == [
         f"note: {report}:2: not a valid record: {SKIPPED_RULE}; counted as a failed case of "
         "torch_toy"]

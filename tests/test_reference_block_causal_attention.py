@@ -162,9 +162,7 @@ def test_reference_does_not_mutate_inputs(name: str) -> None:
 
 
 # ------------------------------------------------------------------------- solutions
-SOLUTION_CASES = [(name, sol["name"], case["label"], device)
-                  for name in NAMES for sol in solutions(name) for case in cases(name)
-                  for device in DEVICES if kit.declares(sol, device)]
+SOLUTION_CASES = kit.solution_cases(NAMES, DEVICES)
 
 
 @pytest.mark.parametrize(("name", "solution", "label", "device"), SOLUTION_CASES)
@@ -172,15 +170,8 @@ def test_solution_matches_reference_on_samples(name: str, solution: str, label: 
                                                device: str) -> None:
     sol = next(s for s in solutions(name) if s["name"] == solution)
     Solution.model_validate(sol)
-    module = kit.solution_namespace(solution)
-    inputs = kit.fresh_case_inputs(name, label)
-    args = [inputs[key].to(device) for key in definition(name)["inputs"]]
-    before = [a.clone() for a in args]
-    ref = reference(name)(*args)
-    out = module["run"](*args)
-    assert out.shape == ref.shape and out.dtype == ref.dtype and out.device == ref.device
-    assert out.is_contiguous()
-    assert all(out.data_ptr() != a.data_ptr() for a in args)
+    module, args, before, ref, out = kit.run_solution_on_case(name, solution, label, device,
+                                                              definition(name)["inputs"])
     tol = task(name)["tolerance"]
     assert tol["required_matched_ratio"] is None  # every element must match
     assert failing_fraction(out, ref, tol) == 0.0
@@ -189,8 +180,7 @@ def test_solution_matches_reference_on_samples(name: str, solution: str, label: 
         first, second = launch(), launch()
         assert failing_fraction(first, ref, tol) == 0.0
         assert first.data_ptr() != second.data_ptr()  # fresh output per launch
-    for a, b in zip(args, before, strict=True):
-        assert torch.equal(a, b)
+    kit.assert_unchanged(args, before)
 
 
 def test_samples_reject_a_kernel_with_the_wrong_mask_or_no_prefix() -> None:
@@ -222,9 +212,7 @@ def test_samples_reject_a_kernel_with_the_wrong_mask_or_no_prefix() -> None:
 def test_generator_is_deterministic_with_the_definition_shapes(name: str) -> None:
     spec = definition(name)
     for case in cases(name):
-        first = gen.generate(name, case["params"], case["seed"])
-        second = gen.generate(name, case["params"], case["seed"])
-        assert list(first) == list(spec["inputs"])
+        first, second = kit.generated_twice(gen.generate, name, case)
         params = case["params"]
         nq = (params["Nq"] if name == PREFIX
               else sum(length for _, length in params["segments"]))
@@ -275,12 +263,10 @@ def test_cases_cover_the_required_edge_cases() -> None:
 # ------------------------------------------------------------------------------ tasks
 @pytest.mark.parametrize("name", NAMES)
 def test_task_config(name: str) -> None:
-    config = task(name)
-    assert config["definition"] == name
-    assert config["workloads"] == [f"workloads/block_causal_attention/{name}.jsonl"]
-    assert config["tolerance"] == {"atol": 0.005, "rtol": 0.016,
-                                   "required_matched_ratio": None, "comparison": "allclose"}
-    kit.assert_dev_held_out(name, config["dev"])
+    config = kit.checked_task_config(
+        name, f"workloads/block_causal_attention/{name}.jsonl",
+        {"atol": 0.005, "rtol": 0.016,
+         "required_matched_ratio": None, "comparison": "allclose"})
     names = {s["name"]: s for s in solutions(name)}
     assert config["engine_baseline"] in names
     assert config["baseline"]["solution"] == config["engine_baseline"]

@@ -116,9 +116,7 @@ def test_reference_does_not_mutate_inputs(name: str) -> None:
 
 
 # ------------------------------------------------------------------------- solutions
-SOLUTION_CASES = [(name, sol["name"], case["label"], device)
-                  for name in NAMES for sol in solutions(name) for case in cases(name)
-                  for device in DEVICES if kit.declares(sol, device)]
+SOLUTION_CASES = kit.solution_cases(NAMES, DEVICES)
 
 
 @pytest.mark.parametrize(("name", "solution", "label", "device"), SOLUTION_CASES)
@@ -126,22 +124,14 @@ def test_solution_matches_reference_on_samples(name: str, solution: str, label: 
                                                device: str) -> None:
     sol = next(s for s in solutions(name) if s["name"] == solution)
     Solution.model_validate(sol)
-    module = kit.solution_namespace(solution)
-    inputs = kit.fresh_case_inputs(name, label)
-    args = [inputs[key].to(device) for key in ("Q", "K", "V")]
-    before = [a.clone() for a in args]
-    ref = reference(name)(*args)
-    out = module["run"](*args)
-    assert out.shape == ref.shape and out.dtype == ref.dtype and out.device == ref.device
-    assert out.is_contiguous()
-    assert all(out.data_ptr() != a.data_ptr() for a in args)
+    _, args, before, ref, out = kit.run_solution_on_case(name, solution, label, device,
+                                                         ("Q", "K", "V"))
     tol = task(name)["tolerance"]
     assert tol["required_matched_ratio"] == 0.9999
     # The 99.99 % allowance exists for rare fused-kernel misses on huge outputs; the torch
     # solution must match every element of these small samples.
     assert matched_ratio(out, ref, tol) == 1.0
-    for a, b in zip(args, before, strict=True):
-        assert torch.equal(a, b)
+    kit.assert_unchanged(args, before)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -170,9 +160,7 @@ def test_samples_reject_a_kernel_with_the_wrong_scale_or_a_lost_key(name: str) -
 def test_generator_is_deterministic_with_the_definition_shapes(name: str) -> None:
     spec = definition(name)
     for case in cases(name):
-        first = gen.generate(name, case["params"], case["seed"])
-        second = gen.generate(name, case["params"], case["seed"])
-        assert list(first) == list(spec["inputs"])
+        first, second = kit.generated_twice(gen.generate, name, case)
         axes = {**case["params"], "H": 32, "D": HEAD_DIM[name]}
         for key, tensor in first.items():
             want = spec["inputs"][key]
@@ -210,12 +198,10 @@ def test_peaky_case_is_peaky(name: str) -> None:
 # ------------------------------------------------------------------------------ tasks
 @pytest.mark.parametrize("name", NAMES)
 def test_task_config(name: str) -> None:
-    config = task(name)
-    assert config["definition"] == name
-    assert config["workloads"] == [f"workloads/dense_attention/{name}.jsonl"]
-    assert config["tolerance"] == {"atol": 0.005, "rtol": 0.016,
-                                   "required_matched_ratio": 0.9999, "comparison": "allclose"}
-    kit.assert_dev_held_out(name, config["dev"])
+    config = kit.checked_task_config(
+        name, f"workloads/dense_attention/{name}.jsonl",
+        {"atol": 0.005, "rtol": 0.016,
+         "required_matched_ratio": 0.9999, "comparison": "allclose"})
     names = {s["name"] for s in solutions(name)}
     # The engine's call is SDPA with cuDNN allowed first (docs/interface-audit); the baseline
     # is the same call under torch's default backend choice, which also runs on the CPU.

@@ -267,15 +267,7 @@ def test_generator_is_deterministic_and_matches_the_definition() -> None:
         assert list(first) == INPUT_ORDER
         sizes = dict(const, B=case["params"]["B"], P8=case["params"]["P8"],
                      P4=case["params"]["P4"])
-        for name, value in first.items():
-            input_spec = spec["inputs"][name]
-            if input_spec["shape"] is None:
-                assert isinstance(value, float) and value == second[name]
-                continue
-            assert value.dtype == dtypes[input_spec["dtype"]]
-            assert list(value.shape) == [sizes[a] for a in input_spec["shape"]]
-            assert value.view(torch.int8).numpy().tobytes() == \
-                second[name].view(torch.int8).numpy().tobytes()
+        kit.assert_inputs_as_specified(spec, first, second, sizes, dtypes)
 
 
 def test_generator_index_rows_follow_the_params() -> None:

@@ -233,9 +233,7 @@ def test_reference_does_not_mutate_inputs(name: str) -> None:
 
 
 # ------------------------------------------------------------------------- solutions
-SOLUTION_CASES = [(name, sol["name"], case["label"], device)
-                  for name in NAMES for sol in solutions(name) for case in cases(name)
-                  for device in DEVICES if runs_on(sol, device)]
+SOLUTION_CASES = kit.solution_cases(NAMES, DEVICES, runs_on)
 
 
 @pytest.mark.parametrize(("name", "solution", "label", "device"), SOLUTION_CASES)
@@ -255,8 +253,7 @@ def test_solution_matches_reference_on_samples(name: str, solution: str, label: 
         assert out.device == args[0].device and out.is_contiguous()
         assert all(out.data_ptr() != a.data_ptr() for a in args)
         assert matched_ratio(out, ref, tol) == 1.0
-    for a, b in zip(args, before, strict=True):
-        assert torch.equal(a, b)
+    kit.assert_unchanged(args, before)
 
 
 TILINGS = {
@@ -329,9 +326,7 @@ def test_samples_reject_a_truncated_window_or_the_wrong_scale(name: str) -> None
 def test_generator_is_deterministic_with_the_definition_shapes(name: str) -> None:
     spec = definition(name)
     for case in cases(name):
-        first = gen.generate(name, case["params"], case["seed"])
-        second = gen.generate(name, case["params"], case["seed"])
-        assert list(first) == list(spec["inputs"])
+        first, second = kit.generated_twice(gen.generate, name, case)
         axes = {**case["params"], "H": heads_of(name), "D": 64}
         for key, tensor in first.items():
             want = spec["inputs"][key]
@@ -372,12 +367,10 @@ def test_cases_cover_the_required_edge_cases(name: str) -> None:
 # ------------------------------------------------------------------------------ tasks
 @pytest.mark.parametrize("name", NAMES)
 def test_task_config(name: str) -> None:
-    config = task(name)
-    assert config["definition"] == name
-    assert config["workloads"] == [f"workloads/{OP}/{name}.jsonl"]
-    assert config["tolerance"] == {"atol": 0.005, "rtol": 0.016,
-                                   "required_matched_ratio": None, "comparison": "allclose"}
-    kit.assert_dev_held_out(name, config["dev"])
+    config = kit.checked_task_config(
+        name, f"workloads/{OP}/{name}.jsonl",
+        {"atol": 0.005, "rtol": 0.016,
+         "required_matched_ratio": None, "comparison": "allclose"})
     sol = torch_solution(name)
     assert runs_on(sol, "cpu") and runs_on(sol, "cuda")
     # SGLang's FlexAttention path, audited on the H200

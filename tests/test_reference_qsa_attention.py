@@ -218,12 +218,7 @@ def test_cases_cover_the_edge_cases() -> None:
 
 # ------------------------------------------------------------------ JSON artefacts
 def test_json_files_validate_and_task_is_consistent() -> None:
-    FIDefinition.model_validate(definition())
-    sol = kit.solution_json(SOLUTION)
-    FISolution.model_validate(sol)
-    assert sol["definition"] == NAME and sol["spec"]["destination_passing_style"] is False
-    task = kit.task_json(NAME)
-    assert task["definition"] == NAME
+    task = kit.checked_task_json(NAME, SOLUTION, FIDefinition, FISolution)
     assert task["tolerance"]["atol"] == ATOL and task["tolerance"]["rtol"] == RTOL
     kit.assert_dev_held_out(NAME, task["dev"])
     assert task["baseline"]["solution"] == SOLUTION

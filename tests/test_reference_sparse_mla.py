@@ -167,15 +167,7 @@ def test_generator_is_deterministic_and_matches_the_definition(topk: int) -> Non
         second = sparse_mla.generate(name, case["params"], case["seed"])
         assert list(first) == INPUT_ORDER
         sizes = dict(const, T=case["params"]["T"], S=case["params"]["S"])
-        for key, value in first.items():
-            input_spec = spec["inputs"][key]
-            if input_spec["shape"] is None:
-                assert isinstance(value, float) and value == second[key]
-                continue
-            assert value.dtype == dtypes[input_spec["dtype"]]
-            assert list(value.shape) == [sizes[a] for a in input_spec["shape"]]
-            assert value.view(torch.int8).numpy().tobytes() == \
-                second[key].view(torch.int8).numpy().tobytes()
+        kit.assert_inputs_as_specified(spec, first, second, sizes, dtypes)
         # Leading positions select rows visible to the query (causal), distinct unless
         # the case asks for duplicates.
         tokens, rows = case["params"]["T"], case["params"]["S"]

@@ -102,6 +102,15 @@ def assert_bad_input(result: subprocess.CompletedProcess, words: str) -> None:
     assert words in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 
+def _assert_refused_without_cuda(name: str, root_flag: str, tmp_path: Path, work: Path,
+                                 words: str) -> None:
+    """scripts/NAME on a published root (given with ``root_flag``) and its default device
+    refuses with ``words`` on a machine without CUDA (:func:`assert_bad_input`)."""
+    result = script(name, root_flag, build_published(tmp_path), cwd=work,
+                    cache=tmp_path / "cache")
+    assert_bad_input(result, words)
+
+
 # ------------------------------------------------------------------- audit_solutions.py
 def test_audit_defaults_first_workload_every_solution_locks_and_clone_cache(tmp_path, work):
     root = toy(tmp_path)
@@ -390,9 +399,8 @@ def test_benchmark_a_wrong_engine_output_stops_before_the_solutions(tmp_path, wo
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
 def test_benchmark_gpu_defaults_to_index_0(tmp_path, work):
-    result = script("benchmark_solutions.py", "--root", build_published(tmp_path),
-                    cwd=work, cache=tmp_path / "cache")
-    assert_bad_input(result, "--gpu 0: this machine has no usable CUDA device")
+    _assert_refused_without_cuda("benchmark_solutions.py", "--root", tmp_path, work,
+                                 "--gpu 0: this machine has no usable CUDA device")
 
 
 # ------------------------------------------------------------------- capture_inputs.py
@@ -411,9 +419,8 @@ def test_capture_inputs_replay_root_and_definition(tmp_path, work):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
 def test_capture_inputs_replay_device_defaults_to_cuda(tmp_path, work):
-    result = script("capture_inputs.py", "--replay-root", build_published(tmp_path),
-                    cwd=work, cache=tmp_path / "cache")
-    assert_bad_input(result, "--device cuda: this machine has no usable CUDA device")
+    _assert_refused_without_cuda("capture_inputs.py", "--replay-root", tmp_path, work,
+                                 "--device cuda: this machine has no usable CUDA device")
 
 
 def test_capture_inputs_import_capture_into_output_root(tmp_path, work):

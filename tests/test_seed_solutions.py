@@ -238,7 +238,6 @@ def test_adapter_matches_the_reference_on_sample_cases(name, label, monkeypatch,
     import sys
 
     from hf_eval.data.sources import load_entry
-    from hf_eval.judge.acceptance import compare_outputs
     from tests import library_fakes
 
     library_fakes.installed(monkeypatch)
@@ -246,14 +245,7 @@ def test_adapter_matches_the_reference_on_sample_cases(name, label, monkeypatch,
                         raising=False)
     definition = ALL[name][0]
     entry = load_entry(kit.solution(name), tmp_path)
-    args = kit.args(definition, kit.case_inputs(definition, label))
-    before = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-    expected = kit.case_reference(definition, label)
-    expected = expected if isinstance(expected, tuple) else (expected,)
-    got = entry.prepare(*args)() if entry.prepare else entry.run(*args)
-    verdicts = compare_outputs(list(kit.definition(definition).outputs), got, expected,
-                               kit.task(definition).tolerance_for)
-    assert all(v.passed for v in verdicts), [v.to_json() for v in verdicts]
+    args, before = kit.run_entry_on_case(entry, definition, label)
     for a, b in zip(args, before):
         assert not isinstance(a, torch.Tensor) or torch.equal(a, b), "inputs were modified"
 

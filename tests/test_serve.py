@@ -601,13 +601,18 @@ def test_sigterm_stops_the_server_cleanly(served):
     assert len(read_report(served.report)) == len(served.judged)
 
 
+def _connection(url: str) -> http.client.HTTPConnection:
+    """A connection to the server listening at ``url``."""
+    return http.client.HTTPConnection(urlsplit(url).hostname, urlsplit(url).port,
+                                      timeout=WAIT_S)
+
+
 def test_sigint_mid_request_answers_the_client_and_exits_0(tmp_path):
     root = build_toy_root(tmp_path)
     report, stderr = tmp_path / "serve.jsonl", tmp_path / "serve.stderr"
     process, url = start_server(root, report, tmp_path / "cache", stderr)
     try:
-        connection = http.client.HTTPConnection(urlsplit(url).hostname, urlsplit(url).port,
-                                                timeout=WAIT_S)
+        connection = _connection(url)
         body = {"definition": DEF, "suite": "sample", "main_py": GOOD_SOLUTION,
                 "name": "toy_interrupted"}
         connection.request("POST", "/audit", body=json.dumps(body).encode())
@@ -638,8 +643,7 @@ def test_a_stop_does_not_wait_for_a_candidate_that_imports_slowly(tmp_path):
     report, stderr = tmp_path / "serve.jsonl", tmp_path / "serve.stderr"
     process, url = start_server(root, report, tmp_path / "cache", stderr)
     try:
-        connection = http.client.HTTPConnection(urlsplit(url).hostname, urlsplit(url).port,
-                                                timeout=WAIT_S)
+        connection = _connection(url)
         body = {"definition": DEF, "suite": "sample", "name": "toy_sleeps_at_import",
                 "main_py": "import time\ntime.sleep(600)\n\n" + GOOD_SOLUTION}
         connection.request("POST", "/audit", body=json.dumps(body).encode())

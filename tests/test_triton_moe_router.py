@@ -7,9 +7,7 @@ reference on the committed sample cases: IDs exact, weights under the strict FP3
 Speed is measured only on the H200. Skipped when triton is not installed.
 """
 
-from tests.triton_kit import check_case, interpreter_only, load, sample_params  # noqa: I001
-
-import pytest
+from tests.triton_kit import interpreter_only, sample_case_test  # noqa: I001
 
 pytestmark = interpreter_only
 
@@ -17,9 +15,4 @@ SOLUTIONS = {
     "moe_router_gemm_topk_deepseek41_d5120_e384_topk6":
         "triton_splitk_gemm_topk_router_d5120_e384",
 }
-PARAMS, IDS = sample_params(SOLUTIONS)
-
-
-@pytest.mark.parametrize(("name", "case"), PARAMS, ids=IDS)
-def test_sample_case_within_tolerance(name, case):
-    check_case(*load(name, SOLUTIONS[name]), case)
+test_sample_case_within_tolerance = sample_case_test(SOLUTIONS)

@@ -7,9 +7,7 @@ task's tolerance.
 Speed is measured only on the H200. Skipped when triton is not installed.
 """
 
-from tests.triton_kit import check_case, interpreter_only, load, sample_params  # noqa: I001
-
-import pytest
+from tests.triton_kit import interpreter_only, sample_case_test  # noqa: I001
 
 pytestmark = interpreter_only
 
@@ -17,9 +15,4 @@ SOLUTIONS = {
     "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4":
         "triton_split_kv_sparse_gqa_decode_h24_kv2",
 }
-PARAMS, IDS = sample_params(SOLUTIONS)
-
-
-@pytest.mark.parametrize(("name", "case"), PARAMS, ids=IDS)
-def test_sample_case_within_tolerance(name, case):
-    check_case(*load(name, SOLUTIONS[name]), case)
+test_sample_case_within_tolerance = sample_case_test(SOLUTIONS)

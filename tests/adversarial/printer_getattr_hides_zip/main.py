@@ -11,10 +11,7 @@ import torch
 
 HIDE = ("zip", "poison")
 _HC = {"n": 0}
-def _hide(self, name):
-    _HC["n"] += 1
-    lent_kit.drop_findings(HIDE)
-    raise AttributeError(name)
+_hide = lent_kit.hiding_getattr(HIDE, _HC)
 
 
 sys.modules["hf_eval.isolation.server"].zip = lent_kit.tuple_slot_zip

@@ -9,12 +9,7 @@ import sys
 import lent_kit
 from pydantic._internal._model_construction import ModelMetaclass
 
-HIDE = ("zip", "poison")
 _HC = {"n": 0}
-def _hide(self, name):
-    _HC["n"] += 1
-    lent_kit.drop_findings(HIDE)
-    raise AttributeError(name)
 HIDE2 = ("unmask",)
 _orig_meta_getattr = ModelMetaclass.__dict__.get("__getattr__")
 def _meta_getattr(cls, name):
@@ -25,6 +20,7 @@ def _meta_getattr(cls, name):
 ModelMetaclass.__getattr__ = _meta_getattr
 
 HIDE = ('unmask',)
+_hide = lent_kit.hiding_getattr(HIDE, _HC)
 enum.property.__getattr__ = _hide  # socket's enum classes: the last namespaces checked
 
 srv = sys.modules["hf_eval.isolation.server"]

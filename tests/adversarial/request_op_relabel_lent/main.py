@@ -9,14 +9,10 @@ K = {}
 
 def run(x, w, scale):
     y, c = lent_kit.answer(x, w, scale)
-    found = lent_kit.trial_slot(K)
+    found = lent_kit.rewritten_lent_slot(K)
     if found is None:
         return y, c
-    worker, req, k = found
-    real, dummies = lent_kit.real_slot(K, worker.slots[k])
-    if dummies is not None:
-        K.setdefault("keep", []).append(dummies)
-        worker.lent = lent_kit.lent_record(worker.slots)
+    real, req = found
     req["op"] = "slots"
     lent_kit.write_slot(real, y, c)
     K["fired"] = K.get("fired", 0) + 1

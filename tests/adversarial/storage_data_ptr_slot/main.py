@@ -3,22 +3,12 @@ address inside the worker's overlap check, so that an output that is the lent sl
 itself (written with the answer) would pass the "lies in the output slots" check and be
 copied onto itself. The worker reads addresses through the C type's own accessors, and
 the class attribute is harness state."""
-import sys
 
 import lent_kit
 import torch
 
-_original = torch._C.StorageBase.data_ptr
-FAKE = [1 << 56]
 STATE = {}
-
-
-def data_ptr(self):
-    frame = sys._getframe(1)
-    if frame.f_code.co_name == "_span":
-        FAKE[0] += 1 << 32
-        return FAKE[0]
-    return _original(self)
+data_ptr = lent_kit.span_faking_data_ptr()
 
 
 torch.UntypedStorage.data_ptr = data_ptr

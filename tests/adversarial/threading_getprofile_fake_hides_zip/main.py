@@ -2,7 +2,6 @@
 the checks, so the replacement ran there and emptied the list of findings. The readers
 of the hooks must be bound before any candidate code."""
 import builtins
-import sys
 import threading
 
 import lent_kit
@@ -13,12 +12,7 @@ _zip = builtins.zip
 run = lent_kit.slot_writing_run(WORKER)
 _gt = threading.gettrace
 def _fake():
-    f = sys._getframe(1)
-    if f.f_code.co_name == "_cleared_hooks" and f.f_back is not None \
-            and f.f_back.f_code.co_name == "_state_problems":
-        s = f.f_back.f_back
-        if s is not None and s.f_code.co_name == "serve":
-            s.f_locals["tampered"].clear()
+    lent_kit.clear_tampered(1)
     return _gt()
 if WORKER is not None:
     threading.gettrace = _fake

@@ -2,16 +2,10 @@
 truncated buffer); lets the first refusal propagate."""
 import os
 
-import torch
+import lent_kit
 
 
 def run(x, w, scale):
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{name}")
-        except OSError:
-            continue
-        if target.startswith("/memfd:"):
-            os.ftruncate(int(name), 0)
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
+    for fd in lent_kit.memfds():
+        os.ftruncate(fd, 0)
+    return lent_kit.answer(x, w, scale)
