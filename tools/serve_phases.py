@@ -58,8 +58,8 @@ def clocked(owner: type, name: str, label=None) -> None:
 
 
 def instrument() -> None:
-    from hf_eval.judge import audit, trials
     from hf_eval.isolation import workers
+    from hf_eval.judge import audit, trials
 
     clocked(workers.WorkerHandle, "__init__", "worker start")
     clocked(workers.WorkerHandle, "close", "worker end")
