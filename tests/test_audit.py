@@ -62,6 +62,43 @@ def test_each_bad_candidate_gets_its_status(root_with_candidates, tmp_path):
     assert status["wrong_dtype"]["status"] == "INCORRECT_DTYPE"
 
 
+def _undeclared(record: dict) -> list[str]:
+    """Keys of a written record that :class:`CaseRecord` does not declare, and keys of its
+    typed parts (``timing``'s methods, ``outputs``, and each part typed as a TypedDict)
+    that the part does not declare."""
+    from typing import get_args, get_type_hints
+
+    from hf_eval.judge import records as model
+
+    hints = get_type_hints(model.CaseRecord)
+    found = [k for k in record if k not in model.CaseRecord.model_fields]
+    for key, value in record.items():
+        if key == "timing":
+            part, items = model.MethodTiming, list(value.values())
+        elif key == "outputs":
+            part, items = model.OutputPart, value
+        else:
+            typed = [a for a in get_args(hints.get(key)) if hasattr(a, "__total__")]
+            if not typed or not isinstance(value, dict):
+                continue
+            part, items = typed[0], [value]
+        declared = get_type_hints(part)
+        found += [f"{key}.{k}" for item in items for k in item if k not in declared]
+    return found
+
+
+def test_every_key_the_audit_writes_is_declared_and_typed(root_with_candidates, tmp_path):
+    """A record this harness writes holds no key that :class:`CaseRecord` (and, inside
+    ``timing``, ``outputs``, ``content``, ``reference``, ``flags``, ``second_input_set``,
+    its typed parts) does not declare: every status path of the candidates here (PASSED,
+    INCORRECT_NUMERICAL, RUNTIME_ERROR, COMPILE_ERROR, INCORRECT_DTYPE), timed."""
+    _, records = audit(root_with_candidates, tmp_path, suite="first")
+    assert {r["status"] for r in records} >= {"PASSED", "INCORRECT_NUMERICAL",
+                                              "RUNTIME_ERROR", "COMPILE_ERROR"}
+    assert any("timing" in r and r["timing"] for r in records)
+    assert [(r["solution"], _undeclared(r)) for r in records if _undeclared(r)] == []
+
+
 def test_mutation_does_not_leak_into_the_next_candidate(root_with_candidates, tmp_path):
     """Inputs are reloaded per workload; a mutating candidate cannot poison later ones."""
     _, records = audit(root_with_candidates, tmp_path,

@@ -1,8 +1,10 @@
 """What the audit returns: a status per case and the record written for it.
 
-The JSONL report holds these records one per line; :class:`CaseRecord` names the fields
-every reader relies on and keeps the rest (per-output errors, environment, reference
-source) as they were written, so a report of an older harness still loads.
+The JSONL report holds these records one per line. :class:`CaseRecord` declares every
+field this harness writes, with its parts typed (:class:`MethodTiming` per timing method,
+:class:`OutputPart` per output, :class:`ContentPart`, :class:`ReferencePart`,
+:class:`CheckPart`, :class:`FlagsPart`, :class:`FreshPart`); a key an older harness wrote
+is kept as written, so its report still loads and dumps unchanged.
 
 :func:`validate_record` is the one check a record passes before it is written
 (:class:`hf_eval.judge.report.ReportWriter`) and after it is read (:mod:`hf_eval.judge.report`'s
@@ -15,16 +17,167 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
+from typing_extensions import TypedDict
 
 from hf_eval.data.status import Status
+
+#: How a record's parts are read: a key of an older harness is kept as written, so its
+#: report still loads (a record this harness writes has none: ``test_records``).
+_PART = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+
+class OutputPart(TypedDict, total=False):
+    """One output's verdict in a record (:class:`hf_eval.judge.acceptance.OutputVerdict`)."""
+
+    __pydantic_config__ = _PART
+    name: str
+    """The output's name in the definition."""
+    passed: bool
+    """Whether the output is accepted."""
+    status: str
+    """Its verdict: PASSED, INCORRECT_SHAPE, INCORRECT_DTYPE or INCORRECT_NUMERICAL."""
+    reason: str
+    """Why it failed, one line; empty when it passed."""
+    numel: int
+    """Elements compared."""
+    mismatched: int
+    """Elements outside the tolerance (or different, where exact)."""
+    matched_ratio: float
+    """``(numel - mismatched) / numel``."""
+    max_absolute_error: float
+    """The largest ``|a - r|`` over elements whose inputs are finite."""
+    max_relative_error: float
+    """The largest ``|a - r| / (|r| + 1e-8)`` over elements whose inputs are finite."""
+    non_finite: int
+    """Elements where the candidate or the reference is NaN or infinite."""
+    rule: str
+    """The acceptance rule of the definition's family that judged it, where one did."""
+
+
+class MethodTiming(TypedDict, total=False):
+    """One timing method of a record (``timing.<method>``), per call, in milliseconds
+    (:func:`hf_eval.judge.trials.summarise`)."""
+
+    __pydantic_config__ = _PART
+    median_ms: float
+    """The reported figure: the median of the counted trials."""
+    median_us: float
+    """The same in microseconds (the published report's unit)."""
+    min_ms: float
+    """The fastest counted trial."""
+    max_ms: float
+    """The slowest counted trial."""
+    trials: int
+    """Timed trials."""
+    iters: int
+    """Calls per trial (each on content of its own)."""
+    calls: str
+    """What each call was: ``eager calls`` or ``graph replay``."""
+    l2: str
+    """``flushed`` (the cold method: the L2 cache evicted before the calls) or ``as
+    revealed``."""
+    clock: str
+    """What measured the device time: CUDA events, the worker's clock on CPU, or
+    ``cupti-span`` where CUPTI saw work off the timed stream."""
+    device_median_ms: float
+    """The median of the device times the worker claimed."""
+    host_median_ms: float
+    """The median of the audit's host times less the stand-in's floor."""
+    flagged: int
+    """Trials whose host time the device time did not explain (the guard)."""
+    allowance_trials: int
+    """Trials in which a judged call needed the timed-call allowance."""
+    host_implied_ms: float
+    """The device time the quietest trial's host time implies: no trial counts less."""
+    guard_slack_ms: float
+    """The guard's slack per call (the median over trials)."""
+    counted_trials_ms: list[float]
+    """Every trial as counted."""
+    device_trials_ms: list[float]
+    """Every trial's device time."""
+    host_trials_ms: list[float]
+    """Every trial's host time."""
+    phases_ms: list[dict[str, Any]] | dict[str, Any]
+    """Per trial, where the worker's request went (inputs, calls, outputs): a diagnostic
+    (one object for all trials in records of older harnesses)."""
+    cupti: dict[str, Any]
+    """CUPTI's view of the profiled trial (span, kernel time, activities per call, whether
+    work ran off the timed stream), or its error."""
+
+
+class ContentPart(TypedDict, total=False):
+    """What fresh content a case judged (``content``)."""
+
+    __pydantic_config__ = _PART
+    fresh_sets: int
+    """Distinct fresh input sets drawn for the case."""
+    undecided_rows: int
+    """Rows the acceptance rules could not decide on fresh content."""
+    fresh_calls_judged: int
+    """Calls on fresh content whose outputs were judged."""
+    fresh_calls_allowed: int
+    """Of those, the ones that passed through the timed-call allowance."""
+    secret_sha256: str
+    """SHA-256 of the audit's secret (the secret itself is never written)."""
+
+
+class ReferencePart(TypedDict, total=False):
+    """Where the case's reference outputs came from (``reference``)."""
+
+    __pydantic_config__ = _PART
+    source: str
+    """``computed``, ``cache`` or the file they were read from."""
+    seconds: float
+    """Seconds it took to have them."""
+
+
+class CheckPart(TypedDict, total=False):
+    """The verdict of one more check of a case (``second_input_set``, ``scale_probe``)."""
+
+    __pydantic_config__ = _PART
+    status: str
+    """PASSED, or the failure's status."""
+    changed: bool
+    """(second input set) Whether the fresh content differed from the workload's own."""
+    reason: str | None
+    """Why it failed; empty or null when it passed."""
+
+
+class FlagsPart(TypedDict, total=False):
+    """How the audit was asked to run (``flags``)."""
+
+    __pydantic_config__ = _PART
+    validation_only: bool
+    """No timing: the first call and the second input set only."""
+    strict_diagnostic: bool
+    """The task's diagnostic tolerance judged too."""
+    scale_probe: bool
+    """The scale probe ran."""
+
+
+class FreshPart(TypedDict, total=False):
+    """(A fresh row) The recipe its inputs were drawn from (``fresh``)."""
+
+    __pydantic_config__ = _PART
+    recipe: str
+    """The generator's case label."""
+    seed_sha256: str
+    """SHA-256 of the row's seed (the seed itself is never written)."""
+
+
+#: The fields a record has always been written with; any other is written only when set.
+_ALWAYS = frozenset({"definition", "workload", "solution", "status", "reason", "device",
+                     "timing", "baseline", "baseline_timed", "hashes"})
 
 
 class CaseRecord(BaseModel):
     """One line of an audit report: one solution on one workload.
 
-    Build one from a dict with :func:`validate_record`, which names the broken rule;
-    unknown keys are kept as written.
+    Build one from a dict with :func:`validate_record`, which names the broken rule. Every
+    field this harness writes is declared, its parts typed (:class:`MethodTiming`,
+    :class:`OutputPart`, :class:`ContentPart`, ...); a key of an older harness is kept as
+    written.
     """
 
     model_config = ConfigDict(extra="allow", use_enum_values=False,
@@ -42,7 +195,7 @@ class CaseRecord(BaseModel):
     """Why, for any status but PASSED: one line; empty when the case passed."""
     device: str = Field("cpu", min_length=1)
     """Where the candidate ran: ``cpu`` or ``cuda:N``."""
-    timing: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    timing: dict[str, MethodTiming] = Field(default_factory=dict)
     """Per method (``cold`` and ``graph`` on CUDA, ``eager`` and ``prepared`` on CPU or
     where no graph could be captured): per-call milliseconds (``median_ms``, ``min_ms``,
     ...), each trial counted at its device time, or at the audit's host time where the
@@ -60,6 +213,53 @@ class CaseRecord(BaseModel):
     """SHA-256 of the sources judged: ``definition``, ``task`` and ``solution``
     (:func:`hf_eval.data.sources.solution_hash`); ``--resume`` skips a case whose hashes it
     holds."""
+
+    axes: dict[str, int] | None = None
+    """The workload's variable axes."""
+    environment: dict[str, Any] | None = None
+    """Python, torch, platform, CPU count, device (and GPU, CUDA), git commit: what a reader
+    needs to reproduce or compare a timing."""
+    flags: FlagsPart | None = None
+    """How the audit was asked to run."""
+    fresh: FreshPart | None = None
+    """(A fresh row) The recipe its inputs were drawn from."""
+    reference: ReferencePart | None = None
+    """Where the reference outputs came from."""
+    wall_seconds: float | None = None
+    """Seconds this case took on the audit's clock."""
+    outputs: list[OutputPart] | None = None
+    """The first call's verdict per output."""
+    setup_ms: dict[str, float] | None = None
+    """Setup outside the call time, in ms: the worker's start and load, the first call,
+    ``prepare``, capture, warm-up, the profiler's start."""
+    second_input_set: CheckPart | None = None
+    """Fresh content in the workload's own buffers, called once."""
+    scale_probe: CheckPart | None = None
+    """(``audit --scale-probe``) One call on scaled inputs."""
+    content: ContentPart | None = None
+    """What fresh content the case judged."""
+    isolation: list[str] | None = None
+    """The walls the candidate's worker got, and how it started."""
+    timing_refused: str | None = None
+    """Why the case was not timed (no input that fresh content can vary)."""
+    graph_capture_error: str | None = None
+    """(CUDA) Why no graph could be captured: eager calls were timed instead."""
+    traceback: str | None = None
+    """(COMPILE_ERROR, RUNTIME_ERROR) The candidate's traceback, cut short."""
+    placement: dict[str, Any] | None = None
+    """(An audit spread over a Ray cluster) Where the case's lane ran: node, process,
+    accelerators, temporary folder."""
+    inputs_reloaded: list[Any] | None = None
+    """Inputs of the case found changed after the solution and reloaded (never expected:
+    the worker maps sealed copies)."""
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler):
+        """The record as it was written: a field this harness added later appears only
+        where the record has it."""
+        data = handler(self)
+        return {k: v for k, v in data.items()
+                if k in _ALWAYS or k in self.model_fields_set or k in (self.model_extra or {})}
 
     @property
     def passed(self) -> bool:
