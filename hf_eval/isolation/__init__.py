@@ -69,10 +69,12 @@ kernel state        seccomp refuses what allocates kernel       adversarial/netl
                     host-wide limit (socket kinds and options,  memory, perf_events_and_
                     perf events, AIO, own filters, ACLs, NUMA   reuseport, seccomp_stack_
                     policies, secret memory, page merging,      and_aio, socket_kinds_and_
-                    timers); 1,024 descriptors a process; no    dnotify, xattr_numa_
-                    core dump, not even piped; the host's       secretmem, file_table_
-                    open-file table is raised above every       within_reach, timer_sources,
-                    group's reach (:mod:`.limits`).             core_descriptors_merging
+                    timers) or acts on the host's page cache    dnotify, xattr_numa_
+                    and disks (``sync``, ``fadvise``); 1,024    secretmem, file_table_
+                    descriptors a process; no core dump, not    within_reach, timer_sources,
+                    even piped; the host's open-file table is   core_descriptors_merging,
+                    raised above every group's reach            host_cache_and_writeback
+                    (:mod:`.limits`).
 IPC                 IPC namespace per worker (SysV, POSIX       adversarial/sysv_shm,
                     queues); a private tmpfs ``/dev/shm``;      sysv_shm_again;
                     no network (netns, Landlock TCP).           adversarial/network
@@ -114,9 +116,16 @@ the worker          snapshotted before candidate code runs and  patch_torch,
                     set, and every profile and trace function   profile_hook_toctou,
                     cleared first (one set through the C API    gc_callback_slot_swap,
                     too); recv and send are bound before        gc_hidden_callback_toctou,
-                    candidate code (a check that only turns a   c_profile_hook_slot_swap
-                    patch into an error sooner: nothing the
-                    worker says is trusted).
+                    candidate code, the output path calls and   c_profile_hook_slot_swap,
+                    reads through its defaults and the C        class_collect_self_restoring,
+                    accessors, no module loaded before the      tensor_property_in_checked,
+                    candidate may change class, the L2 flush's  torch_module_class_in_
+                    size comes with the request. A tripwire:    checked, cuda_l2_props_shrink
+                    candidate code that writes the process's
+                    memory (``ctypes``) switches it off, so
+                    nothing the worker says is trusted; what
+                    still rests on it on CUDA is in
+                    ``docs/verdicts.md`` ("What remains").
 terminal            candidate text is printed with control      tests/test_report.py
                     characters escaped (``report.safe_text``).
 ==================  ==========================================  ===========================
