@@ -48,6 +48,22 @@ def test_honest_solution_passes_with_timings(toy_root, tmp_path):
     assert rec["environment"]["torch"] and rec["outputs"][1]["name"] == "positive_rows"
 
 
+def test_each_timing_says_what_the_stand_ins_output_copy_cost(toy_root, tmp_path):
+    """Every timed method records, per call, the stand-in's cheapest copy of its outputs
+    into the lent slots (its own clock, in each trial's phases): the share a candidate
+    that switched off the worker's own checks could fill with unseen work."""
+    import statistics
+
+    _, records = audit(toy_root, tmp_path, solutions="preferred", suite="first")
+    timing = records[0]["timing"]
+    assert timing
+    for method in timing.values():
+        copies = [p["stand_in_outputs"] for p in method["phases_ms"]]
+        assert len(copies) == method["trials"] and all(c >= 0 for c in copies)
+        assert method["output_copy_ms"] == pytest.approx(
+            statistics.median(copies) / method["iters"], abs=1e-4)  # phases: 4 decimals
+
+
 def test_each_bad_candidate_gets_its_status(root_with_candidates, tmp_path):
     code, records = audit(root_with_candidates, tmp_path, suite="first")
     status = {r["solution"]: r for r in records}

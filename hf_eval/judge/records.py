@@ -92,6 +92,11 @@ class MethodTiming(TypedDict, total=False):
     """The device time the quietest trial's host time implies: no trial counts less."""
     guard_slack_ms: float
     """The guard's slack per call (the median over trials)."""
+    output_copy_ms: float
+    """Per call, what the stand-in spent copying its outputs into the lent slots (the
+    median over trials of its cheapest run): the time a candidate that switched off the
+    worker's own checks could fill with work no timer sees (``docs/verdicts.md``, "What
+    remains")."""
     counted_trials_ms: list[float]
     """Every trial as counted."""
     device_trials_ms: list[float]

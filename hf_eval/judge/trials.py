@@ -763,23 +763,26 @@ class Session:
             raise _failure(Status.RUNTIME_ERROR, "the worker's processes did not stop "
                            "when frozen (while the stand-in was timed)", fatal=True)
         try:
-            runs = []
+            runs, copies = [], []
             for _ in range(STAND_IN_RUNS.get(self.device.type, 5)):
                 self._as_after_a_switch(wall_ms)
-                runs.append(self._clocked(self.stand_in, stand_in, judged,
-                                          self._seal_plan(sets, judged), timeout,
-                                          "stand-in")[1])
+                run, run_ms = self._clocked(self.stand_in, stand_in, judged,
+                                            self._seal_plan(sets, judged), timeout,
+                                            "stand-in")
+                runs.append(run_ms)
+                copies.append(run.phases_ms.get("outputs", 0.0))
         finally:
             self.handle.thaw()
         shape = (method, len(sets), cold)
         self._runs.setdefault(shape, []).extend(runs)
         clock = "cuda-events" if self.device.type == "cuda" else "cpu-clock"
         phases = {**{f"candidate_{k}": round(v, 4) for k, v in reply.phases_ms.items()},
-                  "candidate_wall": round(wall_ms, 4), "stand_in_runs": [round(r, 4) for r in runs]}
+                  "candidate_wall": round(wall_ms, 4), "stand_in_runs": [round(r, 4) for r in runs],
+                  "stand_in_outputs": round(min(copies), 4)}
         trial = TrialTime(device_ms=reply.event_ms, host_ms=wall_ms, clock=clock,
                           slack_ms=GUARD_MAX_MS, phases=phases,
                           allowance=self.fresh_allowed > allowed_before, wall_ms=wall_ms,
-                          shape=shape)
+                          shape=shape, copy_ms=min(copies))
         return verdict, self._against_the_floor(trial)
 
     def _against_the_floor(self, trial: TrialTime) -> TrialTime:
@@ -1047,6 +1050,11 @@ class TrialTime:
     wall_ms: float = 0.0
     #: The request's shape (method, calls, L2 flushed): the stand-in runs it is read against.
     shape: tuple[str, int, bool] = ("", 0, False)
+    #: What the stand-in spent copying this request's outputs into the lent slots (ms,
+    #: the least of its runs, on its own clock: it runs no candidate code). A candidate
+    #: that switched off the worker's own checks could fill that time with work no timer
+    #: sees (``docs/verdicts.md``, "What remains"): the record says how much it is.
+    copy_ms: float = 0.0
 
     @property
     def flagged(self) -> bool:
@@ -1103,6 +1111,7 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
            "allowance_trials": sum(t.allowance for t in trials),
            "host_implied_ms": floor / iters,
            "guard_slack_ms": round(statistics.median(t.slack_ms for t in trials) / iters, 6),
+           "output_copy_ms": round(statistics.median(t.copy_ms for t in trials) / iters, 6),
            # every trial, so a median moved by host noise in some trials can be read
            "counted_trials_ms": [round(c, 6) for c in counted],
            "device_trials_ms": [round(d, 6) for d in device],
