@@ -2,7 +2,7 @@
 
 Rules (harness.md, "The input checker"): every file valid against its schema; every
 workload's tensors match the definition's shapes, dtypes and constant axes, satisfy its
-constraints and its family's value rules (``hf_eval/families/<op_type>.py``), and hash to
+constraints and its family's value rules (``hf_eval/families/<op_type>/``), and hash to
 their content-addressed names; every workload has a receipt, and a receipt's engine
 outputs (``expected_output``) fit its definition, hash to their names and have the
 outputs' shapes and dtypes; task configs point at existing workloads and solutions; every

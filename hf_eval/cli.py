@@ -511,8 +511,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     r = gsub.add_parser("run", help="time GPU solutions at every benchmark shape (CUDA only)",
                         description="Measure the ceilings (or read --ceilings), then judge and "
                         "time the chosen GPU solutions at every benchmark shape "
-                        "(hf_eval/bench/shapes/<definition>.json; inputs drawn on the device, "
-                        "timing only). Appends one JSON line per definition, shape and "
+                        "(hf_eval/families/<op_type>/<definition>.shapes.json; inputs drawn on the "
+                        "device, timing only). Appends one JSON line per definition, shape and "
                         "solution to OUT/bench.jsonl. Exit 2 without a CUDA device.")
     r.add_argument("--out", type=Path, required=True,
                    help="directory for ceilings.json, bench.jsonl (and results.jsonl)")

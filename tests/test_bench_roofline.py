@@ -94,13 +94,14 @@ def test_derived_counts_from_inputs():
 
 
 def test_bad_formula_is_one_line_error(tmp_path):
-    bad = {"definitions": {"x": {"flops": "__import__('os')", "bytes": "1", "compute": "bf16"}}}
-    path = tmp_path / "roofline.json"
+    bad = {"flops": "__import__('os')", "bytes": "1", "compute": "bf16"}
+    path = tmp_path / "toy" / "x.roofline.json"
+    path.parent.mkdir()
     path.write_text(json.dumps(bad))
     with pytest.raises(DataError) as err:
-        roofline.load(path)
-    assert "definitions.x.flops" in str(err.value) and "\n" not in str(err.value)
-    bad["definitions"]["x"] = {"flops": "1", "bytes": "1", "compute": "fp4"}
+        roofline.load(tmp_path)
+    assert "x.roofline.json: flops" in str(err.value) and "\n" not in str(err.value)
+    bad = {"flops": "1", "bytes": "1", "compute": "fp4"}
     path.write_text(json.dumps(bad))
     with pytest.raises(DataError, match="compute"):
-        roofline.load(path)
+        roofline.load(tmp_path)

@@ -31,7 +31,7 @@ def dataset() -> Dataset:
 
 
 def test_every_definition_has_a_shape_file(dataset):
-    files = {p.stem for p in shapes.SHAPES_DIR.glob("*.json")}
+    files = set(shapes.shape_paths())
     assert set(dataset.definitions) <= files, sorted(set(dataset.definitions) - files)
     assert files <= set(dataset.definitions), sorted(files - set(dataset.definitions))
 

@@ -14,7 +14,7 @@ from hf_eval.data.schema import Definition
 from hf_eval.families import registry
 from hf_eval.families.base import Family
 from hf_eval.judge.input_sets import BATCH_INDEX_LIMIT, fresh_content, resample_floats
-from hf_eval.samples.cases import CASES_DIR
+from hf_eval.samples.cases import cases_path
 from tests import kit
 from tests.conftest import TOY_DEFINITION
 
@@ -39,8 +39,17 @@ def test_every_definition_has_its_family_registered_once():
 
 def test_every_definition_has_sample_recipes_and_its_family_a_generator():
     for name in DEFINITIONS:
-        assert (CASES_DIR / f"{name}.json").is_file(), name
+        assert cases_path(name).is_file(), name
         assert kit.cases(name), name
+
+
+def test_every_definitions_data_lies_in_the_folder_of_its_family():
+    """Cases, benchmark shapes and roofline of a definition sit beside its family's code."""
+    for kind in registry.DATA_KINDS:
+        found = registry.definition_files(kind)
+        assert set(found) == set(DEFINITIONS), kind
+        for name, path in found.items():
+            assert path.parent == registry.FAMILIES_DIR / kit.definition(name).op_type, path
 
 
 def test_a_definition_without_a_family_is_a_clear_error_where_one_is_needed():

@@ -30,11 +30,11 @@ REAL = "noncausal_dense_attention_h32_d64"
 @pytest.fixture
 def toy_sample(toy_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The toy root rebuilt as a generated sample of ``tests.fresh_generator`` (lazy ``w``)."""
-    cases = tmp_path / "cases"
-    write_json(cases / f"{TOY}.json", {"definition": TOY,
+    families = tmp_path / "families"
+    write_json(families / f"toy/{TOY}.cases.json", {"definition": TOY,
                                        "cases": [{"label": f"m{m}", "seed": m, "params": {"M": m}}
                                                  for m in (1, 5, 33)]})
-    monkeypatch.setattr(recipes, "CASES_DIR", cases)
+    monkeypatch.setattr(recipes, "FAMILIES_DIR", families)
     monkeypatch.setitem(registry.FAMILIES, "toy", fresh_generator.FAMILY)
     (toy_root / "captures.jsonl").write_text("")
     build_module.build(toy_root, [TOY])

@@ -15,7 +15,7 @@ from hf_eval.data.errors import DataError
 from hf_eval.dataset import open_dataset
 from hf_eval.families import registry
 from hf_eval.samples import build as build_module
-from hf_eval.samples.cases import CASES_DIR, cases_path, sample_uuid
+from hf_eval.samples.cases import cases_path, cases_paths, sample_uuid
 from tests.conftest import REPO
 
 NAME = "noncausal_dense_attention_h32_d64"
@@ -72,7 +72,7 @@ def test_every_definition_has_a_held_out_sample():
     """At least 12 cases per definition, labels and seeds distinct, dev a strict subset."""
     from tests import kit
 
-    for path in sorted(CASES_DIR.glob("*.json")):
+    for path in cases_paths().values():
         spec = json.loads(path.read_text())
         cases = spec["cases"]
         assert len(cases) >= 12, path.name
@@ -102,7 +102,7 @@ def test_cases_outside_the_published_domain_are_labelled_in_receipt_and_row():
 
     dataset = open_dataset(REPO)
     labelled = 0
-    for path in sorted(CASES_DIR.glob("*.json")):
+    for path in cases_paths().values():
         spec = json.loads(path.read_text())
         name = spec["definition"]
         for case in spec["cases"]:

@@ -90,8 +90,10 @@ def test_the_wheel_holds_the_harness_and_no_data(installed):
     names = zipfile.ZipFile(installed["wheel"]).namelist()
     for needed in ("hf_eval/cli.py", "hf_eval/data/hub.json", "hf_eval/samples/fresh.py",
                    "hf_eval/families/registry.py", "hf_eval/bench/goals.json",
-                   "hf_eval/bench/roofline.json", f"hf_eval/bench/shapes/{DEFINITION}.json",
-                   f"hf_eval/samples/cases/{DEFINITION}.json",
+                   f"hf_eval/families/{OP_TYPE}/__init__.py",
+                   f"hf_eval/families/{OP_TYPE}/{DEFINITION}.roofline.json",
+                   f"hf_eval/families/{OP_TYPE}/{DEFINITION}.shapes.json",
+                   f"hf_eval/families/{OP_TYPE}/{DEFINITION}.cases.json",
                    "hf_eval/kernel_acceptance/kernel_acceptance.py",
                    "hf_eval/kernel_acceptance/requirements.txt"):
         assert needed in names, needed

@@ -6,9 +6,11 @@ into the records under ``results/h200`` and the report in ``docs/h200``. It reus
 audit's lane (every call checked, fresh content, the audit's clock) and each family's
 benchmark inputs and counts.
 
-- :mod:`hf_eval.bench.shapes`: the shape files (``shapes/<definition>.json``), validated;
+- :mod:`hf_eval.bench.shapes`: the shape files (``<definition>.shapes.json`` in
+  ``hf_eval/families/<op_type>/``), validated;
   inputs of a shape drawn on the device;
-- :mod:`hf_eval.bench.roofline`: FLOPs and compulsory bytes (``roofline.json``), ceilings;
+- :mod:`hf_eval.bench.roofline`: FLOPs and compulsory bytes (``<definition>.roofline.json``
+  beside them), ceilings;
 - :mod:`hf_eval.bench.run`: ``hf-eval bench run``: time solutions at every shape;
 - :mod:`hf_eval.bench.report`: ``hf-eval bench report``: device-run files (results/h200) ->
   summary and preferred solutions (results/h200/report) and docs/h200/performance.md,

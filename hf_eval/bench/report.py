@@ -646,7 +646,8 @@ def performance_markdown(dataset: Dataset, audit: dict, bench: dict, ceilings: l
                 " No launch floor was measured in the last call: the launch-share goals are "
                 "not determined."),
              "", "**Roofline:** time = max(FLOPs / ceiling, compulsory bytes / copy bandwidth) "
-             "from hf_eval/bench/roofline.json (memory-bound entries: bytes only); fraction = "
+             "from hf_eval/families/<op_type>/<definition>.roofline.json (memory-bound entries: "
+             "bytes only); fraction = "
              "roofline time / measured median (CUDA-graph replay where capture worked, else the "
              "prepared launch or eager calls).", "",
              f"**Benchmark shapes:** {GENERATED_NOTE}", "",

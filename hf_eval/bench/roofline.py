@@ -1,11 +1,14 @@
 """Roofline of a definition's call: FLOPs and compulsory bytes, against measured ceilings.
 
-Why a data file: the formulas (``roofline.json``) are facts about each definition, not
+Why a data file: the formulas (``<definition>.roofline.json``, in the folder of the
+definition's family, ``hf_eval/families/<op_type>/``) are facts about each definition, not
 code; they are Python expressions over the definition's axes plus a few *derived* counts
 (visible query/key pairs, experts that receive rows, valid indices) that the axes alone
 cannot give. Each derived count has a default expression over the axes, used when the
 inputs are not at hand, and an exact count from the inputs, which the definition's op
-family declares (:attr:`hf_eval.families.base.Family.counts`).
+family declares (:attr:`hf_eval.families.base.Family.counts`). An entry holds ``flops``
+and ``bytes`` (the expressions), ``compute`` (the ceiling that applies to the FLOPs),
+``derived`` (each derived count's default expression) and a ``note``.
 
 The roofline time of one call is ``max(flops / peak_flops, bytes / bandwidth)`` with the
 peak that the entry's ``compute`` names (``bf16`` or ``fp8`` tensor cores; ``none`` for
@@ -27,11 +30,14 @@ import torch
 
 from hf_eval.data.errors import DataError
 from hf_eval.data.schema import Definition
+from hf_eval.families import registry
 from hf_eval.families.base import Count
 from hf_eval.families.registry import family_of
 from hf_eval.judge.timing import time_calls
 
-ROOFLINE_PATH = Path(__file__).with_name("roofline.json")
+#: The folder of the family folders that hold the roofline entries
+#: (``<op_type>/<name>.roofline.json``).
+FAMILIES_DIR = registry.FAMILIES_DIR
 COMPUTE_KINDS = ("bf16", "fp8", "none")
 CEILING_KEYS = ("bf16_flops", "fp8_flops", "bytes_per_s", "launch_s")
 #: Kernels in the graph whose replay measures the launch floor (:func:`_launch_s`).
@@ -82,28 +88,37 @@ def _evaluate(text: str, names: dict[str, float], where: str, field: str) -> flo
         raise DataError(where, f"unknown name in formula ({err})", field=field) from None
 
 
-def load(path: Path = ROOFLINE_PATH) -> dict[str, dict]:
-    """The per-definition entries of ``roofline.json``, shape-checked."""
+def roofline_path(name: str, op_type: str | None = None) -> Path:
+    """The roofline file of definition ``name``, in its family's folder."""
+    return registry.definition_file(name, "roofline", FAMILIES_DIR, op_type)
+
+
+def _load_entry(path: Path) -> dict:
+    """One ``<definition>.roofline.json``, shape-checked."""
     where = str(path)
     try:
-        data = json.loads(path.read_text())
+        entry = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as err:
         raise DataError(where, f"cannot read the roofline file ({err})") from None
-    entries = data.get("definitions")
-    if not isinstance(entries, dict):
-        raise DataError(where, "must hold an object 'definitions'", field="definitions")
-    for name, entry in entries.items():
-        for key in ("flops", "bytes", "compute"):
-            if not isinstance(entry.get(key), str):
-                raise DataError(where, "must be a string", field=f"definitions.{name}.{key}")
-        if entry["compute"] not in COMPUTE_KINDS:
-            raise DataError(where, f"must be one of {COMPUTE_KINDS}",
-                            field=f"definitions.{name}.compute")
-        for key in ("flops", "bytes"):
-            _check_expression(entry[key], where, f"definitions.{name}.{key}")
-        for derived, text in entry.get("derived", {}).items():
-            _check_expression(text, where, f"definitions.{name}.derived.{derived}")
-    return entries
+    if not isinstance(entry, dict):
+        raise DataError(where, "must hold an object")
+    for key in ("flops", "bytes", "compute"):
+        if not isinstance(entry.get(key), str):
+            raise DataError(where, "must be a string", field=key)
+    if entry["compute"] not in COMPUTE_KINDS:
+        raise DataError(where, f"must be one of {COMPUTE_KINDS}", field="compute")
+    for key in ("flops", "bytes"):
+        _check_expression(entry[key], where, key)
+    for derived, text in entry.get("derived", {}).items():
+        _check_expression(text, where, f"derived.{derived}")
+    return entry
+
+
+def load(root: Path | None = None) -> dict[str, dict]:
+    """Every definition's roofline entry, by name: ``<root>/<op_type>/<name>.roofline.json``
+    (``root`` defaults to :data:`FAMILIES_DIR`), each shape-checked."""
+    paths = registry.definition_files("roofline", FAMILIES_DIR if root is None else root)
+    return {name: _load_entry(path) for name, path in paths.items()}
 
 
 # ------------------------------------------------------------------ exact derived counts
@@ -114,9 +129,9 @@ def _counts(definition: Definition, entry: dict) -> dict[str, Count]:
     known = family_of(definition, "exact roofline count").counts
     unknown = sorted(set(entry["derived"]) - set(known))
     if unknown:
-        raise DataError(str(ROOFLINE_PATH), f"the {definition.op_type} family counts no "
-                        f"{', '.join(unknown)} (hf_eval/families/{definition.op_type}.py)",
-                        field=f"definitions.{definition.name}.derived")
+        raise DataError(str(roofline_path(definition.name, definition.op_type)),
+                        f"the {definition.op_type} family counts no {', '.join(unknown)} "
+                        f"(hf_eval/families/{definition.op_type}/__init__.py)", field="derived")
     return {name: known[name] for name in entry["derived"]}
 
 
@@ -146,18 +161,17 @@ def cost(definition: Definition, axes: dict[str, int], inputs: dict | None = Non
     the entry's default expressions.
     """
     entries = entries if entries is not None else load()
-    where = str(ROOFLINE_PATH)
+    where = str(roofline_path(definition.name, definition.op_type))
     entry = entries.get(definition.name)
     if entry is None:
-        raise DataError(where, f"no roofline entry for definition {definition.name!r}",
-                        field="definitions")
+        raise DataError(where, f"no roofline entry for definition {definition.name!r}")
     names: dict[str, float] = {**definition.const_axes, **axes}
     exact = dict(counts) if counts is not None else derived_counts(definition, entry, inputs)
     for derived, text in entry.get("derived", {}).items():
         names[derived] = exact[derived] if derived in exact else _evaluate(
-            text, names, where, f"definitions.{definition.name}.derived.{derived}")
-    flops = _evaluate(entry["flops"], names, where, f"definitions.{definition.name}.flops")
-    nbytes = _evaluate(entry["bytes"], names, where, f"definitions.{definition.name}.bytes")
+            text, names, where, f"derived.{derived}")
+    flops = _evaluate(entry["flops"], names, where, "flops")
+    nbytes = _evaluate(entry["bytes"], names, where, "bytes")
     return Cost(flops, nbytes, entry["compute"])
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from hf_eval.bench import roofline
-from hf_eval.bench.shapes import SHAPES_DIR, BenchShape, generate, load_shapes
+from hf_eval.bench.shapes import BenchShape, generate, load_shapes, shape_paths
 from hf_eval.data import memory
 from hf_eval.data.schema import Definition, Solution, Timing
 from hf_eval.data.sources import compile_reference, load_entry, solution_hash
@@ -223,14 +223,14 @@ def run(root: Path, out: Path, definitions: list[str] | None = None,
     a label in ``shapes`` names no shape of the chosen definitions (checked first), 2
     without a CUDA device."""
     dataset = open_dataset(root)
-    names = definitions or sorted(p.stem for p in SHAPES_DIR.glob("*.json"))
+    names = definitions or sorted(shape_paths())
     if shapes:
         known = {s.label for name in names if name in dataset.definitions
                  for s in load_shapes(dataset.definition(name))}
         unknown = [label for label in shapes if label not in known]
         if unknown:
             print(f"error: --shapes: {', '.join(unknown)} is no shape label of "
-                  f"{', '.join(names)} (hf_eval/bench/shapes/<definition>.json)",
+                  f"{', '.join(names)} (hf_eval/families/<op_type>/<definition>.shapes.json)",
                   file=sys.stderr)
             return 1
     if not torch.cuda.is_available():

@@ -1,7 +1,8 @@
 """Benchmark shapes: realistic-scale axes per definition, and their inputs drawn on the device.
 
 Why: the sample workloads are small (they must run on a laptop CPU), so their timings say
-little about the shapes real inference uses. ``shapes/<definition>.json`` lists axes (plus
+little about the shapes real inference uses. ``<definition>.shapes.json``, in the folder of
+the definition's family (``hf_eval/families/<op_type>/``), lists axes (plus
 the structure a family's inputs need: sequence lengths, image segments, experts used,
 context lengths), validated here (:class:`ShapeFile`, then the definition's axes and
 constraints, then the family's ``bench_structure``). :func:`generate` draws a shape's
@@ -20,9 +21,11 @@ from pydantic import BaseModel, Field, NonNegativeInt, ValidationError
 
 from hf_eval.data.errors import DataError
 from hf_eval.data.schema import Definition, Model, NonEmpty, parse
+from hf_eval.families import registry
 from hf_eval.families.registry import family_of
 
-SHAPES_DIR = Path(__file__).with_name("shapes")
+#: The folder of the family folders that hold the shape files (``<op_type>/<name>.shapes.json``).
+FAMILIES_DIR = registry.FAMILIES_DIR
 SEED = 20261129
 
 
@@ -35,7 +38,7 @@ class BenchShape(Model):
 
 
 class ShapeFile(Model):
-    """``shapes/<definition>.json``."""
+    """``<op_type>/<definition>.shapes.json``."""
 
     definition: NonEmpty
     note: str = ""
@@ -44,7 +47,13 @@ class ShapeFile(Model):
 
 
 def shape_path(name: str) -> Path:
-    return SHAPES_DIR / f"{name}.json"
+    """The shape file of definition ``name``, in its family's folder."""
+    return registry.definition_file(name, "shapes", FAMILIES_DIR)
+
+
+def shape_paths() -> dict[str, Path]:
+    """Every definition's shape file, by definition name."""
+    return registry.definition_files("shapes", FAMILIES_DIR)
 
 
 def _structure(definition: Definition, shape: BenchShape, where: str, field: str) -> BaseModel:
@@ -61,7 +70,8 @@ def _structure(definition: Definition, shape: BenchShape, where: str, field: str
 
 def load_shapes(definition: Definition, path: Path | None = None) -> list[BenchShape]:
     """The benchmark shapes of ``definition``, checked against its axes and constraints."""
-    path = path or shape_path(definition.name)
+    path = path or registry.definition_file(definition.name, "shapes", FAMILIES_DIR,
+                                            definition.op_type)
     where = str(path)
     try:
         data = json.loads(path.read_text())

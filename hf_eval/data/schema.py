@@ -88,7 +88,7 @@ class Definition(Model):
     ``definitions/<op_type>/<name>.json``."""
     op_type: NonEmpty
     """The operator family (``gemm``, ``gdn``, ...): the folder the file lives in, and the family
-    module ``hf_eval/families/<op_type>.py`` where there is one."""
+    module ``hf_eval/families/<op_type>/`` where there is one."""
     description: str | None = None
     """Free text: what the operator computes, where it comes from, how it is judged."""
     tags: list[NonEmpty] = []
@@ -540,7 +540,8 @@ class Provenance(Kept):
     seed: int | None = None
     """A generated workload's seed."""
     case: NonEmpty | None = None
-    """A generated workload's case label in ``hf_eval/samples/cases/<definition>.json``."""
+    """A generated workload's case label in
+    ``hf_eval/families/<op_type>/<definition>.cases.json``."""
     program: NonEmpty | None = None
     """A captured workload's program (the script the capture ran)."""
     source: NonEmpty | None = None

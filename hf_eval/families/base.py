@@ -32,9 +32,9 @@ class NoStructure(BaseModel):
 
 @dataclass(frozen=True)
 class Count:
-    """One exact count the roofline formulas use (``roofline.json``'s ``derived``), read
-    from a workload's inputs; ``needs`` names the (small) inputs it reads, so a report can
-    load only those."""
+    """One exact count the roofline formulas use (a ``<definition>.roofline.json``'s
+    ``derived``), read from a workload's inputs; ``needs`` names the (small) inputs it reads,
+    so a report can load only those."""
 
     needs: tuple[str, ...]
     count: Callable[[Inputs], int]

@@ -307,9 +307,10 @@ def body(root: str | Path, files: list[ViewerFile]) -> str:
     lines += ["", "## What is generated and what is not", "",
               f"- Workloads: {total}; receipts by kind: {counted}; with the engine's own "
               f"output (`expected_output`, judged by `replay`): {engine}. A `generated` "
-              "receipt names the generator (`hf_eval/families/<family>.py`) and seed, and the "
-              "case it stands for (`hf_eval/samples/cases/<definition>.json` says which edge "
-              "case); `captured` ones name the program and call they were recorded from.",
+              "receipt names the generator (`hf_eval/families/<family>/`) and seed, and the "
+              "case it stands for (`hf_eval/families/<family>/<definition>.cases.json` says "
+              "which edge case); `captured` ones name the program and call they were recorded "
+              "from.",
               f"- Tensor files: {len(files_seen)} distinct; {committed} committed, "
               f"{regenerated} not in git: drawn again by their generator when read (in memory, "
               "never written, by an audit or a check) and verified against the sha256 in "

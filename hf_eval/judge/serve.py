@@ -312,7 +312,7 @@ def screen_request(request: AuditRequest, facts: ScreenFacts) -> Solution:
     elif request.suite not in facts.suites.get(name, ()):
         if request.suite == "fresh":
             raise RequestError(400, f"suite: fresh draws from the sample recipes "
-                               f"(hf_eval/samples/cases/{name}.json); {name} has none")
+                               f"(hf_eval/families/<op_type>/{name}.cases.json); {name} has none")
         raise RequestError(400, f"suite: {request.suite!r} selects no workload of {name} "
                            "(see 'hf-eval list suites')")
     return solution
@@ -675,8 +675,8 @@ class AuditService:
             except DataError as err:
                 raise RequestError(400, f"suite: fresh: {err}") from None
             if recipes is None or not recipes.cases:
-                raise RequestError(400, f"suite: fresh draws from the sample recipes "
-                                   f"(hf_eval/samples/cases/{name}.json); {name} has none")
+                raise RequestError(400, f"suite: fresh draws from the sample recipes (hf_eval/"
+                                   f"families/<op_type>/{name}.cases.json); {name} has none")
             return None
         rows = select_workloads(self.dataset, task, name, request.suite, [])
         if not rows:

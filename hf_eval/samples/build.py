@@ -65,7 +65,7 @@ def build_definition(root: Path, definition: Definition) -> list[Receipt]:
     rows, receipts, large = [], [], set()
     for case in spec.cases:
         values = generate_case(definition, case)
-        where = f"{definition.name}.json case {case.label!r}"
+        where = f"{definition.name}.cases.json case {case.label!r}"
         axes = infer_axes(definition, values, where)
         violated = definition.violated_constraints(axes)
         if violated:
@@ -120,7 +120,7 @@ def write_receipts(root: Path, definition: str, receipts: list[Receipt]) -> None
 def build(root: str | Path, names: list[str] | None = None) -> list[str]:
     """Build the sample for ``names`` (default: every definition with a cases file)."""
     root = Path(root)
-    names = names or sorted(p.stem for p in recipes.CASES_DIR.glob("*.json"))
+    names = names or sorted(recipes.cases_paths())
     built = []
     for name in names:
         if not recipes.cases_path(name).is_file():

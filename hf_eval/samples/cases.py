@@ -1,6 +1,7 @@
-"""The sample's recipes: each definition's cases (``cases/<name>.json``) and how one is drawn.
+"""The sample's recipes: each definition's cases and how one is drawn.
 
-A cases file lists a definition's sample cases (label, seed, params, and a note naming the
+A cases file (``hf_eval/families/<op_type>/<name>.cases.json``, in the folder of the
+definition's family) lists a definition's sample cases (label, seed, params, and a note naming the
 edge case); the definition's op family (:mod:`hf_eval.families.registry`, by ``op_type``)
 draws them. This module is what the sample builder, the regenerator of large tensors and
 the fresh suite share: the validated recipes, one case's inputs checked against the
@@ -19,9 +20,11 @@ from pydantic import Field
 from hf_eval.data.dtypes import TORCH_DTYPES
 from hf_eval.data.errors import DataError
 from hf_eval.data.schema import Definition, Model, NonEmpty, load_json
+from hf_eval.families import registry
 from hf_eval.families.registry import family_of
 
-CASES_DIR = Path(__file__).parent / "cases"
+#: The folder of the family folders that hold the cases files (``<op_type>/<name>.cases.json``).
+FAMILIES_DIR = registry.FAMILIES_DIR
 
 #: Namespace of sample workload UUIDs: uuid5(SAMPLE_NAMESPACE, "<definition>/<label>").
 SAMPLE_NAMESPACE = uuid.UUID("6f1c2a8e-3b7d-5c41-9e0a-5d2f8b7c1e34")
@@ -48,7 +51,7 @@ class SampleCase(Model):
 
 
 class SampleCases(Model):
-    """``cases/<definition>.json``: the sample cases of one definition, in order."""
+    """``<op_type>/<definition>.cases.json``: the sample cases of one definition, in order."""
 
     definition: NonEmpty
     cases: list[SampleCase] = Field(min_length=1)
@@ -60,7 +63,13 @@ def sample_uuid(definition: str, label: str) -> str:
 
 
 def cases_path(definition: str) -> Path:
-    return CASES_DIR / f"{definition}.json"
+    """The cases file of ``definition``, in its family's folder."""
+    return registry.definition_file(definition, "cases", FAMILIES_DIR)
+
+
+def cases_paths() -> dict[str, Path]:
+    """Every definition's cases file, by definition name."""
+    return registry.definition_files("cases", FAMILIES_DIR)
 
 
 def load_cases(definition: str) -> SampleCases | None:
@@ -71,7 +80,7 @@ def load_cases(definition: str) -> SampleCases | None:
     spec = load_json(SampleCases, path)
     if spec.definition != definition:
         raise DataError(path, f"names definition {spec.definition!r}, the file is "
-                        f"{definition}.json", field="definition")
+                        f"{definition}.cases.json", field="definition")
     return spec
 
 
