@@ -8,6 +8,7 @@ generator returns its multi-GB weight. ``DRAWS`` counts how often ``w`` was real
 
 from __future__ import annotations
 
+from hf_eval.data.schema import Definition
 from hf_eval.families.base import Family
 from hf_eval.families.common import normal, rng
 
@@ -19,9 +20,10 @@ def _weight(definition: str):
     return normal(rng(definition, "w"), (8, 16))
 
 
-def generate(definition: str, params: dict, seed: int) -> dict[str, object]:
-    return {"x": normal(rng(definition, seed, "x"), (int(params["M"]), 16)),
-            "w": lambda: _weight(definition), "scale": float(params.get("scale", 0.5))}
+def generate(definition: Definition, params: dict, seed: int) -> dict[str, object]:
+    name = definition.name
+    return {"x": normal(rng(name, seed, "x"), (int(params["M"]), 16)),
+            "w": lambda: _weight(name), "scale": float(params.get("scale", 0.5))}
 
 
 FAMILY = Family(op_type="toy", module=__name__, generate=generate)

@@ -383,12 +383,12 @@ def _bytes(tensor: torch.Tensor) -> bytes:
     return tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
 
 
-def generated_twice(generate: Callable[[str, dict, int], dict], name: str,
+def generated_twice(generate: Callable[[Definition, dict, int], dict], name: str,
                     case: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The family generator's inputs for a case, made twice from its params and seed,
     asserted to be the definition's inputs in the definition's order."""
-    first = generate(name, case["params"], case["seed"])
-    second = generate(name, case["params"], case["seed"])
+    first = generate(definition(name), case["params"], case["seed"])
+    second = generate(definition(name), case["params"], case["seed"])
     assert list(first) == list(definition_json(name)["inputs"])
     return first, second
 
@@ -410,13 +410,14 @@ def assert_inputs_as_specified(spec: dict[str, Any], first: dict[str, Any],
             second[key].view(torch.int8).numpy().tobytes()
 
 
-def assert_generator_deterministic(name: str, generate: Callable[[str, dict, int], dict],
+def assert_generator_deterministic(name: str,
+                                   generate: Callable[[Definition, dict, int], dict],
                                    case: dict[str, Any]) -> dict[str, Any]:
     """The family's generator gives the same bytes twice for a case, every input of the
     definition with its dtype, rank and consistent axes (constants included); returns the
     inputs."""
-    first = generate(name, case["params"], case["seed"])
-    second = generate(name, case["params"], case["seed"])
+    first = generate(definition(name), case["params"], case["seed"])
+    second = generate(definition(name), case["params"], case["seed"])
     spec = definition(name)
     assert set(first) == set(spec.inputs)
     axes: dict[str, int] = dict(spec.const_axes)

@@ -235,7 +235,8 @@ def test_generator_is_deterministic_with_the_definition_shapes(name: str) -> Non
 
 def test_different_seeds_give_different_data() -> None:
     params = {"B": 1, "Nq": 4, "Np": 3}
-    first, second = gen.generate(PREFIX, params, 1), gen.generate(PREFIX, params, 2)
+    prefix = kit.definition(PREFIX)
+    first, second = gen.generate(prefix, params, 1), gen.generate(prefix, params, 2)
     assert not torch.equal(first["Q"], second["Q"])
 
 

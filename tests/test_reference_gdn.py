@@ -301,8 +301,8 @@ def test_generator_is_deterministic_and_matches_definition(name: str) -> None:
     d = definition(name)
     dtypes = {"bfloat16": torch.bfloat16, "float32": torch.float32, "int64": torch.int64}
     for case in cases(name):
-        first = gen.generate(name, case["params"], case["seed"])
-        second = gen.generate(name, case["params"], case["seed"])
+        first = gen.generate(kit.definition(name), case["params"], case["seed"])
+        second = gen.generate(kit.definition(name), case["params"], case["seed"])
         assert list(first) == list(d["inputs"])
         if name == DECODE:
             var = {"batch_size": case["params"]["batch_size"]}
@@ -320,7 +320,7 @@ def test_generator_is_deterministic_and_matches_definition(name: str) -> None:
             assert raw_bytes(a) == raw_bytes(b), n
     # Layer weights do not depend on the case seed; activations do.
     c0, c1 = cases(name)[0], cases(name)[1]
-    g0, g1 = (gen.generate(name, c["params"], c["seed"]) for c in (c0, c1))
+    g0, g1 = (gen.generate(kit.definition(name), c["params"], c["seed"]) for c in (c0, c1))
     assert torch.equal(g0["A_log"], g1["A_log"]) and torch.equal(g0["dt_bias"], g1["dt_bias"])
     assert not torch.equal(g0["v"][:1], g1["v"][:1])
 

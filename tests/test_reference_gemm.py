@@ -121,7 +121,7 @@ def test_samples_solution_rules_and_discrimination(name: str) -> None:
     ref, sol = reference(name), solution(name)
     first_weight = None
     for case in cases(name):
-        inputs = gen.generate(name, case["params"], case["seed"])
+        inputs = gen.generate(kit.definition(name), case["params"], case["seed"])
         full, w = inputs["A"], inputs["W"]
         assert list(inputs) == ["A", "W"]
         assert full.shape == (case["params"]["M"], k) and w.shape == (n, k)
@@ -159,10 +159,10 @@ def bf16_accumulated(a: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 @pytest.mark.parametrize("name", NAMES)
 def test_generator_is_deterministic(name: str) -> None:
     case = cases(name)[0]
-    first = gen.generate(name, case["params"], case["seed"])
-    second = gen.generate(name, case["params"], case["seed"])
+    first = gen.generate(kit.definition(name), case["params"], case["seed"])
+    second = gen.generate(kit.definition(name), case["params"], case["seed"])
     assert raw(first["A"]) == raw(second["A"]) and raw(first["W"]) == raw(second["W"])
-    other = gen.generate(name, case["params"], case["seed"] + 1)
+    other = gen.generate(kit.definition(name), case["params"], case["seed"] + 1)
     assert raw(other["A"]) != raw(first["A"])
     assert abs(float(first["W"].float().std()) - 1 / math.sqrt(SHAPES[name][1])) < 1e-3
 

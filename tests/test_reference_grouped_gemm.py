@@ -125,7 +125,7 @@ def test_solution_matches_dense_fp64_on_tiny_problem() -> None:
 @functools.cache
 def _sample_inputs(name: str, label: str) -> dict[str, torch.Tensor]:
     case = next(c for c in cases(name) if c["label"] == label)
-    experts, n, k, block = gen.SHAPES[name]
+    experts, n, k, block = gen.constant_shape(kit.definition(name))
     return gen.generate_shaped(name, case["params"], case["seed"], experts, n, k, block,
                                sparse_weights=True)
 
@@ -204,7 +204,7 @@ def test_generator_is_deterministic_and_seed_sensitive() -> None:
 
 @pytest.mark.parametrize("name", DEFINITIONS)
 def test_expert_weights_are_deterministic_real_fp4(name: str) -> None:
-    _, n, k, block = gen.SHAPES[name]
+    _, n, k, block = gen.constant_shape(kit.definition(name))
     for expert in (0, 383):
         packed, scales = gen.expert_weights(name, expert, n, k, block)
         again, scales_again = gen.expert_weights(name, expert, n, k, block)
@@ -236,7 +236,7 @@ def test_full_generation_matches_sparse() -> None:
     name = DEFINITIONS[1]
     case = cases(name)[0]
     full = {k: v() if callable(v) else v
-            for k, v in gen.generate(name, case["params"], case["seed"]).items()}
+            for k, v in gen.generate(kit.definition(name), case["params"], case["seed"]).items()}
     sparse = sample_inputs(name, case)
     assert full["Wq_packed"].shape == (384, 5120, 1152)
     for expert in set(sparse["expert_id"].tolist()):

@@ -262,8 +262,8 @@ def test_generator_is_deterministic_and_matches_the_definition() -> None:
     dtypes = {"bfloat16": torch.bfloat16, "int8": torch.int8, "int32": torch.int32,
               "float32": torch.float32}
     for case in cases():
-        first = mixed_mla.generate(NAME, case["params"], case["seed"])
-        second = mixed_mla.generate(NAME, case["params"], case["seed"])
+        first = mixed_mla.generate(kit.definition(NAME), case["params"], case["seed"])
+        second = mixed_mla.generate(kit.definition(NAME), case["params"], case["seed"])
         assert list(first) == INPUT_ORDER
         sizes = dict(const, B=case["params"]["B"], P8=case["params"]["P8"],
                      P4=case["params"]["P4"])

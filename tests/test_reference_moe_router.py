@@ -206,7 +206,7 @@ TIE_PARAMS = {"T": 12, "modality": "mixed", "image_spans": [[6, 6]], "zero_rows"
 
 
 def test_exact_ties_built_by_the_generator_are_decided_by_the_tie_rule() -> None:
-    inputs = gen.generate(NAME, TIE_PARAMS, 1306)
+    inputs = gen.generate(kit.definition(NAME), TIE_PARAMS, 1306)
     inputs = {k: v() if callable(v) else v for k, v in inputs.items()}
     ranked, margin, keys32 = keys_and_margins(inputs)
     ids, _ = reference()(*args(inputs))
@@ -236,12 +236,12 @@ def test_modalities_and_routed_scale() -> None:
 
 def test_generator_is_deterministic() -> None:
     case = next(c for c in CASES if c["label"] == "near_ties_t16")
-    again = gen.generate(NAME, case["params"], case["seed"])
+    again = gen.generate(kit.definition(NAME), case["params"], case["seed"])
     first = sample(case["label"])
     for key in DEFINITION["inputs"]:
         assert (torch.equal(first[key], again[key]) if isinstance(first[key], torch.Tensor)
                 else first[key] == again[key])
-    other = gen.generate(NAME, case["params"], case["seed"] + 1)
+    other = gen.generate(kit.definition(NAME), case["params"], case["seed"] + 1)
     assert not torch.equal(other["X"], first["X"])
     assert torch.equal(other["W"], first["W"])  # layer parameters ignore the case seed
 

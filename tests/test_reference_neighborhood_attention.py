@@ -24,7 +24,7 @@ from hf_eval.families.common import normal, rng
 from tests import kit
 
 OP = "neighborhood_attention"
-NAMES = tuple(gen.SHAPES)
+NAMES = tuple(gen.KERNELS)
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 Inputs = dict[str, torch.Tensor]
 
@@ -124,11 +124,11 @@ def matched_ratio(out: torch.Tensor, ref: torch.Tensor, tol: dict[str, Any]) -> 
 
 
 def kernel_of(name: str) -> tuple[int, int, int]:
-    return gen.SHAPES[name][1]
+    return gen.KERNELS[name]
 
 
 def heads_of(name: str) -> int:
-    return gen.SHAPES[name][0]
+    return kit.definition(name).const_axes["H"]
 
 
 # ----------------------------------------------------------------------- definitions
@@ -345,11 +345,13 @@ def test_generator_is_deterministic_with_the_definition_shapes(name: str) -> Non
 def test_generator_depends_on_the_seed_and_rejects_small_volumes() -> None:
     name = NAMES[-1]
     params = {"B": 1, "T": 3, "Y": 5, "X": 5}
-    assert not torch.equal(gen.generate(name, params, 1)["Q"], gen.generate(name, params, 2)["Q"])
+    definition = kit.definition(name)
+    assert not torch.equal(gen.generate(definition, params, 1)["Q"],
+                           gen.generate(definition, params, 2)["Q"])
     with pytest.raises(ValueError, match="kernel"):
-        gen.generate(name, {"B": 1, "T": 3, "Y": 4, "X": 5}, 0)
+        gen.generate(definition, {"B": 1, "T": 3, "Y": 4, "X": 5}, 0)
     with pytest.raises(ValueError, match="not a neighborhood_attention definition"):
-        gen.generate("noncausal_dense_attention_h32_d64", params, 0)
+        gen.generate(kit.definition("noncausal_dense_attention_h32_d64"), params, 0)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -171,7 +171,7 @@ def test_wrong_kernel_harness_is_right_without_mistakes() -> None:
 def test_generator_deterministic_and_shaped(label: str) -> None:
     case = next(c for c in cases() if c["label"] == label)
     first = kit.assert_generator_deterministic(NAME, qsa_index.generate, case)
-    other = qsa_index.generate(NAME, case["params"], case["seed"] + 1)
+    other = qsa_index.generate(kit.definition(NAME), case["params"], case["seed"] + 1)
     assert not torch.equal(first["Q_idx"], other["Q_idx"])
 
 

@@ -163,8 +163,8 @@ def test_generator_is_deterministic_and_matches_the_definition(topk: int) -> Non
     const = {a: v["value"] for a, v in spec["axes"].items() if v["type"] == "const"}
     dtypes = {"bfloat16": torch.bfloat16, "int32": torch.int32, "float32": torch.float32}
     for case in cases(name):
-        first = sparse_mla.generate(name, case["params"], case["seed"])
-        second = sparse_mla.generate(name, case["params"], case["seed"])
+        first = sparse_mla.generate(kit.definition(name), case["params"], case["seed"])
+        second = sparse_mla.generate(kit.definition(name), case["params"], case["seed"])
         assert list(first) == INPUT_ORDER
         sizes = dict(const, T=case["params"]["T"], S=case["params"]["S"])
         kit.assert_inputs_as_specified(spec, first, second, sizes, dtypes)

@@ -8,6 +8,7 @@ import torch
 
 from hf_eval.families import block_causal_attention as gen
 from hf_eval.families.block_causal_attention import check
+from tests import kit
 
 PREFIX = "prefix_cached_block_causal_h32_d128"
 PREFIX0 = "prefix_cached_block_causal_h32_d128_prefix0"
@@ -43,7 +44,7 @@ def test_reused_id_in_two_blocks() -> None:
 
 
 def test_non_finite_activation() -> None:
-    inputs = gen.generate(PREFIX, {"B": 1, "Nq": 3, "Np": 2}, 0)
+    inputs = gen.generate(kit.definition(PREFIX), {"B": 1, "Nq": 3, "Np": 2}, 0)
     inputs["V_prefix"][0, 1, 5, 7] = float("nan")
     problems = check(PREFIX, inputs)
     assert len(problems) == 1

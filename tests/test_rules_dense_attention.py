@@ -7,13 +7,14 @@ import pytest
 
 from hf_eval.families import dense_attention as gen
 from hf_eval.families.dense_attention import check
+from tests import kit
 
 NAMES = ("noncausal_dense_attention_h32_d128", "noncausal_dense_attention_h32_d64")
 
 
 @pytest.mark.parametrize("key", ["Q", "K", "V"])
 def test_non_finite_input(key: str) -> None:
-    inputs = gen.generate(NAMES[1], {"B": 1, "Nq": 4, "Nk": 3}, 0)
+    inputs = gen.generate(kit.definition(NAMES[1]), {"B": 1, "Nq": 4, "Nk": 3}, 0)
     inputs[key][0, 2, 1, 0] = float("inf")
     problems = check(NAMES[1], inputs)
     assert len(problems) == 1

@@ -10,6 +10,7 @@ import torch
 
 from hf_eval.families import gdn as gen
 from hf_eval.families.gdn import check
+from tests import kit
 
 DECODE = "gdn_decode_qk4_v8_d128_k_last"
 PREFILL = "gdn_prefill_qk4_v8_d128_k_last"
@@ -17,7 +18,7 @@ PREFILL = "gdn_prefill_qk4_v8_d128_k_last"
 
 def prefill_inputs() -> dict[str, Any]:
     """A valid prefill workload with lengths [3, 0, 2] (built here, not by the generator)."""
-    return gen.generate(PREFILL, {"seq_lens": [3, 0, 2], "scale": 0.0}, seed=1)
+    return gen.generate(kit.definition(PREFILL), {"seq_lens": [3, 0, 2], "scale": 0.0}, seed=1)
 
 
 @pytest.mark.parametrize("cu,fragment", [
@@ -44,7 +45,7 @@ def test_scale_must_be_finite_and_non_negative(scale: float) -> None:
 
 @pytest.mark.parametrize("name", ["q", "state", "A_log", "b"])
 def test_float_inputs_must_be_finite(name: str) -> None:
-    inputs = gen.generate(DECODE, {"batch_size": 1, "scale": 0.0}, seed=2)
+    inputs = gen.generate(kit.definition(DECODE), {"batch_size": 1, "scale": 0.0}, seed=2)
     assert check(DECODE, inputs) == []
     bad = inputs[name].clone()
     bad.view(-1)[-1] = float("nan")

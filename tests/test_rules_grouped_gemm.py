@@ -73,7 +73,7 @@ def test_every_rule_is_reported_together() -> None:
 
 @pytest.mark.parametrize("name", DEFINITIONS)
 def test_every_sample_case_passes(name: str) -> None:
-    experts, n, k, block = gen.SHAPES[name]
+    experts, n, k, block = gen.constant_shape(kit.definition(name))
     for case in kit.cases(name):
         inputs = gen.generate_shaped(name, case["params"], case["seed"], experts, n, k, block,
                                      sparse_weights=True)

@@ -18,8 +18,8 @@ CASES = kit.cases(NAME)
 def _valid() -> dict:
     """Request 0: L = 202 (50 complete blocks, 20 selected, 2 trailing tokens);
     request 1: L = 100 (25 complete blocks, all selected, no trailing token)."""
-    return qsa_attention.generate(NAME, {"context_lens": [202, 100], "selection": [20, "all"]},
-                                  9)
+    return qsa_attention.generate(kit.definition(NAME),
+                                  {"context_lens": [202, 100], "selection": [20, "all"]}, 9)
 
 
 def _length_zero(x: dict) -> None:

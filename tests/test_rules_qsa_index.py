@@ -17,7 +17,7 @@ CASES = kit.cases(NAME)
 
 def _valid() -> dict:
     """Two requests (130 and 700 blocks) on shuffled pages, one spare column each."""
-    return qsa_index.generate(NAME, {"num_complete_blocks": [130, 700]}, 5)
+    return qsa_index.generate(kit.definition(NAME), {"num_complete_blocks": [130, 700]}, 5)
 
 
 def _count_over_capacity(x: dict) -> None:

@@ -56,7 +56,10 @@ class Family:
     """Everything the harness knows about one op family.
 
     - ``generate(definition, params, seed)``: every input of a sample case by name,
-      deterministic across machines (NumPy PCG64, never torch's RNG);
+      deterministic across machines (NumPy PCG64, never torch's RNG); ``definition`` is
+      the :class:`Definition` itself, so the constant sizes come from its
+      ``const_axes`` (never a table of the family's own) and its ``name`` seeds the
+      streams;
     - ``check(definition, inputs)``: one message per violated value rule (the checker);
     - ``bench_inputs(definition, axes, structure, generator, device)``: the inputs of one
       benchmark shape, drawn on the device with torch's generator (timing only, never
@@ -86,7 +89,7 @@ class Family:
     op_type: str
     #: The module that declares the family; a generated workload's receipt names it.
     module: str
-    generate: Callable[[str, dict, int], Inputs]
+    generate: Callable[[Definition, dict, int], Inputs]
     bench_inputs: Callable[[Definition, dict[str, int], Any, torch.Generator, str],
                            Inputs] | None = None
     check: Callable[[str, Inputs], list[str]] = no_checks

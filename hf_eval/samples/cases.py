@@ -103,7 +103,7 @@ def generate_case(definition: Definition, case: SampleCase, only: set[str] | Non
     """
     family = family_of(definition, "sample generator")
     if values is None:
-        values = family.generate(definition.name, dict(case.params), int(case.seed))
+        values = family.generate(definition, dict(case.params), int(case.seed))
     where = f"{family.module}.generate (case {case.label!r})"
     if set(values) != set(definition.inputs):
         raise DataError(where, f"returned inputs {sorted(values)}, the definition declares "

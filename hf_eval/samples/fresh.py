@@ -136,7 +136,7 @@ def fresh_rows(dataset: DatasetFiles, name: str, secret: bytes) -> list[FreshRow
         label = recipe.label
         seed = fresh_seed(secret, name, label)
         case = recipe.model_copy(update={"seed": seed})
-        returned = family.generate(name, dict(case.params), seed)
+        returned = family.generate(definition, dict(case.params), seed)
         lazy = [n for n, v in returned.items() if callable(v)]
         if stored is None:
             stored = _stored_descriptors(dataset, definition, lazy)

@@ -66,24 +66,25 @@ def image_ids_from_segments(segments: list[list[object]]) -> torch.Tensor:
     return torch.tensor(ids, dtype=torch.int32)
 
 
-def generate(definition: str, params: dict, seed: int) -> Inputs:
+def generate(definition: Definition, params: dict, seed: int) -> Inputs:
     """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
+    name = definition.name
     batch = int(params["B"])
     qk_std = float(params.get("qk_std", 1.0))
-    if definition == PREFIX:
+    if name == PREFIX:
         nq, np_ = int(params["Nq"]), int(params["Np"])
         names = ("Q", "K_prefix", "V_prefix", "K_current", "V_current")
-        return dict(attention_activations(definition, seed, names, (nq, np_, np_, nq, nq), batch,
+        return dict(attention_activations(name, seed, names, (nq, np_, np_, nq, nq), batch,
                                           qk_std, HEADS, HEAD_DIM))
-    if definition == PREFIX0:
+    if name == PREFIX0:
         image_ids = image_ids_from_segments(params["segments"])
         nq = int(image_ids.shape[0])
         names = ("Q", "K_current", "V_current")
-        inputs: Inputs = dict(attention_activations(definition, seed, names, (nq, nq, nq),
+        inputs: Inputs = dict(attention_activations(name, seed, names, (nq, nq, nq),
                                                     batch, qk_std, HEADS, HEAD_DIM))
         inputs["image_ids"] = image_ids
         return inputs
-    raise ValueError(f"{definition!r} is not a block_causal_attention definition")
+    raise ValueError(f"{name!r} is not a block_causal_attention definition")
 
 
 # ------------------------------------------------------------------ value rules

@@ -30,21 +30,16 @@ from hf_eval.data.schema import Definition
 from hf_eval.families.base import Family, Inputs, NoStructure
 from hf_eval.families.common import attention_activations, finite_problems, randn
 
-#: Constant axes (H, D) of each definition of the family.
-SHAPES: dict[str, tuple[int, int]] = {
-    "noncausal_dense_attention_h32_d128": (32, 128),
-    "noncausal_dense_attention_h32_d64": (32, 64),
-}
 
-
-def generate(definition: str, params: dict, seed: int) -> Inputs:
-    """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
-    if definition not in SHAPES:
-        raise ValueError(f"{definition!r} is not a dense_attention definition")
-    heads, dim = SHAPES[definition]
+def generate(definition: Definition, params: dict, seed: int) -> Inputs:
+    """Every input of ``definition`` by name, deterministic in (definition, params, seed);
+    heads and head dimension are the definition's constant axes H and D."""
+    if definition.op_type != "dense_attention":
+        raise ValueError(f"{definition.name!r} is not a dense_attention definition")
+    heads, dim = definition.const_axes["H"], definition.const_axes["D"]
     batch, nq, nk = int(params["B"]), int(params["Nq"]), int(params["Nk"])
     qk_std = float(params.get("qk_std", 1.0))
-    return attention_activations(definition, seed, ("Q", "K", "V"), (nq, nk, nk), batch,
+    return attention_activations(definition.name, seed, ("Q", "K", "V"), (nq, nk, nk), batch,
                                  qk_std, heads, dim)
 
 

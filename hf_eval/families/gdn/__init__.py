@@ -95,21 +95,22 @@ def initial_state(gen: np.random.Generator, kind: str, num_seqs: int) -> torch.T
     return torch.from_numpy(values)
 
 
-def generate(definition: str, params: dict, seed: int) -> Inputs:
+def generate(definition: Definition, params: dict, seed: int) -> Inputs:
     """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
-    if definition == DECODE:
+    definition_name = definition.name
+    if definition_name == DECODE:
         num_seqs = int(params["batch_size"])
         tokens = num_seqs
-    elif definition == PREFILL:
+    elif definition_name == PREFILL:
         seq_lens = [int(n) for n in params["seq_lens"]]
         if not seq_lens or min(seq_lens) < 0:
             raise ValueError("seq_lens must list at least one non-negative length")
         num_seqs, tokens = len(seq_lens), sum(seq_lens)
     else:
-        raise ValueError(f"{definition!r} is not a gdn definition")
+        raise ValueError(f"{definition_name!r} is not a gdn definition")
 
     def draw(name: str) -> np.random.Generator:
-        return rng(definition, seed, name)
+        return rng(definition_name, seed, name)
 
     q = unit_vectors(draw("q"), (tokens, NUM_QK_HEADS, HEAD_SIZE))
     k = unit_vectors(draw("k"), (tokens, NUM_QK_HEADS, HEAD_SIZE))
@@ -117,10 +118,10 @@ def generate(definition: str, params: dict, seed: int) -> Inputs:
     a = normal(draw("a"), (tokens, NUM_V_HEADS))
     b = normal(draw("b"), (tokens, NUM_V_HEADS))
     state = initial_state(draw("state"), str(params.get("state", "model")), num_seqs)
-    a_log, dt_bias = gate_weights(definition)
+    a_log, dt_bias = gate_weights(definition_name)
     scale = float(params["scale"])
 
-    if definition == DECODE:  # one token per request: [B, 1, ...]
+    if definition_name == DECODE:  # one token per request: [B, 1, ...]
         q, k, v, a, b = (x.unsqueeze(1) for x in (q, k, v, a, b))
         return {"q": q, "k": k, "v": v, "state": state, "A_log": a_log, "a": a,
                 "dt_bias": dt_bias, "b": b, "scale": scale}

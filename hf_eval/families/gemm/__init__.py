@@ -29,24 +29,18 @@ from hf_eval.data.schema import Definition
 from hf_eval.families.base import Family, Inputs, NoStructure
 from hf_eval.families.common import finite_problems, normal, randn, rng
 
-#: Constant axes (N, K) of each definition of the family.
-SHAPES: dict[str, tuple[int, int]] = {
-    "dense_gemm_bf16_nt_n12288_k4096": (12288, 4096),
-    "dense_gemm_bf16_nt_n4096_k12288": (4096, 12288),
-    "dense_gemm_bf16_nt_n4096_k4096": (4096, 4096),
-}
 
-
-def generate(definition: str, params: dict, seed: int) -> Inputs:
-    """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
-    if definition not in SHAPES:
-        raise ValueError(f"{definition!r} is not a gemm definition")
-    n, k = SHAPES[definition]
+def generate(definition: Definition, params: dict, seed: int) -> Inputs:
+    """Every input of ``definition`` by name, deterministic in (definition, params, seed);
+    N and K are the definition's constant axes."""
+    if definition.op_type != "gemm":
+        raise ValueError(f"{definition.name!r} is not a gemm definition")
+    name, n, k = definition.name, definition.const_axes["N"], definition.const_axes["K"]
     m = int(params["M"])
     if m < 1:
         raise ValueError("M must be >= 1")
-    a = normal(rng(definition, seed, "A"), (m, k))
-    w = normal(rng(definition, "W"), (n, k), std=1.0 / math.sqrt(k))
+    a = normal(rng(name, seed, "A"), (m, k))
+    w = normal(rng(name, "W"), (n, k), std=1.0 / math.sqrt(k))
     return {"A": a, "W": w}
 
 

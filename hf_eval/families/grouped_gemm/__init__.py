@@ -58,12 +58,6 @@ from hf_eval.data.schema import Definition
 from hf_eval.families.base import Count, Family, Inputs
 from hf_eval.families.common import first, randn, rng
 
-#: Constant axes (E, N, K, block) of each definition of the family.
-SHAPES: dict[str, tuple[int, int, int, int]] = {
-    "grouped_gemm_fp8_fp4_e384_n4608_k5120_g32": (384, 4608, 5120, 32),
-    "grouped_gemm_fp8_fp4_e384_n5120_k2304_g32": (384, 5120, 2304, 32),
-}
-
 #: How many of 128 slots each FP4 magnitude code 0..7 (0, 0.5, 1, 1.5, 2, 3, 4, 6) takes,
 #: per sign: the code frequencies of N(0, 1) blocks of 32 quantised with the
 #: ceil-to-power-of-two scale (11 % +-0, 21 % +-0.5, ..., 1.7 % +-6).
@@ -190,12 +184,21 @@ def generate_shaped(definition: str, params: dict, seed: int, experts: int, n: i
             "expert_id": expert_id}
 
 
-def generate(definition: str, params: dict, seed: int) -> dict[str, object]:
-    """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
-    if definition not in SHAPES:
-        raise ValueError(f"{definition!r} is not a grouped_gemm definition")
-    experts, n, k, block = SHAPES[definition]
-    return generate_shaped(definition, params, seed, experts, n, k, block, lazy_weights=True)
+def constant_shape(definition: Definition) -> tuple[int, int, int, int]:
+    """The definition's constant axes (E, N, K, block G): experts, output and reduction
+    widths, and the quantisation block."""
+    c = definition.const_axes
+    return c["E"], c["N"], c["K"], c["G"]
+
+
+def generate(definition: Definition, params: dict, seed: int) -> dict[str, object]:
+    """Every input of ``definition`` by name, deterministic in (definition, params, seed);
+    the sizes are the definition's constant axes (:func:`constant_shape`)."""
+    if definition.op_type != "grouped_gemm":
+        raise ValueError(f"{definition.name!r} is not a grouped_gemm definition")
+    experts, n, k, block = constant_shape(definition)
+    return generate_shaped(definition.name, params, seed, experts, n, k, block,
+                           lazy_weights=True)
 
 
 # ------------------------------------------------------------------ value rules

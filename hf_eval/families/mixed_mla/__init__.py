@@ -171,9 +171,10 @@ def _index_rows(gen: np.random.Generator, batch: int, topk: int, valid: list[int
     return torch.from_numpy(rows)
 
 
-def generate(definition: str, params: dict,
+def generate(definition: Definition, params: dict,
              seed: int) -> dict[str, torch.Tensor | int | float | bool]:
     """Inputs of one ``mixed_mla`` sample workload (see the module docstring for params)."""
+    name = definition.name
     batch, pages8, pages4 = int(params["B"]), int(params["P8"]), int(params["P4"])
     valid8, valid4 = list(params["valid8"]), list(params["valid4"])
     if len(valid8) != batch or len(valid4) != batch:
@@ -184,27 +185,27 @@ def generate(definition: str, params: dict,
     sm_scale = float(params.get("sm_scale", DEFAULT_SM_SCALE))
 
     # Query: per-head magnitudes are a model property (shared stream); values per case.
-    head_scale = rng(definition, "q_head_scale").uniform(0.25, 0.8, size=HEADS).astype(np.float32)
+    head_scale = rng(name, "q_head_scale").uniform(0.25, 0.8, size=HEADS).astype(np.float32)
     head_scale *= np.float32(params.get("q_scale", 1.0))
-    q = rng(definition, seed, "Q").standard_normal((batch, HEADS, LATENT_DIM + ROPE_DIM),
-                                                   dtype=np.float32)
+    q = rng(name, seed, "Q").standard_normal((batch, HEADS, LATENT_DIM + ROPE_DIM),
+                                             dtype=np.float32)
     q *= head_scale[None, :, None]
 
-    cache_gen = rng(definition, seed, "KV8")
-    kv8 = encode_kv8_pages(*_latent_and_rope(definition, cache_gen, pages8 * PAGE_SIZE))
+    cache_gen = rng(name, seed, "KV8")
+    kv8 = encode_kv8_pages(*_latent_and_rope(name, cache_gen, pages8 * PAGE_SIZE))
     kv8 = _stale_fill(kv8, cache_gen, stale, KV8_PAYLOAD_BYTES, KV8_SCALE_BYTES,
                       np.float32(np.nan).tobytes())
-    cache_gen = rng(definition, seed, "KV4")
-    kv4 = encode_kv4_pages(*_latent_and_rope(definition, cache_gen, pages4 * PAGE_SIZE))
+    cache_gen = rng(name, seed, "KV4")
+    kv4 = encode_kv4_pages(*_latent_and_rope(name, cache_gen, pages4 * PAGE_SIZE))
     kv4 = _stale_fill(kv4, cache_gen, stale, KV4_PAYLOAD_BYTES, KV4_SCALE_BYTES, b"\xff")
 
-    index_gen = rng(definition, seed, "indices")
+    index_gen = rng(name, seed, "indices")
     indices8 = _index_rows(index_gen, batch, TOPK8, valid8, stale, pages8 * PAGE_SIZE,
                            unused, duplicates)
     indices4 = _index_rows(index_gen, batch, TOPK4, valid4, stale, pages4 * PAGE_SIZE,
                            unused, duplicates)
 
-    sink = rng(definition, "attn_sink").uniform(3.0, 11.0, size=HEADS).astype(np.float32)
+    sink = rng(name, "attn_sink").uniform(3.0, 11.0, size=HEADS).astype(np.float32)
     return {
         "Q": torch.from_numpy(q).to(torch.bfloat16),
         "KV8": kv8,

@@ -210,10 +210,11 @@ def _image_mask(params: dict, tokens: int) -> np.ndarray:
     return mask
 
 
-def generate(definition: str, params: dict, seed: int) -> dict[str, torch.Tensor | float]:
+def generate(definition: Definition, params: dict, seed: int) -> dict[str, torch.Tensor | float]:
     """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
-    if definition not in DEFINITIONS:
-        raise ValueError(f"{definition!r} is not a moe_router definition")
+    name = definition.name
+    if name not in DEFINITIONS:
+        raise ValueError(f"{name!r} is not a moe_router definition")
     tokens = int(params["T"])
     is_image = _image_mask(params, tokens)
     routed_scale = float(params.get("routed_scale", 2.5))
@@ -225,10 +226,10 @@ def generate(definition: str, params: dict, seed: int) -> dict[str, torch.Tensor
                 raise ValueError(f"{kind}: row {row} is out of range or already special")
             kinds[row] = kind
 
-    layer = layer_parameters(definition)
+    layer = layer_parameters(name)
     w = layer["W"]
-    gain = rng(definition, "channel_gain").lognormal(0.0, 0.3, size=HIDDEN).astype(np.float32)
-    gen = rng(definition, seed, "X")
+    gain = rng(name, "channel_gain").lognormal(0.0, 0.3, size=HIDDEN).astype(np.float32)
+    gen = rng(name, seed, "X")
     x = np.zeros((tokens, HIDDEN))
     for t, kind in enumerate(kinds):
         bias = layer["bias_image"] if is_image[t] else layer["bias_text"]

@@ -36,14 +36,15 @@ from hf_eval.data.schema import Definition
 from hf_eval.families.base import Family, Inputs, NoStructure
 from hf_eval.families.common import finite_problems, randn, rng
 
-#: Heads (H) and kernel (kt, ky, kx) of each definition; D is 64 for all of them.
-SHAPES: dict[str, tuple[int, tuple[int, int, int]]] = {
-    "neighborhood_attention_3d_h16_d64_kt3_ky7_kx7": (16, (3, 7, 7)),
-    "neighborhood_attention_3d_h32_d64_kt3_ky7_kx7": (32, (3, 7, 7)),
-    "neighborhood_attention_3d_h4_d64_kt11_ky11_kx11": (4, (11, 11, 11)),
-    "neighborhood_attention_3d_h8_d64_kt3_ky5_kx5": (8, (3, 5, 5)),
+#: Kernel (kt, ky, kx) of each definition. Heads and head dimension are the definition's
+#: constant axes H and D; the kernel is no axis (only its constraints, its reference's
+#: ``KT, KY, KX`` and its ``kernel:`` tag state it), so it is kept here.
+KERNELS: dict[str, tuple[int, int, int]] = {
+    "neighborhood_attention_3d_h16_d64_kt3_ky7_kx7": (3, 7, 7),
+    "neighborhood_attention_3d_h32_d64_kt3_ky7_kx7": (3, 7, 7),
+    "neighborhood_attention_3d_h4_d64_kt11_ky11_kx11": (11, 11, 11),
+    "neighborhood_attention_3d_h8_d64_kt3_ky5_kx5": (3, 5, 5),
 }
-HEAD_DIM = 64
 #: Plane waves in the smooth part of each feature map, and that part's share of the variance.
 SMOOTH_MODES = 6
 SMOOTH_SHARE = 0.5
@@ -70,29 +71,31 @@ def _feature_map(gen: np.random.Generator, batch: int, volume: tuple[int, int, i
         np.float32)
 
 
-def generate(definition: str, params: dict, seed: int) -> Inputs:
-    """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
-    if definition not in SHAPES:
-        raise ValueError(f"{definition!r} is not a neighborhood_attention definition")
-    heads, kernel = SHAPES[definition]
+def generate(definition: Definition, params: dict, seed: int) -> Inputs:
+    """Every input of ``definition`` by name, deterministic in (definition, params, seed);
+    heads and head dimension are the definition's constant axes H and D."""
+    name = definition.name
+    if definition.op_type != "neighborhood_attention" or name not in KERNELS:
+        raise ValueError(f"{name!r} is not a neighborhood_attention definition")
+    heads, dim, kernel = definition.const_axes["H"], definition.const_axes["D"], KERNELS[name]
     batch = int(params["B"])
     volume = (int(params["T"]), int(params["Y"]), int(params["X"]))
     if batch < 1 or any(length < k for length, k in zip(volume, kernel, strict=True)):
-        raise ValueError(f"{definition}: need B >= 1 and (T, Y, X) >= kernel {kernel}, "
+        raise ValueError(f"{name}: need B >= 1 and (T, Y, X) >= kernel {kernel}, "
                          f"got B={batch}, (T, Y, X)={volume}")
-    channels = heads * HEAD_DIM
+    channels = heads * dim
 
-    structure = rng(definition, "head_structure")
+    structure = rng(name, "head_structure")
     sharpness = structure.uniform(1.0, 3.0, size=(heads, 1))  # logit std per head
-    k_gain = structure.uniform(0.7, 1.3, size=(heads, HEAD_DIM))
-    v_gain = structure.uniform(0.5, 1.5, size=(heads, HEAD_DIM))
-    v_mean = structure.normal(0.0, 0.5, size=(heads, HEAD_DIM))
+    k_gain = structure.uniform(0.7, 1.3, size=(heads, dim))
+    v_gain = structure.uniform(0.5, 1.5, size=(heads, dim))
+    v_mean = structure.normal(0.0, 0.5, size=(heads, dim))
 
-    def draw(name: str) -> np.ndarray:
-        features = _feature_map(rng(definition, seed, name), batch, volume, channels)
-        return features.reshape(batch, *volume, heads, HEAD_DIM)
+    def draw(tensor: str) -> np.ndarray:
+        features = _feature_map(rng(name, seed, tensor), batch, volume, channels)
+        return features.reshape(batch, *volume, heads, dim)
 
-    q = draw("Q") * (sharpness / np.sqrt(HEAD_DIM))
+    q = draw("Q") * (sharpness / np.sqrt(dim))
     k = draw("K") * k_gain
     v = draw("V") * v_gain + v_mean
 

@@ -90,11 +90,12 @@ def _select(gen: np.random.Generator, choice: object, length: int) -> np.ndarray
     return np.sort(gen.choice(complete, size=count, replace=False))
 
 
-def generate(definition: str, params: dict,
+def generate(definition: Definition, params: dict,
              seed: int) -> dict[str, torch.Tensor | int | float | bool]:
     """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
-    if definition != DEFINITION:
-        raise ValueError(f"{definition!r} is not a qsa_attention definition")
+    definition_name = definition.name
+    if definition_name != DEFINITION:
+        raise ValueError(f"{definition_name!r} is not a qsa_attention definition")
     lengths = [int(n) for n in params["context_lens"]]
     batch = len(lengths)
     selection = list(params.get("selection", ["all"] * batch))
@@ -117,7 +118,7 @@ def generate(definition: str, params: dict,
     max_pages = max(pages_needed) + extra_columns
     pool_pages = sum(owned_counts) + spare
 
-    layout = rng(definition, seed, "page_table")
+    layout = rng(definition_name, seed, "page_table")
     if page_order == "shuffled":
         physical = layout.permutation(pool_pages)
     elif page_order == "identity":
@@ -133,28 +134,28 @@ def generate(definition: str, params: dict,
     if shared:
         page_table[1, :shared] = page_table[0, :shared]
 
-    select_gen = rng(definition, seed, "block_ids")
+    select_gen = rng(definition_name, seed, "block_ids")
     block_ids = np.full((batch, TOPK), -1, dtype=np.int32)
     for b, (length, choice) in enumerate(zip(lengths, selection)):
         chosen = _select(select_gen, choice, length)
         block_ids[b, : chosen.size] = chosen
 
-    structure = rng(definition, seed, "structure")
+    structure = rng(definition_name, seed, "structure")
     k_gain = structure.uniform(0.6, 1.4, size=(KV_HEADS, DIM)).astype(np.float32)
     k_mean = structure.normal(0.0, 0.4, size=(KV_HEADS, DIM)).astype(np.float32)
     v_gain = structure.uniform(0.5, 1.5, size=(KV_HEADS, DIM)).astype(np.float32)
     v_mean = structure.normal(0.0, 0.5, size=(KV_HEADS, DIM)).astype(np.float32)
     head_temp = structure.uniform(0.7, 1.3, size=(HEADS, 1)).astype(np.float32)
 
-    q_gen = rng(definition, seed, "Q")
+    q_gen = rng(definition_name, seed, "Q")
     q = q_gen.standard_normal((batch, HEADS, DIM), dtype=np.float32) * (np.float32(2.5) * head_temp)
 
     def pool(name: str, gain: np.ndarray, mean: np.ndarray) -> torch.Tensor:
         """A page pool: stale values everywhere, then every request's tokens written."""
-        stale = rng(definition, seed, name, "stale")
+        stale = rng(definition_name, seed, name, "stale")
         values = stale.standard_normal((pool_pages, PAGE_SIZE, KV_HEADS, DIM),
                                        dtype=np.float32) * np.float32(3.0)
-        tokens_gen = rng(definition, seed, name)
+        tokens_gen = rng(definition_name, seed, name)
         for b, length in enumerate(lengths):
             first = shared * PAGE_SIZE if (b == 1 and shared) else 0
             count = length - first

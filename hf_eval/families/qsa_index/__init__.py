@@ -201,11 +201,12 @@ def _plant_near_duplicate(q: torch.Tensor, keys: np.ndarray) -> np.ndarray | Non
     return planted
 
 
-def generate(definition: str, params: dict,
+def generate(definition: Definition, params: dict,
              seed: int) -> dict[str, torch.Tensor | int | float | bool]:
     """Every input of ``definition`` by name, deterministic in (definition, params, seed)."""
-    if definition != DEFINITION:
-        raise ValueError(f"{definition!r} is not a qsa_index definition")
+    name = definition.name
+    if name != DEFINITION:
+        raise ValueError(f"{name!r} is not a qsa_index definition")
     blocks = [int(n) for n in params["num_complete_blocks"]]
     batch = len(blocks)
     modes = list(params.get("modes", ["normal"] * batch))
@@ -221,7 +222,7 @@ def generate(definition: str, params: dict,
     max_pages = max(1, max(pages_needed) + extra_columns)
     pool_pages = max(1, sum(pages_needed) + spare)
 
-    layout = rng(definition, seed, "page_table")
+    layout = rng(name, seed, "page_table")
     if page_order == "shuffled":
         physical = layout.permutation(pool_pages)
     elif page_order == "identity":
@@ -238,18 +239,18 @@ def generate(definition: str, params: dict,
         if stale_tail:
             page_table[b, count:] = layout.integers(0, pool_pages, size=max_pages - count)
 
-    structure = rng(definition, seed, "structure")
+    structure = rng(name, seed, "structure")
     gain = np.exp(structure.normal(0.0, 0.3, size=DIM)).astype(np.float32)
-    q_gen = rng(definition, seed, "Q_idx")
+    q_gen = rng(name, seed, "Q_idx")
     shared = q_gen.standard_normal((batch, 1, DIM), dtype=np.float32)
     q_f32 = (np.float32(0.6) * shared
              + np.float32(0.8) * q_gen.standard_normal((batch, HEADS, DIM), dtype=np.float32))
     q_idx = _bf16(q_f32)
 
-    stale = rng(definition, seed, "stale")
+    stale = rng(name, seed, "stale")
     pool = stale.standard_normal((pool_pages, PAGE_SIZE, DIM), dtype=np.float32)
     pool *= np.float32(2.5)
-    k_gen = rng(definition, seed, "Kc_pages")
+    k_gen = rng(name, seed, "Kc_pages")
     for b, n in enumerate(blocks):
         for _ in range(MAX_REDRAWS):
             keys = _bf16(_draw_keys(k_gen, modes[b], n, q_f32[b], gain)).float().numpy()

@@ -87,10 +87,11 @@ def _index_rows(gen: np.random.Generator, tokens: int, rows: int, topk: int,
     return torch.from_numpy(indices)
 
 
-def generate(definition: str, params: dict,
+def generate(definition: Definition, params: dict,
              seed: int) -> dict[str, torch.Tensor | int | float | bool]:
     """Inputs of one ``sparse_mla`` sample workload (see the module docstring for params)."""
-    topk = TOPK[definition]
+    name = definition.name
+    topk = TOPK[name]
     tokens, rows = int(params["T"]), int(params["S"])
     if rows < tokens:
         raise ValueError("S must be at least T: the queries are the last T of the S tokens")
@@ -100,20 +101,20 @@ def generate(definition: str, params: dict,
     if len(lengths) != tokens:
         raise ValueError("topk_length needs one value per query")
 
-    head_scale = rng(definition, "q_head_scale").uniform(0.25, 0.8, size=HEADS).astype(np.float32)
+    head_scale = rng(name, "q_head_scale").uniform(0.25, 0.8, size=HEADS).astype(np.float32)
     head_scale *= np.float32(params.get("q_scale", 1.0))
-    q = rng(definition, seed, "Q").standard_normal((tokens, HEADS, LATENT_DIM + ROPE_DIM),
-                                                   dtype=np.float32)
+    q = rng(name, seed, "Q").standard_normal((tokens, HEADS, LATENT_DIM + ROPE_DIM),
+                                             dtype=np.float32)
     q *= head_scale[None, :, None]
 
-    indices = _index_rows(rng(definition, seed, "indices"), tokens, rows, topk, list(lengths),
+    indices = _index_rows(rng(name, seed, "indices"), tokens, rows, topk, list(lengths),
                           float(params.get("holes", 0.0)), bool(params.get("stale_tail", False)),
                           int(params.get("duplicates", 0)))
-    low, high = SINK_RANGE[definition]
-    sink = rng(definition, "attn_sink").uniform(low, high, size=HEADS).astype(np.float32)
+    low, high = SINK_RANGE[name]
+    sink = rng(name, "attn_sink").uniform(low, high, size=HEADS).astype(np.float32)
     return {
         "Q": torch.from_numpy(q).to(torch.bfloat16),
-        "KV": _kv_rows(definition, rng(definition, seed, "KV"), rows),
+        "KV": _kv_rows(name, rng(name, seed, "KV"), rows),
         "indices": indices,
         "topk_length": torch.tensor(lengths, dtype=torch.int32),
         "attn_sink": torch.from_numpy(sink),
