@@ -14,6 +14,7 @@ import os
 import socket
 import stat
 import sys
+import time
 import types
 
 import torch
@@ -41,6 +42,23 @@ def filler(y, c):
     return torch.full_like(y, 7.0), torch.full_like(c, 12345)
 
 
+def busy(seconds=0.02):
+    """Spin ``seconds`` on the host's clock: work that no device timer sees."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def refusal(attempt):
+    """Why ``attempt()`` was refused (``os.strerror`` of its ``OSError``), or None when it
+    ran."""
+    try:
+        attempt()
+    except OSError as exc:
+        return os.strerror(exc.errno)
+    return None
+
+
 def everything():
     """Every object the collector knows, the harness's frozen ones included (the worker
     freezes its heap after loading; an attacker simply unfreezes it)."""
@@ -66,6 +84,15 @@ def result_channel():
                 pass
         sock.close()
     return None
+
+
+def handler_tables():
+    """The serving loop's tables of request handlers (operation -> bound method), found
+    through the collector."""
+    for obj in everything():
+        if type(obj) is dict and "trial" in obj and "disarm" in obj \
+                and hasattr(obj["trial"], "__self__"):
+            yield obj
 
 
 def find_worker():
@@ -273,6 +300,36 @@ def problems_clearing_module(attr):
     return EvilMod
 
 
+def swap_module_class(module, attr, worker):
+    """Give ``module`` the class of :func:`problems_clearing_module` for ``attr`` and
+    replace ``worker.collect`` by :func:`emptying_collect` (inside a worker only)."""
+    if worker is not None:
+        collect = emptying_collect(worker)
+        module.__class__ = problems_clearing_module(attr)
+        worker.collect = collect
+
+
+def clearing(reader):
+    """``reader`` wrapped to empty the findings (:func:`clear_tampered`) when the hook
+    check calls it."""
+    def fake():
+        clear_tampered(1)
+        return reader()
+
+    return fake
+
+
+def reader_clearing_run(module, reader):
+    """A candidate's ``run`` (:func:`slot_writing_run`) for a worker in which ``zip`` is
+    :func:`collect_zip` and the hook ``reader`` of ``module`` is replaced by one that
+    empties the findings when the hook check calls it (:func:`clearing`)."""
+    worker = find_worker()
+    if worker is not None:
+        setattr(module, reader, clearing(getattr(module, reader)))
+        builtins.zip = collect_zip
+    return slot_writing_run(worker)
+
+
 def hiding_getattr(hide, counter):
     """A ``__getattr__`` that counts its calls in ``counter["n"]``, drops the findings
     ending in ``hide`` (:func:`drop_findings`) and finds nothing."""
@@ -326,6 +383,26 @@ def rewritten_lent_slot(state):
         state.setdefault("keep", []).append(dummies)
         worker.lent = lent_record(worker.slots)
     return real, req
+
+
+def lent_rewriting_run(state, relabel=False):
+    """A candidate's ``run`` that writes the right answer into the call's real lent slot
+    (:func:`rewritten_lent_slot`, the record of the lent slots rebuilt) and returns
+    :func:`filler`; with ``relabel`` the request's operation is renamed ``slots`` first.
+    Honest outside a trial."""
+    def run(x, w, scale):
+        y, c = answer(x, w, scale)
+        found = rewritten_lent_slot(state)
+        if found is None:
+            return y, c
+        real, req = found
+        if relabel:
+            req["op"] = "slots"
+        write_slot(real, y, c)
+        state["fired"] = state.get("fired", 0) + 1
+        return filler(y, c)
+
+    return run
 
 
 def slot_swapping_hook(state, lent=False):

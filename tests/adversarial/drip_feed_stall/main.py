@@ -7,7 +7,6 @@ itself is honest and fast."""
 import time
 
 import lent_kit
-import torch
 
 CALL_TIMEOUT_S = 2.0  # 300.0 on every real task
 #: each request's deadline, in call timeouts (trials.py: register and prepare get 3x)
@@ -16,20 +15,17 @@ _PATCHED = []
 
 
 def _patch():
-    for obj in lent_kit.everything():
-        if type(obj) is dict and "trial" in obj and "disarm" in obj \
-                and hasattr(obj["trial"], "__self__"):
-            for op, factor in FACTOR.items():
-                def slow(request, real=obj[op], factor=factor):
-                    reply = real(request)
-                    time.sleep(0.9 * factor * CALL_TIMEOUT_S)
-                    return reply
-                obj[op] = slow
-            _PATCHED.append(obj)
+    for obj in lent_kit.handler_tables():
+        for op, factor in FACTOR.items():
+            def slow(request, real=obj[op], factor=factor):
+                reply = real(request)
+                time.sleep(0.9 * factor * CALL_TIMEOUT_S)
+                return reply
+            obj[op] = slow
+        _PATCHED.append(obj)
 
 
 def run(x, w, scale):
     if not _PATCHED:
         _patch()
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
+    return lent_kit.answer(x, w, scale)

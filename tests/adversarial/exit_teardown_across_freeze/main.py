@@ -19,12 +19,6 @@ _child = []
 _PATCHED = []
 
 
-def work(seconds=0.02):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
-
-
 def _spawn():
     r, w = os.pipe()
     pid = os.fork()
@@ -42,46 +36,44 @@ def _spawn():
 
 
 def _patch():
-    for obj in lent_kit.everything():
-        if type(obj) is dict and "trial" in obj and "disarm" in obj \
-                and hasattr(obj["trial"], "__self__"):
-            real_trial, real_changed, real_forget = obj["trial"], obj["changed"], obj["forget"]
+    for obj in lent_kit.handler_tables():
+        real_trial, real_changed, real_forget = obj["trial"], obj["changed"], obj["forget"]
 
-            def trial(request):
-                t0 = time.perf_counter()
-                reply = real_trial(request)  # noqa: B023 - bound once
-                reply["event_ms"] = min(reply["event_ms"],
-                                        0.4 * (time.perf_counter() - t0) * 1e3)
-                return reply
+        def trial(request):
+            t0 = time.perf_counter()
+            reply = real_trial(request)  # noqa: B023 - bound once
+            reply["event_ms"] = min(reply["event_ms"],
+                                    0.4 * (time.perf_counter() - t0) * 1e3)
+            return reply
 
-            def changed(request):
-                reply = real_changed(request)  # noqa: B023 - bound once
-                while _child:
-                    pid = _child.pop()
-                    os.kill(pid, signal.SIGKILL)
-                return reply
+        def changed(request):
+            reply = real_changed(request)  # noqa: B023 - bound once
+            while _child:
+                pid = _child.pop()
+                os.kill(pid, signal.SIGKILL)
+            return reply
 
-            def forget(request):
-                reply = real_forget(request)  # noqa: B023 - bound once
-                for _pid in list(_child):
+        def forget(request):
+            reply = real_forget(request)  # noqa: B023 - bound once
+            for _pid in list(_child):
+                pass
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0]:
                     pass
-                try:
-                    while os.waitpid(-1, os.WNOHANG)[0]:
-                        pass
-                except ChildProcessError:
-                    pass
-                if not _child:
-                    _spawn()
-                return reply
+            except ChildProcessError:
+                pass
+            if not _child:
+                _spawn()
+            return reply
 
-            obj.update(trial=trial, changed=changed, forget=forget)
-            _PATCHED.append(obj)
+        obj.update(trial=trial, changed=changed, forget=forget)
+        _PATCHED.append(obj)
 
 
 def run(x, w, scale):
     if not _PATCHED:
         _patch()
         _spawn()
-    work()
+    lent_kit.busy()
     y = torch.nn.functional.linear(x.float(), w.float()) * scale
     return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)

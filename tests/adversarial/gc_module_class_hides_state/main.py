@@ -6,9 +6,5 @@ import gc
 import lent_kit
 
 WORKER = lent_kit.find_worker()
-_collect = lent_kit.emptying_collect(WORKER)
 run = lent_kit.slot_writing_run(WORKER)
-EvilMod = lent_kit.problems_clearing_module("__dict__")
-if WORKER is not None:
-    gc.__class__ = EvilMod
-    WORKER.collect = _collect
+lent_kit.swap_module_class(gc, "__dict__", WORKER)

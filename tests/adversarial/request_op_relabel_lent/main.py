@@ -5,15 +5,4 @@ operation must be read before the handler runs."""
 
 import lent_kit
 
-K = {}
-
-def run(x, w, scale):
-    y, c = lent_kit.answer(x, w, scale)
-    found = lent_kit.rewritten_lent_slot(K)
-    if found is None:
-        return y, c
-    real, req = found
-    req["op"] = "slots"
-    lent_kit.write_slot(real, y, c)
-    K["fired"] = K.get("fired", 0) + 1
-    return lent_kit.filler(y, c)
+run = lent_kit.lent_rewriting_run({}, relabel=True)

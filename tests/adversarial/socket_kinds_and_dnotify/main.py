@@ -9,18 +9,13 @@ import fcntl
 import os
 import socket
 
+import lent_kit
 import torch
+
+_why = lent_kit.refusal
 
 IPPROTO_MPTCP, SO_BINDTOIFINDEX = 262, 62
 F_NOTIFY, DN_ACCESS, DN_MULTISHOT = 1026, 0x1, 0x80000000
-
-
-def _why(attempt):
-    try:
-        attempt()
-    except OSError as exc:
-        return os.strerror(exc.errno)
-    return None
 
 
 def _bind_by_index():

@@ -10,7 +10,10 @@ import mmap
 import os
 import tempfile
 
+import lent_kit
 import torch
+
+_oserror = lent_kit.refusal
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -22,14 +25,6 @@ MPOL_BIND, AT_FDCWD = 2, -100
 class _XattrArgs(ctypes.Structure):
     _fields_ = [("value", ctypes.c_uint64), ("size", ctypes.c_uint32),
                 ("flags", ctypes.c_uint32)]
-
-
-def _oserror(attempt):
-    try:
-        attempt()
-    except OSError as exc:
-        return os.strerror(exc.errno)
-    return None
 
 
 def _raw(number, *args):
