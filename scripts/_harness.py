@@ -41,6 +41,18 @@ def gpu_name(text: str) -> str:
     return text
 
 
+def harness_parser(prog: str, doc: str | None, gpu_required: bool) -> argparse.ArgumentParser:
+    """A script's parser with the dataset flags and the GPU flags (``--gpu`` required, or
+    defaulting to GPU 0)."""
+    p = argparse.ArgumentParser(prog=prog, description=doc,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_dataset_flags(p)
+    add_gpu_flags(p, required=gpu_required)
+    if not gpu_required:
+        p.set_defaults(gpu="0")
+    return p
+
+
 def add_dataset_flags(parser: argparse.ArgumentParser) -> None:
     """``--root``, ``--data-root`` and ``--cache-directory``, with the published defaults."""
     parser.add_argument("--root", type=Path, default=CLONE,
@@ -67,6 +79,14 @@ def add_gpu_flags(parser: argparse.ArgumentParser, required: bool) -> None:
                         "refuses to start (exit 2) while another run holds them; the "
                         "harness's lock per physical GPU (hf_eval-gpu-<uuid>.lock, held "
                         "while a case is timed) is taken in the same folder")
+
+
+def start(args: argparse.Namespace) -> tuple[Path, str | None, str | None]:
+    """What every script does first: this clone's ``hf_eval`` on the path, the cache
+    folder exported; (the dataset root, the device, why there is no device or None)."""
+    use_clone()
+    os.environ["HF_EVAL_CACHE"] = str(cache_directory(args))
+    return args.root.resolve(), *select_device(args.gpu)
 
 
 def cache_directory(args: argparse.Namespace) -> Path:

@@ -10,7 +10,6 @@ published script's). Exit status: 0 every case passed, 1 a solution failed a cas
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -20,10 +19,7 @@ PROG = "audit_solutions.py"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    _harness.add_dataset_flags(p)
-    _harness.add_gpu_flags(p, required=True)
+    p = _harness.harness_parser(PROG, __doc__, gpu_required=True)
     p.add_argument("--definition", action="append",
                    help="audit only this definition (repeatable; default: every one)")
     p.add_argument("--suite", choices=["first", "dev", "all"], default="first",
@@ -65,16 +61,13 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    _harness.use_clone()
-    from hf_eval.data.errors import DataError
-
-    root = args.root.resolve()
-    os.environ["HF_EVAL_CACHE"] = str(_harness.cache_directory(args))
     if args.candidate and (not args.definition or len(set(args.definition)) != 1):
         return _harness.error("--candidate needs exactly one --definition")
-    device, problem = _harness.select_device(args.gpu)
+    root, device, problem = _harness.start(args)
     if problem:
         return _harness.error(problem)
+    from hf_eval.data.errors import DataError
+
     try:
         selection = _selection(args, root, device)
     except DataError as err:

@@ -19,7 +19,6 @@ input.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -29,11 +28,7 @@ PROG = "benchmark_solutions.py"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    _harness.add_dataset_flags(p)
-    _harness.add_gpu_flags(p, required=False)
-    p.set_defaults(gpu="0")
+    p = _harness.harness_parser(PROG, __doc__, gpu_required=False)
     p.add_argument("--definition", action="append",
                    help="only this definition (repeatable; default: every one)")
     p.add_argument("--solution", action="append",
@@ -48,10 +43,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    _harness.use_clone()
-    root = args.root.resolve()
-    os.environ["HF_EVAL_CACHE"] = str(_harness.cache_directory(args))
-    device, problem = _harness.select_device(args.gpu)
+    root, device, problem = _harness.start(args)
     if problem:
         return _harness.error(problem)
     from hf_eval.capture.replay import replay

@@ -63,6 +63,23 @@ def write_json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
+def write_toy_rows(root: Path, name: str, uuids: list[str], axes: list[dict],
+                   inputs: list[dict], generator: str) -> list[WorkloadTrace]:
+    """Write ``workloads/toy/<name>.jsonl`` (one row per UUID, with its axes and inputs)
+    and ``captures.jsonl`` (a generated receipt per row, seeded by its index, naming
+    ``generator``); returns the rows."""
+    rows = [WorkloadTrace(definition=name, workload={"uuid": u, "axes": a, "inputs": i})
+            for u, a, i in zip(uuids, axes, inputs, strict=True)]
+    receipts = [Receipt(uuid=u, definition=name, provenance={
+        "kind": "generated", "generator": generator, "seed": index})
+        for index, u in enumerate(uuids)]
+    (root / "workloads/toy").mkdir(parents=True)
+    (root / f"workloads/toy/{name}.jsonl").write_text(
+        "".join(r.model_dump_json() + "\n" for r in rows))
+    (root / "captures.jsonl").write_text("".join(r.to_line() + "\n" for r in receipts))
+    return rows
+
+
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path_factory: pytest.TempPathFactory,
                   monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,19 +100,14 @@ def build_toy_root(tmp_path: Path, call_timeout_s: float = 300.0) -> Path:
     store = TensorStore(root)
     gen = torch.Generator().manual_seed(0)
     w = store.write(torch.randn(8, 16, generator=gen).bfloat16(), "blob/workloads/toy", "w")
-    rows, receipts = [], []
-    for i, m in enumerate((1, 5, 33)):
-        x = store.write(torch.randn(m, 16, generator=gen).bfloat16(), "blob/workloads/toy", "x")
-        uuid = f"00000000-0000-0000-0000-00000000000{i}"
-        rows.append(WorkloadTrace(definition="toy_linear_n8_k16", workload={
-            "uuid": uuid, "axes": {"M": m},
-            "inputs": {"x": x, "w": w, "scale": {"type": "scalar", "value": 0.5}}}))
-        receipts.append(Receipt(uuid=uuid, definition="toy_linear_n8_k16", provenance={
-            "kind": "generated", "generator": "tests.conftest", "seed": i}))
-    (root / "workloads/toy").mkdir(parents=True)
-    (root / "workloads/toy/toy_linear_n8_k16.jsonl").write_text(
-        "".join(r.model_dump_json() + "\n" for r in rows))
-    (root / "captures.jsonl").write_text("".join(r.to_line() + "\n" for r in receipts))
+    ms = (1, 5, 33)
+    xs = [store.write(torch.randn(m, 16, generator=gen).bfloat16(), "blob/workloads/toy", "x")
+          for m in ms]
+    rows = write_toy_rows(
+        root, "toy_linear_n8_k16", [f"00000000-0000-0000-0000-00000000000{i}" for i in range(3)],
+        [{"M": m} for m in ms],
+        [{"x": x, "w": w, "scale": {"type": "scalar", "value": 0.5}} for x in xs],
+        "tests.conftest")
     write_json(root / "tasks/toy_linear_n8_k16.json", {
         "definition": "toy_linear_n8_k16",
         "workloads": ["workloads/toy/toy_linear_n8_k16.jsonl"],

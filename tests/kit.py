@@ -31,6 +31,7 @@ from hf_eval.data.dtypes import TORCH_DTYPES
 from hf_eval.data.schema import Definition, Solution, TaskConfig, load_json
 from hf_eval.data.sources import compile_reference, load_entry
 from hf_eval.dataset import Dataset, open_dataset
+from hf_eval.families import registry
 from hf_eval.samples.cases import SampleCase, cases_path, generate_case, load_cases, sample_uuid
 
 REPO = Path(__file__).resolve().parent.parent
@@ -223,6 +224,17 @@ def assert_dev_held_out(name: str, dev: list[str]) -> None:
 
 
 # ----------------------------------------------------------------- value rules
+def run_keeping_inputs(run: Callable, inputs: dict[str, Any],
+                       args_of: Callable[[dict[str, Any]], list[Any]]) -> Any:
+    """``run(*args_of(inputs))``, asserting that no input changed and that the output is
+    none of them."""
+    before = copy_inputs(inputs)
+    out = run(*args_of(inputs))
+    assert all(torch.equal(before[k], inputs[k]) for k in inputs)
+    assert not any(out.data_ptr() == v.data_ptr() for v in inputs.values())
+    return out
+
+
 def copy_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
     """A copy of an input set that a test may modify (tensors cloned)."""
     return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
@@ -234,6 +246,17 @@ def assert_one_problem(problems: list[str], name: str, *phrases: str) -> None:
     assert problems[0].startswith(f"{name}:"), problems[0]
     for phrase in phrases:
         assert phrase in problems[0], problems[0]
+
+
+def keeps_inputs_test(names: list[str]):
+    """The test that runs each definition's reference on its first sample case and asserts
+    its inputs unchanged (:func:`assert_reference_keeps_inputs`); bind it in the module as
+    ``test_reference_does_not_mutate_inputs``."""
+    @pytest.mark.parametrize("name", names)
+    def test_reference_does_not_mutate_inputs(name: str) -> None:
+        assert_reference_keeps_inputs(name, cases(name)[0]["label"])
+
+    return test_reference_does_not_mutate_inputs
 
 
 def rule_violation_tests(name: str, check: Callable[[str, dict], list[str]],
@@ -303,12 +326,45 @@ def solution_cases(names: Any, devices: list[str],
             for device in devices if runs_on(sol, device)]
 
 
+#: Where the solution tests run: the CPU, and CUDA where there is one.
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def over_solution_cases(names: Any, devices: list[str],
+                        runs_on: Callable[[dict[str, Any], str], bool] = declares):
+    """Parametrize a test over :func:`solution_cases` as ``(name, solution, label,
+    device)``."""
+    return pytest.mark.parametrize(("name", "solution", "label", "device"),
+                                   solution_cases(names, devices, runs_on))
+
+
+def assert_family_data(name: str, module: str) -> None:
+    """The definition's cases file names it, and its ``op_type`` is the family ``module``."""
+    assert cases_json(name)["definition"] == name
+    assert registry.find(definition(name).op_type).module == module
+
+
+def assert_bf16_rounding_of(out: torch.Tensor, exact: torch.Tensor) -> None:
+    """``out`` is BF16 and within one BF16 ulp (2**-7 relative) of the exact result."""
+    assert out.dtype == torch.bfloat16
+    assert out.shape == exact.shape
+    torch.testing.assert_close(out.double(), exact.double(), rtol=2 ** -7, atol=1e-5)
+
+
+def matched_ratio(out: torch.Tensor, ref: torch.Tensor, tol: dict[str, Any]) -> float:
+    """Fraction of elements with |a - r| <= atol + rtol |r| (the task's comparison)."""
+    err = (out.double().cpu() - ref.double().cpu()).abs()
+    good = err <= tol["atol"] + tol["rtol"] * ref.double().cpu().abs()
+    return int(good.sum()) / good.numel()
+
+
 def run_solution_on_case(name: str, solution_name: str, label: str, device: str,
                          keys: Any) -> tuple:
     """Run the solution's ``run`` and the reference on fresh copies of a sample case's
     inputs ``keys`` (in that order) moved to ``device``; asserts the output has the
     reference's shape, dtype and device, is contiguous and is no input. Returns ``(module
-    namespace, args, copies of args taken before, reference output, output)``."""
+    namespace, args, copies of args taken before, reference output, output)``; the solution
+    file is validated by the schema first."""
     module = solution_namespace(solution_name)
     inputs = fresh_case_inputs(name, label)
     call_args = [inputs[key].to(device) for key in keys]
@@ -325,6 +381,11 @@ def assert_unchanged(tensors: list[torch.Tensor], before: list[torch.Tensor]) ->
     """Each tensor still equals its copy taken before (no input was modified)."""
     for a, b in zip(tensors, before, strict=True):
         assert torch.equal(a, b)
+
+
+#: The LTX attention tasks' published tolerance (BF16 outputs), every element within it.
+LTX_ALLCLOSE = {"atol": 0.005, "rtol": 0.016, "required_matched_ratio": None,
+                "comparison": "allclose"}
 
 
 def checked_task_config(name: str, workloads: str, tolerance: dict[str, Any]) -> dict[str, Any]:

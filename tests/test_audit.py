@@ -11,7 +11,7 @@ from hf_eval.dataset import open_dataset
 from hf_eval.judge.audit import Audit, AuditConfig
 from hf_eval.judge.records import exit_code
 from hf_eval.judge.report import read_report
-from tests.conftest import GOOD_SOLUTION, REPO, solution_json, write_json
+from tests.conftest import GOOD_SOLUTION, REPO, solution_json, write_json, write_toy_rows
 
 WRONG = GOOD_SOLUTION.replace("* scale", "* scale * 1.1")
 # Computes the right answer, then scribbles on an input (the output alone looks fine).
@@ -310,7 +310,6 @@ def run(x):
 def _center_dataset(tmp_path, solutions: dict[str, str], ms: tuple[int, ...]):
     """A one-definition dataset (``y = x - mean(x)``, K = 256, a workload per M of ``ms``)
     with ``solutions`` (name: source) and ``z_centers``, the honest one; its rows."""
-    from hf_eval.data.schema import Receipt, WorkloadTrace
     from hf_eval.data.store import TensorStore
 
     root = tmp_path / "ds"
@@ -326,18 +325,11 @@ def _center_dataset(tmp_path, solutions: dict[str, str], ms: tuple[int, ...]):
                    solution_json(solution, source, name))
     store = TensorStore(root)
     generator = torch.Generator().manual_seed(0)
-    rows, receipts = [], []
-    for index, m in enumerate(ms):
-        x = store.write(torch.randn(m, 256, generator=generator), "blob/workloads/toy", "x")
-        uuid = f"00000000-0000-0000-0000-0000000000d{index}"
-        rows.append(WorkloadTrace(definition=name, workload={
-            "uuid": uuid, "axes": {"M": m}, "inputs": {"x": x}}))
-        receipts.append(Receipt(uuid=uuid, definition=name, provenance={
-            "kind": "generated", "generator": "tests.test_audit", "seed": index}))
-    (root / "workloads/toy").mkdir(parents=True)
-    (root / f"workloads/toy/{name}.jsonl").write_text(
-        "".join(r.model_dump_json() + "\n" for r in rows))
-    (root / "captures.jsonl").write_text("".join(r.to_line() + "\n" for r in receipts))
+    xs = [store.write(torch.randn(m, 256, generator=generator), "blob/workloads/toy", "x")
+          for m in ms]
+    rows = write_toy_rows(root, name, [f"00000000-0000-0000-0000-0000000000d{i}"
+                                       for i in range(len(ms))],
+                          [{"M": m} for m in ms], [{"x": x} for x in xs], "tests.test_audit")
     write_json(root / f"tasks/{name}.json", {
         "definition": name, "workloads": [f"workloads/toy/{name}.jsonl"],
         "tolerance": {"atol": 1e-6, "rtol": 1e-6}, "dev": [rows[0].workload.uuid],

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
-from flashinfer_bench.data import Definition, Solution
+from flashinfer_bench.data import Definition
 
 from hf_eval.families import block_causal_attention as gen
 from hf_eval.families.common import normal, rng
@@ -25,7 +25,6 @@ PREFIX = "prefix_cached_block_causal_h32_d128"
 PREFIX0 = "prefix_cached_block_causal_h32_d128_prefix0"
 NAMES = (PREFIX, PREFIX0)
 SCALE = 128 ** -0.5
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
 definition = kit.definition_json
@@ -56,18 +55,9 @@ def loop_mask(image_ids: list[int]) -> torch.Tensor:
                           for j in range(n)] for i in range(n)])
 
 
-def assert_bf16_rounding_of(out: torch.Tensor, exact: torch.Tensor) -> None:
-    """``out`` is BF16 and within one BF16 ulp (2**-7 relative) of the exact result."""
-    assert out.dtype == torch.bfloat16
-    assert out.shape == exact.shape
-    torch.testing.assert_close(out.double(), exact, rtol=2 ** -7, atol=1e-5)
-
-
 def failing_fraction(out: torch.Tensor, ref: torch.Tensor, tol: dict[str, Any]) -> float:
     """Fraction of elements outside |a - r| <= atol + rtol |r| (the task's comparison)."""
-    err = (out.double() - ref.double()).abs()
-    bad = err > tol["atol"] + tol["rtol"] * ref.double().abs()
-    return int(bad.sum()) / bad.numel()
+    return 1 - kit.matched_ratio(out, ref, tol)
 
 
 def layout(segments: list[tuple[str, int]]) -> list[int]:
@@ -103,7 +93,7 @@ def test_prefix_reference_matches_fp64_sdpa_with_explicit_mask() -> None:
     kc, vc = activations(4, 2, 13), activations(5, 2, 13)
     visible = torch.ones(13, 7 + 13, dtype=torch.bool)  # full visibility
     exact = fp64_sdpa(q, torch.cat([kp, kc], 1), torch.cat([vp, vc], 1), mask=visible)
-    assert_bf16_rounding_of(reference(PREFIX)(q, kp, vp, kc, vc), exact)
+    kit.assert_bf16_rounding_of(reference(PREFIX)(q, kp, vp, kc, vc), exact)
 
 
 def test_prefix_reference_is_dense_attention_over_concatenated_kv() -> None:
@@ -125,7 +115,7 @@ def test_prefix0_reference_matches_fp64_sdpa_with_loop_mask() -> None:
     q, k, v = activations(11, 2, n), activations(12, 2, n), activations(13, 2, n)
     exact = fp64_sdpa(q, k, v, mask=loop_mask(ids))
     got = reference(PREFIX0)(q, k, v, torch.tensor(ids, dtype=torch.int32))
-    assert_bf16_rounding_of(got, exact)
+    kit.assert_bf16_rounding_of(got, exact)
 
 
 def test_prefix0_reference_matches_per_query_fp64_loop() -> None:
@@ -141,35 +131,28 @@ def test_prefix0_reference_matches_per_query_fp64_loop() -> None:
         weights = weights / weights.sum(-1, keepdim=True)
         exact[:, i] = torch.einsum("bhj,bjhd->bhd", weights, vd[:, keys])
     got = reference(PREFIX0)(q, k, v, torch.tensor(ids, dtype=torch.int32))
-    assert_bf16_rounding_of(got, exact)
+    kit.assert_bf16_rounding_of(got, exact)
 
 
 def test_prefix0_without_images_is_causal_attention() -> None:
     q, k, v = activations(17, 2, 21), activations(18, 2, 21), activations(19, 2, 21)
     got = reference(PREFIX0)(q, k, v, torch.full((21,), -1, dtype=torch.int32))
-    assert_bf16_rounding_of(got, fp64_sdpa(q, k, v, causal=True))
+    kit.assert_bf16_rounding_of(got, fp64_sdpa(q, k, v, causal=True))
 
 
 def test_prefix0_one_image_over_everything_is_full_attention() -> None:
     q, k, v = activations(20, 1, 17), activations(21, 1, 17), activations(22, 1, 17)
     got = reference(PREFIX0)(q, k, v, torch.full((17,), 5, dtype=torch.int32))
-    assert_bf16_rounding_of(got, fp64_sdpa(q, k, v))
+    kit.assert_bf16_rounding_of(got, fp64_sdpa(q, k, v))
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_reference_does_not_mutate_inputs(name: str) -> None:
-    kit.assert_reference_keeps_inputs(name, cases(name)[0]["label"])
+test_reference_does_not_mutate_inputs = kit.keeps_inputs_test(NAMES)
 
 
 # ------------------------------------------------------------------------- solutions
-SOLUTION_CASES = kit.solution_cases(NAMES, DEVICES)
-
-
-@pytest.mark.parametrize(("name", "solution", "label", "device"), SOLUTION_CASES)
+@kit.over_solution_cases(NAMES, kit.DEVICES)
 def test_solution_matches_reference_on_samples(name: str, solution: str, label: str,
                                                device: str) -> None:
-    sol = next(s for s in solutions(name) if s["name"] == solution)
-    Solution.model_validate(sol)
     module, args, before, ref, out = kit.run_solution_on_case(name, solution, label, device,
                                                               definition(name)["inputs"])
     tol = task(name)["tolerance"]
@@ -264,10 +247,8 @@ def test_cases_cover_the_required_edge_cases() -> None:
 # ------------------------------------------------------------------------------ tasks
 @pytest.mark.parametrize("name", NAMES)
 def test_task_config(name: str) -> None:
-    config = kit.checked_task_config(
-        name, f"workloads/block_causal_attention/{name}.jsonl",
-        {"atol": 0.005, "rtol": 0.016,
-         "required_matched_ratio": None, "comparison": "allclose"})
+    config = kit.checked_task_config(name, f"workloads/block_causal_attention/{name}.jsonl",
+                                     kit.LTX_ALLCLOSE)
     names = {s["name"]: s for s in solutions(name)}
     assert config["engine_baseline"] in names
     assert config["baseline"]["solution"] == config["engine_baseline"]

@@ -9,12 +9,10 @@ task's own tolerance, and the sample data is shown to be discriminating.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import torch
 import torch.nn.functional as F
-from flashinfer_bench.data import Definition, Solution
+from flashinfer_bench.data import Definition
 
 from hf_eval.families import dense_attention as gen
 from hf_eval.families.common import normal, rng
@@ -22,14 +20,11 @@ from tests import kit
 
 NAMES = ("noncausal_dense_attention_h32_d128", "noncausal_dense_attention_h32_d64")
 HEAD_DIM = {"noncausal_dense_attention_h32_d128": 128, "noncausal_dense_attention_h32_d64": 64}
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
 definition = kit.definition_json
 reference = kit.reference
 cases = kit.cases
-solutions = kit.solutions_json_for
-task = kit.task_json
 
 
 def activations(seed: int, batch: int, length: int, dim: int, std: float = 1.0) -> torch.Tensor:
@@ -44,20 +39,6 @@ def fp64_sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor
         q.double().transpose(1, 2), k.double().transpose(1, 2), v.double().transpose(1, 2),
         attn_mask=visible, scale=q.shape[-1] ** -0.5)
     return out.transpose(1, 2)
-
-
-def assert_bf16_rounding_of(out: torch.Tensor, exact: torch.Tensor) -> None:
-    """``out`` is BF16 and within one BF16 ulp (2**-7 relative) of the exact result."""
-    assert out.dtype == torch.bfloat16
-    assert out.shape == exact.shape
-    torch.testing.assert_close(out.double(), exact, rtol=2 ** -7, atol=1e-5)
-
-
-def matched_ratio(out: torch.Tensor, ref: torch.Tensor, tol: dict[str, Any]) -> float:
-    """Fraction of elements with |a - r| <= atol + rtol |r| (the task's comparison)."""
-    err = (out.double() - ref.double()).abs()
-    good = err <= tol["atol"] + tol["rtol"] * ref.double().abs()
-    return int(good.sum()) / good.numel()
 
 
 # ----------------------------------------------------------------------- definitions
@@ -78,7 +59,7 @@ def test_reference_matches_fp64_sdpa(name: str, batch: int, nq: int, nk: int) ->
     d = HEAD_DIM[name]
     q = activations(1, batch, nq, d)
     k, v = activations(2, batch, nk, d), activations(3, batch, nk, d)
-    assert_bf16_rounding_of(reference(name)(q, k, v), fp64_sdpa(q, k, v))
+    kit.assert_bf16_rounding_of(reference(name)(q, k, v), fp64_sdpa(q, k, v))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -93,7 +74,7 @@ def test_reference_matches_per_query_fp64_loop(name: str) -> None:
             logits = kd[0, :, h] @ qd[0, i, h] / d ** 0.5
             weights = torch.exp(logits - logits.max())
             exact[0, i, h] = (weights / weights.sum()) @ vd[0, :, h]
-    assert_bf16_rounding_of(reference(name)(q, k, v), exact)
+    kit.assert_bf16_rounding_of(reference(name)(q, k, v), exact)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -110,34 +91,27 @@ def test_reference_is_permutation_symmetric(name: str) -> None:
                                atol=1e-5)
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_reference_does_not_mutate_inputs(name: str) -> None:
-    kit.assert_reference_keeps_inputs(name, cases(name)[0]["label"])
+test_reference_does_not_mutate_inputs = kit.keeps_inputs_test(NAMES)
 
 
 # ------------------------------------------------------------------------- solutions
-SOLUTION_CASES = kit.solution_cases(NAMES, DEVICES)
-
-
-@pytest.mark.parametrize(("name", "solution", "label", "device"), SOLUTION_CASES)
+@kit.over_solution_cases(NAMES, kit.DEVICES)
 def test_solution_matches_reference_on_samples(name: str, solution: str, label: str,
                                                device: str) -> None:
-    sol = next(s for s in solutions(name) if s["name"] == solution)
-    Solution.model_validate(sol)
     _, args, before, ref, out = kit.run_solution_on_case(name, solution, label, device,
                                                          ("Q", "K", "V"))
-    tol = task(name)["tolerance"]
+    tol = kit.task_json(name)["tolerance"]
     assert tol["required_matched_ratio"] == 0.9999
     # The 99.99 % allowance exists for rare fused-kernel misses on huge outputs; the torch
     # solution must match every element of these small samples.
-    assert matched_ratio(out, ref, tol) == 1.0
+    assert kit.matched_ratio(out, ref, tol) == 1.0
     kit.assert_unchanged(args, before)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_samples_reject_a_kernel_with_the_wrong_scale_or_a_lost_key(name: str) -> None:
     """The sample data is discriminating: plausible wrong kernels fail the tolerance."""
-    tol = task(name)["tolerance"]
+    tol = kit.task_json(name)["tolerance"]
     # Some cases cannot tell these kernels apart by construction, and every other case must:
     # with one key the softmax is 1 whatever the scale and there is no key to lose; the
     # deliberately flat case (qk_std 0.3, a nearly uniform softmax) hardly feels a 5 % scale.
@@ -149,10 +123,10 @@ def test_samples_reject_a_kernel_with_the_wrong_scale_or_a_lost_key(name: str) -
         ref = reference(name)(inputs["Q"], inputs["K"], inputs["V"])
         d = q.shape[-1]
         lost_key = F.scaled_dot_product_attention(q, k[:, :, 1:], v[:, :, 1:])
-        assert matched_ratio(lost_key.transpose(1, 2), ref, tol) < 0.99, case["label"]
+        assert kit.matched_ratio(lost_key.transpose(1, 2), ref, tol) < 0.99, case["label"]
         if case["params"].get("qk_std", 1.0) >= 1.0:
             wrong_scale = F.scaled_dot_product_attention(q, k, v, scale=1.05 * d ** -0.5)
-            assert matched_ratio(wrong_scale.transpose(1, 2), ref, tol) < 0.9, case["label"]
+            assert kit.matched_ratio(wrong_scale.transpose(1, 2), ref, tol) < 0.9, case["label"]
 
 
 # ------------------------------------------------------------------- generator, cases
@@ -198,11 +172,9 @@ def test_peaky_case_is_peaky(name: str) -> None:
 # ------------------------------------------------------------------------------ tasks
 @pytest.mark.parametrize("name", NAMES)
 def test_task_config(name: str) -> None:
-    config = kit.checked_task_config(
-        name, f"workloads/dense_attention/{name}.jsonl",
-        {"atol": 0.005, "rtol": 0.016,
-         "required_matched_ratio": 0.9999, "comparison": "allclose"})
-    names = {s["name"] for s in solutions(name)}
+    config = kit.checked_task_config(name, f"workloads/dense_attention/{name}.jsonl",
+                                     {**kit.LTX_ALLCLOSE, "required_matched_ratio": 0.9999})
+    names = {s["name"] for s in kit.solutions_json_for(name)}
     # The engine's call is SDPA with cuDNN allowed first (docs/interface-audit); the baseline
     # is the same call under torch's default backend choice, which also runs on the CPU.
     engine = name.replace("noncausal_dense_attention", "cudnn_sdpa_dense")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
-from flashinfer_bench.data import Definition, Solution
+from flashinfer_bench.data import Definition
 
 from hf_eval.families import neighborhood_attention as gen
 from hf_eval.families.common import normal, rng
@@ -25,7 +25,6 @@ from tests import kit
 
 OP = "neighborhood_attention"
 NAMES = tuple(gen.KERNELS)
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 Inputs = dict[str, torch.Tensor]
 
 
@@ -109,20 +108,6 @@ def masked_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     return out.transpose(1, 2).reshape(q.shape)
 
 
-def assert_bf16_rounding_of(out: torch.Tensor, exact: torch.Tensor) -> None:
-    """``out`` is BF16 and within one BF16 ulp (2**-7 relative) of the exact result."""
-    assert out.dtype == torch.bfloat16
-    assert out.shape == exact.shape
-    torch.testing.assert_close(out.double(), exact.double(), rtol=2 ** -7, atol=1e-5)
-
-
-def matched_ratio(out: torch.Tensor, ref: torch.Tensor, tol: dict[str, Any]) -> float:
-    """Fraction of elements with |a - r| <= atol + rtol |r| (the task's comparison)."""
-    err = (out.double().cpu() - ref.double().cpu()).abs()
-    good = err <= tol["atol"] + tol["rtol"] * ref.double().cpu().abs()
-    return int(good.sum()) / good.numel()
-
-
 def kernel_of(name: str) -> tuple[int, int, int]:
     return gen.KERNELS[name]
 
@@ -177,7 +162,7 @@ def test_reference_matches_fp64_masked_attention(name: str) -> None:
     shape = (batch, *volume, heads_of(name), 64)
     q, k, v = activations(1, shape, 0.4), activations(2, shape), activations(3, shape)
     exact = masked_attention(q, k, v, kernel_of(name))
-    assert_bf16_rounding_of(reference(name)(q, k, v), exact)
+    kit.assert_bf16_rounding_of(reference(name)(q, k, v), exact)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -190,7 +175,7 @@ def test_reference_is_full_attention_when_the_volume_is_the_kernel(name: str) ->
     B, T, Y, X, H, D = q.shape
     qd, kd, vd = (t.double().reshape(B, -1, H, D).transpose(1, 2) for t in (q, k, v))
     exact = F.scaled_dot_product_attention(qd, kd, vd, scale=1.0).transpose(1, 2)
-    assert_bf16_rounding_of(ref, exact.reshape(q.shape))
+    kit.assert_bf16_rounding_of(ref, exact.reshape(q.shape))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -233,15 +218,10 @@ def test_reference_does_not_mutate_inputs(name: str) -> None:
 
 
 # ------------------------------------------------------------------------- solutions
-SOLUTION_CASES = kit.solution_cases(NAMES, DEVICES, runs_on)
-
-
-@pytest.mark.parametrize(("name", "solution", "label", "device"), SOLUTION_CASES)
+@kit.over_solution_cases(NAMES, kit.DEVICES, runs_on)
 def test_solution_matches_reference_on_samples(name: str, solution: str, label: str,
                                                device: str) -> None:
-    sol = next(s for s in solutions(name) if s["name"] == solution)
-    Solution.model_validate(sol)
-    module = kit.solution_namespace(solution)
+    module = kit.solution_namespace(solution)  # the file validated by the schema
     inputs, ref = sample(name, label)
     args = [inputs[key].to(device) for key in ("Q", "K", "V")]
     before = [a.clone() for a in args]
@@ -252,7 +232,7 @@ def test_solution_matches_reference_on_samples(name: str, solution: str, label: 
         assert out.shape == ref.shape and out.dtype == ref.dtype
         assert out.device == args[0].device and out.is_contiguous()
         assert all(out.data_ptr() != a.data_ptr() for a in args)
-        assert matched_ratio(out, ref, tol) == 1.0
+        assert kit.matched_ratio(out, ref, tol) == 1.0
     kit.assert_unchanged(args, before)
 
 
@@ -275,7 +255,7 @@ def test_solution_tiled_path_matches_reference(name: str) -> None:
     for tiles in tilings:
         out = module["prepare"](inputs["Q"], inputs["K"], inputs["V"], tiles=tiles)()
         assert out.shape == ref.shape and out.dtype == ref.dtype and out.is_contiguous()
-        assert matched_ratio(out, ref, tol) == 1.0, tiles
+        assert kit.matched_ratio(out, ref, tol) == 1.0, tiles
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -310,7 +290,7 @@ def test_samples_reject_a_truncated_window_or_the_wrong_scale(name: str) -> None
         q, k, v = (inputs[key] for key in ("Q", "K", "V"))
         volume = tuple(q.shape[1:4])
         wrong_scale = masked_attention(q, k, v, kernel, scale=64 ** -0.5, dtype=torch.float32)
-        assert matched_ratio(wrong_scale, ref, tol) < 0.5, case["label"]
+        assert kit.matched_ratio(wrong_scale, ref, tol) < 0.5, case["label"]
         if volume == kernel:
             continue
         clipped = [(torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs() <= kk // 2
@@ -318,7 +298,7 @@ def test_samples_reject_a_truncated_window_or_the_wrong_scale(name: str) -> None
         mask = (clipped[0][:, None, None, :, None, None] & clipped[1][None, :, None, None, :, None]
                 & clipped[2][None, None, :, None, None, :]).reshape(ref[0, ..., 0, 0].numel(), -1)
         truncated = masked_attention(q, k, v, kernel, mask=mask, dtype=torch.float32)
-        assert matched_ratio(truncated, ref, tol) < 0.5, case["label"]
+        assert kit.matched_ratio(truncated, ref, tol) < 0.5, case["label"]
 
 
 # ------------------------------------------------------------------- generator, cases
@@ -369,10 +349,7 @@ def test_cases_cover_the_required_edge_cases(name: str) -> None:
 # ------------------------------------------------------------------------------ tasks
 @pytest.mark.parametrize("name", NAMES)
 def test_task_config(name: str) -> None:
-    config = kit.checked_task_config(
-        name, f"workloads/{OP}/{name}.jsonl",
-        {"atol": 0.005, "rtol": 0.016,
-         "required_matched_ratio": None, "comparison": "allclose"})
+    config = kit.checked_task_config(name, f"workloads/{OP}/{name}.jsonl", kit.LTX_ALLCLOSE)
     sol = torch_solution(name)
     assert runs_on(sol, "cpu") and runs_on(sol, "cuda")
     # SGLang's FlexAttention path, audited on the H200

@@ -19,7 +19,7 @@ import torch
 from flashinfer_bench.data import Definition as FIDefinition
 from flashinfer_bench.data import Solution as FISolution
 
-from hf_eval.families import qsa_attention, registry
+from hf_eval.families import qsa_attention
 from tests import kit
 
 NAME = "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4"
@@ -134,14 +134,10 @@ def test_single_visible_token_outputs_its_value() -> None:
 # ------------------------------------------------------------------- torch solution
 @pytest.mark.parametrize("label", LABELS)
 def test_solution_matches_reference(label: str) -> None:
-    inputs = case_inputs(label)
-    before = {k: v.clone() for k, v in inputs.items()}
-    got = solution()["run"](*_args(inputs))
+    got = kit.run_keeping_inputs(solution()["run"], case_inputs(label), _args)
     want = case_reference(label)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert _within_tolerance(got, want)
-    assert all(torch.equal(before[k], inputs[k]) for k in inputs)
-    assert not any(got.data_ptr() == v.data_ptr() for v in inputs.values())
 
 
 def _wrong(inputs: dict, *, trailing: bool = True, dense: bool = False,
@@ -226,7 +222,5 @@ def test_json_files_validate_and_task_is_consistent() -> None:
     # (results/h200/2026-12-02-0232-library-engine-audits)
     assert task["engine_baseline"] == "sglang_fa4_sparse_gqa_decode_h24_kv2"
     assert task["preferred"]["cpu"]["solution"] == SOLUTION
-    spec = kit.cases_json(NAME)
-    assert spec["definition"] == NAME
-    assert registry.find(kit.definition(NAME).op_type).module == "hf_eval.families.qsa_attention"
+    kit.assert_family_data(NAME, "hf_eval.families.qsa_attention")
     assert len(cases()) >= 4

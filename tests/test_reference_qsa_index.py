@@ -18,7 +18,7 @@ import torch
 from flashinfer_bench.data import Definition as FIDefinition
 from flashinfer_bench.data import Solution as FISolution
 
-from hf_eval.families import qsa_index, registry
+from hf_eval.families import qsa_index
 from tests import kit
 
 NAME = "qsa_index_topk_decode_qwen38_h4_d128_topk512_c4"
@@ -112,13 +112,9 @@ def test_reference_does_not_mutate_inputs() -> None:
 # ------------------------------------------------------------------- torch solution
 @pytest.mark.parametrize("label", LABELS)
 def test_solution_matches_reference_exactly(label: str) -> None:
-    inputs = case_inputs(label)
-    before = {k: v.clone() for k, v in inputs.items()}
-    got = solution()["run"](*_args(inputs))
-    want = case_reference(label)
-    assert got.dtype == torch.int32 and got.shape == want.shape
-    assert torch.equal(got, want)
-    assert all(torch.equal(before[k], inputs[k]) for k in inputs)
+    got = kit.run_keeping_inputs(solution()["run"], case_inputs(label), _args)
+    assert got.dtype == torch.int32
+    assert torch.equal(got, case_reference(label))
 
 
 def test_solution_scoring_path_matches_reference() -> None:
@@ -214,7 +210,5 @@ def test_json_files_validate_and_task_is_consistent() -> None:
     assert task["baseline"]["solution"] == SOLUTION
     assert task["engine_baseline"] == "sglang_tilelang_fast_topk_qsa_index_h4"
     assert task["preferred"]["cpu"]["solution"] == SOLUTION
-    spec = kit.cases_json(NAME)
-    assert spec["definition"] == NAME
-    assert registry.find(kit.definition(NAME).op_type).module == "hf_eval.families.qsa_index"
+    kit.assert_family_data(NAME, "hf_eval.families.qsa_index")
     assert len({c["label"] for c in cases()}) == len(cases())

@@ -33,11 +33,10 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from hf_eval.data.schema import Receipt, WorkloadTrace  # noqa: E402
 from hf_eval.data.store import TensorStore, VerifiedFiles, sha256_file  # noqa: E402
 from hf_eval.dataset import Dataset, open_dataset  # noqa: E402
 from hf_eval.hub.lazy import with_tensors  # noqa: E402
-from tests.conftest import TOY_DEFINITION, write_json  # noqa: E402
+from tests.conftest import TOY_DEFINITION, write_json, write_toy_rows  # noqa: E402
 from tests.hub_fixture import FakeHub, HubServer  # noqa: E402
 from tests.lfs_fixture import (  # noqa: E402
     clone_pointers,
@@ -62,20 +61,13 @@ def make_dataset(root: Path) -> None:
     gen = torch.Generator().manual_seed(0)
     w = store.write(torch.randn(1024, 1024, generator=gen).bfloat16(), f"blob/workloads/{NAME}",
                     "w")
-    rows, receipts = [], []
-    for i, m in enumerate(ROWS_M):
-        x = store.write(torch.randn(m, 1024, generator=gen).bfloat16(),
-                        f"blob/workloads/{NAME}", "x")
-        uuid = f"00000000-0000-0000-0000-00000000100{i}"
-        rows.append(WorkloadTrace(definition=NAME, workload={
-            "uuid": uuid, "axes": {"M": m},
-            "inputs": {"x": x, "w": w, "scale": {"type": "scalar", "value": 0.5}}}))
-        receipts.append(Receipt(uuid=uuid, definition=NAME, provenance={
-            "kind": "generated", "generator": "tools.hub_benchmark", "seed": i}))
-    (root / "workloads/toy").mkdir(parents=True)
-    (root / f"workloads/toy/{NAME}.jsonl").write_text(
-        "".join(r.model_dump_json() + "\n" for r in rows))
-    (root / "captures.jsonl").write_text("".join(r.to_line() + "\n" for r in receipts))
+    xs = [store.write(torch.randn(m, 1024, generator=gen).bfloat16(), f"blob/workloads/{NAME}",
+                      "x") for m in ROWS_M]
+    write_toy_rows(root, NAME, [f"00000000-0000-0000-0000-00000000100{i}"
+                                for i in range(len(ROWS_M))],
+                   [{"M": m} for m in ROWS_M],
+                   [{"x": x, "w": w, "scale": {"type": "scalar", "value": 0.5}} for x in xs],
+                   "tools.hub_benchmark")
 
 
 def referenced_bytes(root: Path, dataset: Dataset, index: int) -> int:

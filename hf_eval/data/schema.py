@@ -705,15 +705,20 @@ def parse(model: type[M], data: Any, file: str | Path, line: int | None = None) 
         raise DataError(file, rule, line=line, field=field) from None
 
 
-def load_json(model: type[M], path: str | Path) -> M:
-    """Load one JSON file as ``model``."""
+def read_json(path: str | Path) -> Any:
+    """The JSON value of one file; a missing or malformed file is a one-line
+    :class:`DataError` (with the line of the syntax error)."""
     try:
-        data = json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text())
     except FileNotFoundError:
         raise DataError(path, "file not found") from None
     except json.JSONDecodeError as exc:
         raise DataError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
-    return parse(model, data, path)
+
+
+def load_json(model: type[M], path: str | Path) -> M:
+    """Load one JSON file as ``model``."""
+    return parse(model, read_json(path), path)
 
 
 def parse_json_line(model: type[M], text: str, file: str | Path, line: int) -> M:

@@ -49,7 +49,7 @@ from pydantic import (
 )
 
 from hf_eval.data.errors import DataError
-from hf_eval.data.schema import Kept, stays_inside
+from hf_eval.data.schema import Kept, read_json, stays_inside
 
 #: Where the audit lives, relative to the dataset root.
 AUDIT_PATH = "docs/interface-audit/interfaces.json"
@@ -484,12 +484,7 @@ def _load(model: type[Any], path: str | Path, key: str) -> Any:
     A field inside an entry is named by the entry's definition (``<key>[<name>].…``)
     rather than its list index, so the message says which boundary to fix.
     """
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise DataError(path, "file not found") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
+    data = read_json(path)
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -1,0 +1,41 @@
+"""The Triton solutions whose check is the sample itself, every case in Triton's interpreter.
+
+Why: CI has no GPU; TRITON_INTERPRET=1 runs the same kernel source on CPU, so each
+solution below is checked against its reference on the committed sample cases, under the
+task's tolerance (the router's IDs exact, its weights under the strict FP32 bound). What
+the cases exercise, per solution:
+
+- mixed MLA decode: the page byte layout (FP8 + FP32 scales, FP4 + UE8M0 scales, BF16
+  rope), unused and stale slots, the split online softmax and the merge with the sink;
+- MoE router: the split-K partial sums, the FP32 sqrt-softplus scores, the biased top-6
+  with its lower-ID tie rule (near-tie and exact-tie cases included) and the weights;
+- QSA sparse GQA decode: the virtual token list (selected blocks, then trailing tokens),
+  the paged gather, the split softmax and its merge;
+- sparse MLA prefill: the gather through indices (topk_length, -1 holes, duplicates), the
+  split online softmax and the merge with the sink.
+
+The split kernels' one-split path (large batches) is forced once per definition. Speed is
+measured only on the H200. Skipped when triton is not installed.
+"""
+
+from tests.triton_kit import interpreter_only, sample_case_test, single_split_test  # noqa: I001
+
+pytestmark = interpreter_only
+
+SOLUTIONS = {
+    "mixed_mla_decode_deepseek41_h64_d512_k8128_k4512":
+        "triton_fused_dequant_mixed_mla_decode_h64",
+    "moe_router_gemm_topk_deepseek41_d5120_e384_topk6":
+        "triton_splitk_gemm_topk_router_d5120_e384",
+    "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4":
+        "triton_split_kv_sparse_gqa_decode_h24_kv2",
+    "sparse_mla_prefill_h64_d512_k128": "triton_split_gather_sparse_mla_h64_k128",
+    "sparse_mla_prefill_h64_d512_k640": "triton_split_gather_sparse_mla_h64_k640",
+}
+#: The solutions that split the key range and merge the splits.
+SPLIT = {name: SOLUTIONS[name] for name in (
+    "mixed_mla_decode_deepseek41_h64_d512_k8128_k4512",
+    "sparse_mla_prefill_h64_d512_k128", "sparse_mla_prefill_h64_d512_k640")}
+
+test_sample_case_within_tolerance = sample_case_test(SOLUTIONS)
+test_single_split_path = single_split_test(SPLIT)
