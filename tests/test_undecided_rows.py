@@ -2,8 +2,8 @@
 (the router and the QSA indexer): a token whose 6th and 7th keys, or a request whose
 512th and 513th scores, are closer than FP32 rounding can meet content the audit draws
 itself (fresh sets, benchmark shapes), and a correct kernel that sums in another order
-may choose either side there (H200 sessions 8 and 9). Any other answer in such a row,
-exact ties and the samples' rows stay judged."""
+may choose either side there (the H200 runs of 2026-12-02, results/h200/2026-12-02-*).
+Any other answer in such a row, exact ties and the samples' rows stay judged."""
 
 from __future__ import annotations
 
