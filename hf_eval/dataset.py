@@ -35,9 +35,11 @@ class Dataset(DatasetFiles):
     """The files of a dataset root and the store its workloads' tensors load through."""
 
     store: TensorStore = field(kw_only=True)
-    #: where inputs listed as regenerated and absent from disk are drawn in memory (None:
-    #: read only what is on disk or what the store's resolvers bring)
+    """The store the workloads' tensors load through: under the root, or under a separate
+    data root, with its chain of resolvers for absent files."""
     drawn: DrawnInMemory | None = field(default=None, kw_only=True)
+    """Where inputs listed as regenerated and absent from disk are drawn in memory (None:
+    read only what is on disk or what the store's resolvers bring)."""
 
     def materialise_inputs(self, definition: Definition, row: Located,
                            device: str | torch.device = "cpu",

@@ -91,7 +91,7 @@ def _undeclared(record: dict) -> list[str]:
     for key, value in record.items():
         if key == "timing":
             part, items = model.MethodTiming, list(value.values())
-        elif key == "outputs":
+        elif key in ("outputs", "diagnostic"):
             part, items = model.OutputPart, value
         else:
             typed = [a for a in get_args(hints.get(key)) if hasattr(a, "__total__")]
@@ -113,6 +113,17 @@ def test_every_key_the_audit_writes_is_declared_and_typed(root_with_candidates, 
                                               "RUNTIME_ERROR", "COMPILE_ERROR"}
     assert any("timing" in r and r["timing"] for r in records)
     assert [(r["solution"], _undeclared(r)) for r in records if _undeclared(r)] == []
+
+
+def test_the_keys_of_the_optional_checks_are_declared_and_typed(toy_root, tmp_path):
+    """... and those that only ``--strict-diagnostic`` and ``--scale-probe`` write."""
+    task = toy_root / "tasks/toy_linear_n8_k16.json"
+    task.write_text(json.dumps({**json.loads(task.read_text()),
+                                "diagnostic_tolerance": {"atol": 0.001, "rtol": 0.001}}))
+    _, records = audit(toy_root, tmp_path, solutions="preferred", validation_only=True,
+                       strict_diagnostic=True, scale_probe=True)
+    assert all(r["diagnostic"] and r["scale_probe"] for r in records)
+    assert [(r["workload"], _undeclared(r)) for r in records if _undeclared(r)] == []
 
 
 def test_mutation_does_not_leak_into_the_next_candidate(root_with_candidates, tmp_path):

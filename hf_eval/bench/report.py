@@ -72,27 +72,29 @@ class Goal(Model):
     speed-up against the task's baseline solution.
     """
 
-    #: What the goal asks, in words (the report's row title).
     goal: NonEmpty
-    #: The figure judged (see the class's text).
+    """What the goal asks, in words (the report's row title)."""
     measure: Literal["ceiling_fraction", "throughput_ratio", "copy_share", "launch_share",
                      "geomean_speedup"]
-    #: The least figure that meets the goal.
+    """The figure judged (see the class's text)."""
     threshold: float
-    #: Op families it applies to (every definition of each).
+    """The least figure that meets the goal."""
     families: list[NonEmpty] = []
-    #: Definitions it applies to, by name.
+    """Op families it applies to (every definition of each)."""
     definitions: list[NonEmpty] = []
-    #: A shape counts where any axis named here reaches its value (none named: every
-    #: shape), and ...
+    """Definitions it applies to, by name."""
     any_axis_at_least: dict[str, int] = {}
-    #: ... where any axis named here that the shape has is at most its value (none named:
-    #: every shape).
+    """A shape counts only where some axis named here reaches its value (none named: every
+    shape); applies together with ``any_axis_at_most``."""
     any_axis_at_most: dict[str, int] = {}
-    #: (``ceiling_fraction``) The measured ceiling the achieved rate is held against.
+    """A shape counts only where some axis named here that the shape has is at most its
+    value (none named: every shape); applies together with ``any_axis_at_least``."""
     ceiling: Literal["bf16_flops", "fp8_flops"] | None = None
-    #: (``throughput_ratio``) The prefix of the solution whose time is the reference.
+    """(``ceiling_fraction`` only, required there) The measured ceiling the achieved rate
+    is held against."""
     against: NonEmpty | None = None
+    """(``throughput_ratio`` only, required there) The name prefix of the solution whose
+    time is the reference."""
 
     @model_validator(mode="after")
     def _complete(self) -> Goal:
@@ -122,7 +124,10 @@ class Goals(Model):
     """``goals.json``."""
 
     note: str = ""
+    """Free text for a reader of the file: how the goals are applied and judged (the code
+    does not read it)."""
     goals: list[Goal] = Field(min_length=1)
+    """The goals the report judges (at least one)."""
 
 
 def load_goals(path: Path = GOALS_PATH) -> list[Goal]:

@@ -53,8 +53,13 @@ class Cost:
     """FLOPs and compulsory bytes of one call."""
 
     flops: float
+    """Floating-point operations of the call, from the entry's ``flops`` expression."""
     bytes: float
+    """Compulsory bytes the call moves (read plus written), from the entry's ``bytes``
+    expression."""
     compute: str
+    """The ceiling the FLOPs are held against: ``bf16`` or ``fp8`` (tensor cores), or
+    ``none`` for a memory-bound call whose time counts the bytes only."""
 
     def time_s(self, ceilings: dict[str, float]) -> float:
         """Roofline time in seconds under ``ceilings`` (keys bf16_flops, fp8_flops, bytes_per_s)."""

@@ -33,17 +33,28 @@ class BenchShape(Model):
     """One shape: its label, every variable axis, and the family's structure fields."""
 
     label: NonEmpty
+    """The shape's name, unique within its file (reports and benchmark lines use it)."""
     axes: dict[str, NonNegativeInt]
+    """The size of every variable axis of the definition, exactly those, meeting its
+    constraints."""
     structure: dict[str, Any] = {}
+    """What the family's input generator needs beyond the axes (sequence lengths, segments,
+    experts used, ...), validated by the family's ``bench_structure`` model; empty when the
+    family needs none."""
 
 
 class ShapeFile(Model):
     """``<op_type>/<definition>.shapes.json``."""
 
     definition: NonEmpty
+    """The name of the definition the shapes are for; must match the file's name."""
     note: str = ""
+    """Free text for a reader: what the shapes are and are not (the code does not read
+    it)."""
     source: str = ""
+    """Free text: where the shapes come from (the model and serving setting they mirror)."""
     shapes: list[BenchShape] = Field(min_length=1)
+    """The benchmark shapes (at least one), with unique labels."""
 
 
 def shape_path(name: str) -> Path:

@@ -40,8 +40,12 @@ class Call:
     """One engine call: its arguments bound to parameter names (defaults applied)."""
 
     op: str
+    """The hooked op's name (its :class:`OpSpec` name, e.g. ``sdpa``)."""
     arguments: dict[str, object]
+    """The call's arguments by parameter name (:meth:`OpSpec.bind`); for an op with
+    ``snapshot_inputs``, copies of the tensors taken before the call."""
     result: object
+    """What the call returned, the object the program received."""
 
 
 @dataclass
@@ -53,12 +57,26 @@ class Adapted:
     """
 
     family: str
+    """The kind of computation (``attention`` or ``linear`` for the built-in adapters): a
+    proposed definition's ``op_type`` and the template that writes it."""
     inputs: dict[str, Value]
+    """The definition's inputs by name, in its layout: views or new tensors made from the
+    call's arguments, or plain scalars."""
     outputs: dict[str, torch.Tensor]
+    """The definition's outputs by name, made from the call's result in the definition's
+    layout."""
     constants: dict[str, object]
+    """The call's non-tensor parameters that decide the mathematics (scale, mask kind, ...),
+    by name; a matching definition must declare every one."""
     adaptations: list[str]
+    """Every layout or type change the adapter made, in words; recorded in the workload's
+    receipt."""
     axes: dict[str, list[str]] = field(default_factory=dict)
+    """The axis names of each tensor input and output, by its name, one per dimension;
+    empty when the adapter names none (no definition can then be proposed for the call)."""
     var_axes: tuple[str, ...] = ()
+    """The axes a proposed per-shape definition leaves variable; every other axis is fixed
+    to the call's size."""
 
 
 Adapter = Callable[[Call], Adapted]
@@ -68,20 +86,26 @@ Adapter = Callable[[Call], Adapted]
 class OpSpec:
     """An operator the capture can hook.
 
-    Exactly one of ``torch_function`` (intercepted through a ``TorchFunctionMode``, so it
-    is seen however the program refers to it) or ``attribute`` (``"package.module:name"``,
-    patched there and in every loaded module that imported it by name) is set.
-    ``parameters`` names positional arguments of functions ``inspect`` cannot read.
-    ``snapshot_inputs`` copies tensor arguments *before* the call, for functions that
-    modify their inputs (a KV-cache write); pure functions skip that copy.
+    Exactly one of ``torch_function`` or ``attribute`` is set.
     """
 
     name: str
+    """The op's name: what a definition's ``capture:op=`` tag names, the key of the capture
+    report's counts, and the op recorded in each receipt's provenance."""
     adapter: Adapter
+    """Turns one call into a definition's terms, or raises :class:`NotAdaptable`."""
     torch_function: Callable | None = None
+    """A torch function, intercepted through a ``TorchFunctionMode`` so that it is seen
+    however the program refers to it; None for an ``attribute`` op."""
     attribute: str | None = None
+    """A Python function as ``"package.module:name"``, patched there and in every loaded
+    module that imported it by name; None for a ``torch_function`` op."""
     parameters: tuple[str, ...] | None = None
+    """The names of the positional parameters, in order, for functions ``inspect`` cannot
+    read (no defaults are applied then); None: read from the function's signature."""
     snapshot_inputs: bool = False
+    """Copy the tensor arguments *before* the call, for functions that modify their inputs
+    (a KV-cache write); pure functions skip that copy."""
 
     def __post_init__(self) -> None:
         if (self.torch_function is None) == (self.attribute is None):

@@ -69,13 +69,26 @@ FIB_DEFAULT_TOLERANCE = {"atol": 0.01, "rtol": 0.01, "required_matched_ratio": N
 @dataclass
 class ImportResult:
     definitions: list[str] = field(default_factory=list)
+    """Names of the source's definitions, each written to the dataset (or already there
+    with the same content)."""
     workloads: int = 0
+    """Workload rows added to the dataset, each with an ``imported`` receipt."""
     already_present: int = 0
+    """Source workloads the dataset already held with the same content: not added again."""
     solutions: list[str] = field(default_factory=list)
+    """Names of the source's solutions of the imported definitions, each written (or
+    already there with the same content)."""
     skipped_solutions: dict[str, str] = field(default_factory=dict)
+    """Solutions left out, by name (the file's path when it names none), each with the rule
+    it broke (a solution this harness cannot run, such as destination-passing style)."""
     tasks_written: list[str] = field(default_factory=list)
+    """Definitions that had no task and got one written (FlashInfer-Bench's default
+    tolerance; the first imported solution, or the reference, as baseline)."""
     materialised: int = 0
+    """``random`` inputs drawn from a seed derived from the caller's, each seed recorded in
+    the workload's receipt."""
     traces_not_imported: int = 0
+    """Evaluation trace lines found under the source's ``traces/``, counted and left out."""
 
     def lines(self) -> list[str]:
         out = [f"imported {self.workloads} workload(s) ({self.already_present} already present) "
@@ -371,9 +384,14 @@ def import_fib(source: str | Path, root: str | Path, *, seed: int | None = None,
 @dataclass
 class ExportResult:
     definitions: list[str] = field(default_factory=list)
+    """Names of the definitions exported."""
     workloads: int = 0
+    """Workload rows exported."""
     solutions: int = 0
+    """Solution files exported (every solution of an exported definition)."""
     tensor_files: int = 0
+    """Tensor files placed in the export: the workloads' inputs and the engine outputs
+    their receipts name."""
 
     def lines(self) -> list[str]:
         return [f"exported {self.workloads} workload(s) of {len(self.definitions)} definition(s), "

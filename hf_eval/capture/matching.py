@@ -36,8 +36,13 @@ class Target:
     """A definition that captured calls may become workloads of."""
 
     definition: Definition
+    """The definition, as the dataset holds it."""
     ops: frozenset[str]
+    """The names of the hooked ops whose calls may match it (its ``capture:op=`` tags);
+    never empty."""
     constants: dict[str, str]
+    """The constants a matching call must have, by name (its ``capture:<name>=<value>``
+    tags): each a Python expression over the definition's axes and ``math``."""
 
 
 def parse_target(definition: Definition, where: str) -> Target | None:

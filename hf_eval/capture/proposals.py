@@ -36,7 +36,10 @@ class CannotPropose(Exception):
 @dataclass
 class Proposal:
     definition: Definition
+    """The new per-shape definition (tagged ``status:proposed``) with a plain PyTorch
+    reference."""
     solution: Solution
+    """The torch solution that makes the engine's own call, named ``torch_<definition>``."""
 
     def task(self, workload_file: str, dev: list[str]) -> TaskConfig:
         """The task for this proposal, once its workloads are known."""

@@ -70,8 +70,14 @@ class Limits:
     """What one capture may write. ``None`` means no limit."""
 
     calls_per_definition: int | None = 32
+    """The most calls recorded per definition (those already in the dataset included);
+    later matching calls count as ``skipped_call_limit``."""
     bytes_per_definition: int | None = 256 << 20
+    """The most bytes of new tensor files written per definition; a call whose tensors
+    would pass it counts as ``skipped_byte_limit``."""
     bytes_total: int | None = None
+    """The most bytes of new tensor files the whole capture writes; a call whose tensors
+    would pass it counts as ``skipped_byte_limit``."""
 
 
 @dataclass(frozen=True)
@@ -83,9 +89,14 @@ class Sampling:
     """
 
     every: int = 1
+    """The step between considered calls, counted from ``start`` (1: every call)."""
     start: int = 0
+    """The first call index considered."""
     stop: int | None = None
+    """The call index where sampling ends, not included; None: no end."""
     indices: frozenset[int] | None = None
+    """The call indices considered, listed outright; when set, ``every``, ``start`` and
+    ``stop`` are ignored."""
 
     def wants(self, index: int) -> bool:
         if self.indices is not None:
@@ -98,11 +109,22 @@ class Sampling:
 @dataclass
 class DefinitionStats:
     captured: int = 0
+    """Calls recorded as workloads of the definition, those already in the dataset
+    included."""
     already_present: int = 0
+    """Of ``captured``, the calls whose workload UUID the dataset already held: no row or
+    receipt was added for them."""
     skipped_call_limit: int = 0
+    """Matching calls left out because ``Limits.calls_per_definition`` was reached."""
     skipped_byte_limit: int = 0
+    """Matching calls left out because their new tensors would pass
+    ``Limits.bytes_per_definition`` or ``Limits.bytes_total``."""
     bytes_written: int = 0
+    """Bytes of new tensor files this definition's calls added to the store (a file that
+    was already there adds nothing)."""
     uuids: list[str] = field(default_factory=list)
+    """The workload UUID of every captured call, in call order (a proposed task takes the
+    first five as its ``dev`` workloads)."""
 
 
 @dataclass
@@ -110,17 +132,33 @@ class CaptureReport:
     """Everything a capture saw, captured, skipped and refused, with reasons."""
 
     program: str
+    """The captured program, as given to :class:`Capture` (each receipt names it)."""
     root: str
+    """The dataset folder the capture writes to."""
     calls: Counter = field(default_factory=Counter)
+    """Calls seen, sampled or not, by op name."""
     sampled: Counter = field(default_factory=Counter)
+    """Calls that sampling selected for recording, by op name."""
     definitions: dict[str, DefinitionStats] = field(
         default_factory=lambda: defaultdict(DefinitionStats))
+    """What was captured and skipped, by definition name."""
     not_adaptable: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    """Calls the adapter refused, by op name, then by reason."""
     unmatched: dict[str, dict] = field(default_factory=dict)
+    """Calls no definition matched, by per-shape signature: ``op``, ``count``, ``closest``
+    (each candidate definition's reason for refusing) and ``why`` (why no proposal was
+    made; empty when none was asked for)."""
     proposals: dict[str, dict] = field(default_factory=dict)
+    """Proposed definitions, by name: ``signature``, ``written`` (whether its files were
+    written on exit) and ``reason`` (why not; empty once written)."""
     errors: list[str] = field(default_factory=list)
+    """Failures while recording a call (``<op> call <index>: <type>: <message>``); they are
+    never raised into the program."""
     seconds_recording: float = 0.0
+    """Wall-clock seconds spent recording sampled calls (adapting, matching, writing), the
+    calls themselves not included."""
     seconds_total: float = 0.0
+    """Wall-clock seconds spent inside the capture, from entering it to leaving it."""
 
     @property
     def captured(self) -> int:
@@ -246,6 +284,8 @@ class Capture:
     """Context manager that records calls of chosen ops into the dataset at ``root``."""
 
     _active: Capture | None = None
+    """The capture entered and not yet left, in this process; None when there is none.
+    Captures do not nest: entering one while another is active is an error."""
 
     def __init__(self, root: str | Path, *, program: str, model: str | None = None,
                  revision: str | None = None, ops: Iterable[str] = ("sdpa", "linear",

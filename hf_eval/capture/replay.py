@@ -41,14 +41,18 @@ class ReplayResult:
     replay, by definition."""
 
     results: list[dict] = field(default_factory=list)
-    #: workloads whose receipt has no ``expected_output``, by definition
+    """One record per replayed workload: ``definition``, ``uuid``, ``status`` (``PASSED``,
+    ``FAILED`` or ``DATA_ERROR``), ``outputs`` (each output's verdict, when compared) and
+    ``reason`` (when it did not pass)."""
     no_expected_output: Counter = field(default_factory=Counter)
-    #: workloads with no receipt at all, by definition
+    """Workloads whose receipt has no ``expected_output``, by definition."""
     no_receipt: Counter = field(default_factory=Counter)
-    #: UUIDs of receipts whose ``validation`` is not an object (the replay is not written in)
+    """Workloads with no receipt at all, by definition."""
     not_recorded: list[str] = field(default_factory=list)
-    #: the lines of ``captures.jsonl`` that do not load (their workloads have no receipt)
+    """UUIDs of receipts whose ``validation`` is not an object (the replay is not written
+    in)."""
     problems: list[str] = field(default_factory=list)
+    """The lines of ``captures.jsonl`` that do not load (their workloads have no receipt)."""
 
     @property
     def failures(self) -> list[dict]:

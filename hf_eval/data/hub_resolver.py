@@ -75,8 +75,12 @@ class HubPin:
     """Which Hub repository and commit hold the tensors this checkout references."""
 
     repo_id: str
+    """The Hub repository, as ``org/name``."""
     revision: str | None
+    """The commit (or other revision) to download from; None or empty when nothing is pinned
+    yet, in which case every fetch fails rather than asking the Hub."""
     repo_type: str = "dataset"
+    """The Hub repository kind: ``dataset``, ``model`` or ``space``."""
 
 
 def load_pin(path: Path = PIN_FILE) -> HubPin:

@@ -44,9 +44,11 @@ class SharedMap(mmap.mmap):
     and the descriptor closes with the last of them."""
 
     fd: int
+    """The memfd's descriptor in the audit; it is closed when this mapping is collected."""
     nbytes: int
-    #: Whether the worker maps it writable (an output slot) or read-only (everything else).
+    """The memfd's size in bytes: the requested size, but never less than 8."""
     worker_writable: bool
+    """Whether the worker maps it writable (an output slot) or read-only (everything else)."""
 
 
 #: Live buffers by the address of their mapping: how the channel finds a tensor's memfd.

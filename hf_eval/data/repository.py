@@ -64,10 +64,14 @@ class Located:
     """A loaded object and where it came from (``line`` for JSONL rows)."""
 
     value: object
+    """The validated record: a ``Definition``, ``Solution``, ``TaskConfig``, ``WorkloadTrace``
+    or ``Receipt``."""
     path: Path
+    """The file it was read from (under the dataset root)."""
     line: int | None = None
-    #: the line as read, for rows that are written back unchanged (receipts)
+    """Its 1-based line number in a JSONL file; None for a whole-file JSON record."""
     text: str | None = None
+    """The line as read, for rows that are written back unchanged (receipts); None otherwise."""
 
 
 def _claimed_names(path: Path, kind: str) -> tuple[str | None, str | None]:
@@ -94,9 +98,15 @@ class Rejected:
     """
 
     kind: str
+    """What the file was to hold: ``definition`` or ``solution``."""
     name: str | None
+    """The ``name`` the file declares; None when the file cannot be read as a JSON object or
+    has no string ``name``."""
     definition: str | None
+    """The definition the file belongs to: its own ``name`` for a definition file, its
+    ``definition`` field for a solution; None when that cannot be read."""
     error: DataError
+    """The file's validation problem, the same object that is recorded in ``problems``."""
 
 
 @dataclass
@@ -104,13 +114,24 @@ class DatasetFiles:
     """Every file of a dataset root, validated and indexed; bad files go to ``problems``."""
 
     root: Path
+    """The dataset root directory the files were read from."""
     definitions: dict[str, Located] = field(default_factory=dict)
+    """The valid files of ``definitions/``, by definition name."""
     workloads: dict[str, list[Located]] = field(default_factory=dict)
+    """The valid lines of ``workloads/**/*.jsonl``, grouped by definition name, in file and
+    line order."""
     solutions: dict[str, Located] = field(default_factory=dict)
+    """The valid files of ``solutions/``, by solution name."""
     tasks: dict[str, Located] = field(default_factory=dict)
+    """The valid files of ``tasks/``, by the name of the definition each one configures."""
     receipts: dict[str, Located] = field(default_factory=dict)
+    """The valid lines of ``captures.jsonl``, by workload UUID, each with its line text kept;
+    empty when the root has no such file."""
     problems: list[DataError] = field(default_factory=list)
+    """One error per file or line left out: failed validation, or a duplicate name or key."""
     rejected: list[Rejected] = field(default_factory=list)
+    """The definition and solution files among ``problems``, with the names they claim, so
+    a lookup by name can report the file's own problem."""
 
     @classmethod
     def read(cls, root: str | Path) -> DatasetFiles:

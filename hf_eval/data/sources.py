@@ -109,8 +109,12 @@ class Entry:
     """A loaded solution: ``run(*inputs)`` and, when the module has one, ``prepare``."""
 
     run: Callable
+    """The solution's entry symbol, called with the inputs as ``run(*inputs)``."""
     prepare: Callable | None
+    """The module's ``prepare``, called once with the inputs and returning a no-argument
+    launch that is timed as the ``prepared`` method; None when the module has none."""
     module: types.ModuleType
+    """The imported entry module."""
 
 
 def load_module_file(path: Path, module_name: str) -> types.ModuleType:

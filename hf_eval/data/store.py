@@ -40,13 +40,17 @@ class Expected:
     """What a file must hash to (and, when a pointer says so, its size)."""
 
     sha256: str
+    """The file's sha256, as 64 lowercase hex digits."""
     size: int | None = None
+    """The file's size in bytes, from a Git LFS pointer; None when only the hash is known
+    (a content-addressed file name)."""
 
 
 class Resolver(Protocol):
     """Something that can put the real bytes of ``relpath`` at ``store.root / relpath``."""
 
     name: str
+    """A short name for the resolver (``hub``), shown in errors that list those tried."""
 
     def fetch(self, store: TensorStore, relpath: str, expected: Expected | None) -> bool:
         """Materialise the file; return False when this resolver does not know it."""

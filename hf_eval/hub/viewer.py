@@ -46,10 +46,17 @@ class ViewerFile:
     """One generated file: where it goes, its rows, and the features they are typed by."""
 
     config: str
+    """The dataset card config it belongs to: ``definitions``, ``solutions``, ``tasks``,
+    ``captures``, or a definition's name for its workloads."""
     split: str
+    """The config's split it holds: ``test``, or ``dev`` for a task's dev workloads."""
     path: str
+    """Where it is written, relative to the dataset root (``viewer/...``; ``captures.jsonl``
+    for the receipts, which are read as they are)."""
     rows: list[dict]
+    """The records, one JSON object per line of the file."""
     features: dict
+    """The ``datasets`` feature type of each column, by column name."""
 
     def text(self) -> str:
         return "".join(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n"

@@ -68,12 +68,20 @@ class _TensorRef:
     """A CPU tensor as (descriptor index, buffer size, who may write, view geometry)."""
 
     fd_index: int
+    """The buffer's position among the descriptors sent with the message; tensors that view
+    one buffer share one index."""
     nbytes: int
+    """The whole buffer's size in bytes (the memfd the worker maps)."""
     writable: bool
+    """Whether the worker maps the buffer read-write (an output slot) or read-only."""
     dtype: str
+    """The torch dtype's name without ``torch.`` (``float16``)."""
     shape: tuple[int, ...]
+    """The tensor's shape."""
     stride: tuple[int, ...]
+    """The tensor's strides, in elements."""
     offset: int
+    """The tensor's storage offset into the buffer, in elements."""
 
 
 class ChannelClosed(Exception):

@@ -73,18 +73,19 @@ def _physical_memory() -> int:
 class Limits:
     """The caps of one worker (environment variables override the defaults)."""
 
-    #: Host memory of the worker's group, tmpfs pages included
-    #: (``HF_EVAL_WORKER_MEMORY``; default half the machine's memory, at least 4 GiB).
     memory_bytes: int
-    #: Processes and threads (``HF_EVAL_WORKER_PIDS``; default 512: torch's threads on a
-    #: machine of a few hundred cores fit, and each may own a table of 1,024 descriptors,
-    #: so this bounds the kernel memory no cgroup charges that epoll instances hold, 256
-    #: bytes each: 128 MiB at 512).
+    """Host memory of the worker's group in bytes, tmpfs pages included
+    (``HF_EVAL_WORKER_MEMORY``; default half the machine's memory, at least 4 GiB)."""
     pids: int
-    #: The private directory's tmpfs (``HF_EVAL_WORKER_DISK``; default 4 GiB).
+    """Processes and threads (``HF_EVAL_WORKER_PIDS``; default 512: torch's threads on a
+    machine of a few hundred cores fit, and each may own a table of 1,024 descriptors,
+    so this bounds the kernel memory no cgroup charges that epoll instances hold, 256
+    bytes each: 128 MiB at 512)."""
     private_bytes: int
-    #: ``/dev/shm``'s tmpfs (``HF_EVAL_WORKER_SHM``; default 1 GiB).
+    """The size in bytes of the private directory's tmpfs (``HF_EVAL_WORKER_DISK``;
+    default 4 GiB)."""
     shm_bytes: int
+    """The size in bytes of ``/dev/shm``'s tmpfs (``HF_EVAL_WORKER_SHM``; default 1 GiB)."""
 
     @classmethod
     def from_environment(cls) -> Limits:

@@ -46,10 +46,10 @@ class ProtocolError(Exception):
 class Mismatch:
     """An output that did not fit its slot, as the worker described it."""
 
-    #: Its dtype, a torch dtype name ("bfloat16").
     dtype: torch.dtype
-    #: Its shape.
+    """Its dtype, which the worker names as a torch dtype name ("bfloat16")."""
     shape: tuple[int, ...]
+    """Its shape."""
 
     def meta(self) -> torch.Tensor:
         """A tensor of this dtype and shape without storage, for the acceptance rules."""
@@ -61,42 +61,47 @@ class Cupti:
     """CUPTI's view of one armed trial, as the worker tells it (guarded by the audit's
     clock, never trusted alone)."""
 
-    #: Device activities (kernels, copies, sets) of the trial's calls.
     kernels: int = 0
-    #: Their durations, summed (ms).
+    """How many device activities (kernels, copies, memsets) the trial's calls made."""
     kernel_ms: float = 0.0
-    #: From the first activity's start to the last one's end, over every stream (ms).
+    """Their durations, summed (ms)."""
     span_ms: float = 0.0
-    #: Why the profile failed, when it did ("" otherwise).
+    """From the first activity's start to the last one's end, over every stream (ms)."""
     error: str = ""
+    """Why the profile failed, when it did ("" otherwise)."""
 
 
 @dataclass(frozen=True)
 class Reply:
     """One reply, as the audit may use it."""
 
-    #: The candidate's error in its own words (None: the request was served).
     error: str | None = None
-    #: The candidate's last frames, when it raised.
+    """The candidate's error in its own words (None: the request was served)."""
     traceback: str = ""
-    #: (load) The walls the worker applied, by name.
+    """The candidate's last frames, when it raised ("" otherwise)."""
     walls: tuple[str, ...] = ()
-    #: (load) Whether the solution has a ``prepare``.
+    """From a ``load`` or ``null`` request: the walls the worker applied, by name
+    ("uid:61000"); empty for other requests."""
     prepare: bool = False
-    #: (slots) How many output slots were page-locked.
+    """From a ``load`` request: whether the solution has a ``prepare``."""
     pinned: int = 0
-    #: (trial) Per call, per output: None when in its slot, else what it was instead.
+    """From a ``slots`` request: how many output slots were page-locked."""
     outputs: tuple[tuple[Mismatch | None, ...], ...] = ()
-    #: (trial) The worker's event time of the trial's calls (ms).
+    """From a ``trial`` request: per call, per output, None when it was in its slot, else
+    what it was instead."""
     event_ms: float = 0.0
-    #: (trial) Where the request's time went, as the worker saw it (ms per phase).
+    """From a ``trial`` request: the worker's event time of the trial's calls (ms)."""
     phases_ms: dict[str, float] = field(default_factory=dict)
-    #: (arm) Whether CUPTI traces the next trial.
+    """From a ``trial`` request: where the request's time went, as the worker saw it (ms
+    per phase: ``inputs``, ``calls``, ``outputs``)."""
     armed: bool = False
-    #: (disarm) CUPTI's summary of the armed trial.
+    """From an ``arm`` request: whether CUPTI traces the next trial."""
     cupti: Cupti | None = None
-    #: (changed) (set id, input index) of device copies that differ from what was staged.
+    """From a ``disarm`` request that asks to read the trace: CUPTI's summary of the armed
+    trial; None otherwise."""
     changed: tuple[tuple[str, int], ...] = ()
+    """From a ``changed`` request: the (set id, input index) of each device copy of an
+    input that differs from what was staged."""
 
 
 _KEYS = {"ok", "nonce", "error", "traceback", "walls", "prepare", "pinned", "outputs",

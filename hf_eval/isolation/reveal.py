@@ -91,14 +91,18 @@ class Arena:
     """
 
     places: list[dict[int, tuple[int, torch.dtype, torch.Size]]]
+    """Per input set, in set order: each varied input's index mapped to its byte offset in
+    :attr:`buffer`, its dtype and its shape."""
     buffer: torch.Tensor
-    #: Names this arena in the worker.
+    """The shared uint8 buffer (a sealed memfd the worker can only read) holding every
+    set's varied inputs, each aligned to :data:`ALIGN` bytes, masked."""
     id: str = field(default_factory=lambda: f"a{secrets.token_hex(4)}")
-    #: The seed of the mask the buffer holds now (None before the first write).
+    """Names this arena in the worker."""
     seed: int | None = None
-    #: (CUDA) Whether the audit page-locked the buffer in its own process for the
-    #: writes' device-to-host copies (None: not tried yet; False: refused, copies pageable).
+    """The seed of the mask the buffer holds now (None before the first write)."""
     pinned: bool | None = None
+    """(CUDA) Whether the audit page-locked the buffer in its own process for the
+    writes' device-to-host copies (None: not tried yet; False: refused, copies pageable)."""
 
     @classmethod
     def pack(cls, main: list[object], sets: list[list[object]]) -> Arena:

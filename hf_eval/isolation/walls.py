@@ -188,15 +188,22 @@ class SandboxError(RuntimeError):
 class Walls:
     """What the worker asks the OS to enforce before any candidate code runs."""
 
-    uid: int | None  # drop to this uid and gid (only when running as root); None = keep
-    readable: tuple[str, ...]  # directory trees (or files) the candidate may read and execute
-    writable: tuple[str, ...]  # directory trees it may also write (its private dir)
-    network: bool = False  # False: a fresh network namespace (no interfaces but lo) when root
-    #: (root) Size of the tmpfs mounted on each writable tree and on /dev/shm, in bytes:
-    #: what the worker writes lives in memory charged to its group, never on the host's
-    #: disk, and vanishes with its mount namespace. None: no tmpfs on the writable trees.
+    uid: int | None
+    """Drop to this uid and gid (only when running as root; never 0); None = keep."""
+    readable: tuple[str, ...]
+    """Directory trees (or files) the candidate may read and execute."""
+    writable: tuple[str, ...]
+    """Directory trees it may also write (its private dir)."""
+    network: bool = False
+    """Whether the candidate keeps the network. False: a fresh network namespace (no
+    interfaces but lo) when root, and Landlock and seccomp restrict its sockets."""
     private_bytes: int | None = None
+    """(root) Size of the tmpfs mounted on each writable tree, in bytes: what the worker
+    writes lives in memory charged to its group, never on the host's disk, and vanishes
+    with its mount namespace. None: no tmpfs on the writable trees."""
     shm_bytes: int = 1 << 30
+    """(root) Size of the tmpfs mounted on /dev/shm, in bytes (memory charged to the
+    worker's group, like the writable trees')."""
 
 
 # --------------------------------------------------------------------------- libc helpers

@@ -62,17 +62,47 @@ class AuditAborted(Exception):
 @dataclass
 class AuditConfig:
     report: Path
+    """The JSONL report, one line per judged case (appended to when resuming); the
+    skipped solutions are written beside it."""
     definitions: list[str] | None = None
-    solutions: str = "preferred"  # "preferred", "all", or comma-separated names
-    extra_solutions: list[Solution] = field(default_factory=list)  # e.g. --candidate
-    suite: str = "sample"  # the library's; the command line defaults to DEFAULT_SUITE
+    """The definitions to audit, by name, in this order; None: every definition of the
+    dataset, sorted."""
+    solutions: str = "preferred"
+    """Which solutions to audit: "preferred" (the task's pick for this device's hardware,
+    else its CPU pick, else its baseline), "all" (every solution of the definition),
+    "none" (only ``extra_solutions``), or comma-separated names (a name of another
+    definition is left out)."""
+    extra_solutions: list[Solution] = field(default_factory=list)
+    """Solutions audited besides those ``solutions`` selects, each on its own definition
+    (e.g. ``--candidate``'s, loaded from a directory)."""
+    suite: str = "sample"
+    """Which workloads of each definition: "sample" (the generated ones), "dev" (the
+    task's dev UUIDs), "first" (the first), "fresh" (drawn from the audit's secret), "all"
+    (every one). This default is the library's; the command line defaults to
+    ``DEFAULT_SUITE``."""
     uuids: list[str] = field(default_factory=list)
+    """Workload UUIDs to audit instead of the suite's (``--uuid``); empty: the suite
+    decides."""
     devices: list[str] = field(default_factory=lambda: ["cpu"])
+    """The devices to audit on, one lane each ("cpu", "cuda:0", ...); the first decides
+    which solutions run there and which one is preferred."""
     validation_only: bool = False
+    """Check correctness only: no timing trials (the second input set and the scale probe
+    still run)."""
     reference_cache: bool = True
+    """Whether references are read from and stored in the reference cache on disk (False:
+    always computed, ``--no-reference-cache``); a fresh row's is never stored."""
     resume: bool = False
+    """Continue the report: its cases (definition, workload, solution hash) are not
+    audited again and new lines are appended; it must have been written with the same
+    :meth:`Audit.flags`."""
     strict_diagnostic: bool = False
+    """Also compare each judged call's outputs by the task's ``diagnostic_tolerance`` and
+    report it in the record (``diagnostic``), never for acceptance."""
     scale_probe: bool = False
+    """Also call each solution once with the ``scale`` scalars halved
+    (:func:`~hf_eval.judge.input_sets.scale_probe`), judged against the reference of those
+    inputs (the record's ``scale_probe``)."""
 
 
 def hardware_key(device: torch.device) -> str:
@@ -220,17 +250,32 @@ class Case:
     """Everything the parent holds for one workload: inputs and the truth."""
 
     definition: Definition
+    """The definition the workload belongs to."""
     task: TaskConfig
+    """The definition's task: its call timeout, tolerances and timing."""
     row: Located
-    inputs: list[object]  # sealed memfds only the audit writes (workers map them read-only)
-    reference: tuple[torch.Tensor, ...]  # on the audit's device
-    snapshot: InputSnapshot | None = None  # of ``inputs`` (CPU audits)
+    """The workload row, with where it was read (a ``FreshRow`` in the fresh suite); None
+    for a benchmark shape, which sets ``key`` instead."""
+    inputs: list[object]
+    """The workload's inputs, one per definition input: tensors in sealed memfds only the
+    audit writes (workers map them read-only), scalars as they are."""
+    reference: tuple[torch.Tensor, ...]
+    """The reference outputs for ``inputs``, on the audit's device."""
+    snapshot: InputSnapshot | None = None
+    """A snapshot of ``inputs``, checked after every solution (inputs found changed are
+    loaded again); None: not checked (the benchmark's cases)."""
     probe: list[object] | None = None
+    """The scale probe's inputs; None when the probe is off or has nothing to vary."""
     probe_reference: tuple[torch.Tensor, ...] | None = None
+    """The reference outputs for ``probe``, on the audit's device; None without a probe."""
     reference_source: str = "computed"
+    """Where the reference came from, the record's ``reference.source``: "computed",
+    "cache" (the reference cache on disk) or "memory" (a case the server kept)."""
     reference_seconds: float = 0.0
-    #: Names the case's input set in the worker (the workload UUID, or a benchmark shape).
+    """Seconds the reference took to compute; 0 when it was read from the cache or kept."""
     key: str = ""
+    """Names the case's input set in the worker (the workload UUID, or a benchmark shape);
+    empty: set to the workload UUID on creation."""
 
     def __post_init__(self) -> None:
         self.key = self.key or self.row.value.workload.uuid

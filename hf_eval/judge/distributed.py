@@ -87,12 +87,15 @@ class Placement:
     """Where a lane runs; each record carries it (``placement``)."""
 
     node_ip: str
+    """The IP address of the node the lane runs on."""
     node_id: str
+    """Ray's id of that node (the summary counts nodes by it)."""
     pid: int
-    #: Ray's accelerator ids of this lane (the GPU it was given), empty on CPU.
+    """The lane actor's process id."""
     accelerators: tuple[str, ...]
-    #: Python's temporary directory there: where the per-GPU lock files live.
+    """Ray's accelerator ids of this lane (the GPU it was given), empty on CPU."""
     tempdir: str
+    """Python's temporary directory there: where the per-GPU lock files live."""
 
 
 @dataclass(frozen=True)
@@ -100,12 +103,15 @@ class LaneInfo:
     """What a lane actor reports when it starts: the driver refuses a mismatch."""
 
     placement: Placement
+    """Where the lane runs."""
     device: str
+    """The lane's device: "cuda:0" (the one GPU Ray gave it) or "cpu"."""
     ray_version: str
-    #: Digest of the harness's sources on that node (:func:`harness_digest`).
+    """The Ray version on the lane's node; one other than the driver's is refused."""
     harness: str
-    #: Per planned definition, a digest of its definition, task and workload files.
+    """Digest of the harness's sources on that node (:func:`harness_digest`)."""
     dataset: dict[str, str]
+    """Per planned definition, a digest of its definition, task and workload files."""
 
 
 @dataclass
@@ -114,13 +120,21 @@ class Truth:
     others through the object store (CPU tensors), or the data error that stopped it."""
 
     definition: str
+    """The definition's name."""
     workload: str
+    """The workload's UUID: a lane uses the truth for this workload only."""
     outputs: tuple[torch.Tensor, ...] | None = None
+    """The reference outputs, on the CPU; None when ``error`` is set."""
     source: str = "computed"
+    """Where the computing lane got them: "computed", or "cache" (its node's reference
+    cache)."""
     seconds: float = 0.0
+    """Seconds the reference took to compute on that lane (0 from the cache)."""
     probe: tuple[torch.Tensor, ...] | None = None
-    #: ``DataError`` fields (file, rule, line, field) when the reference could not be had.
+    """The scale probe's reference outputs, on the CPU; None when the probe is off or has
+    nothing to vary."""
     error: tuple[str, str, int | None, str | None] | None = None
+    """``DataError`` fields (file, rule, line, field) when the reference could not be had."""
 
     def raise_error(self) -> None:
         if self.error is not None:
@@ -133,13 +147,21 @@ class RayUnit:
     """One dispatch: a workload and a group of its solutions (all of them, unless split)."""
 
     definition: Definition
+    """The workload's definition."""
     task: TaskConfig
+    """The definition's task."""
     solutions: list[Solution]
+    """The solutions to judge on the workload; when the unit is put back, only those
+    without a line yet."""
     row: Located
+    """The workload row (a lane looks its own copy up by the workload's UUID)."""
     group: int = 0
-    #: How many groups the workload's solutions were split into (1: not split).
+    """Which of the workload's solution groups this is (0 for the first)."""
     groups: int = 1
+    """How many groups the workload's solutions were split into (1: not split)."""
     attempts: int = 0
+    """Times the unit was lost with its lane; at the audit's ``max_attempts`` the audit
+    stops."""
 
     @property
     def workload(self) -> tuple[str, str]:
@@ -197,6 +219,8 @@ class SharedTruthLane(Lane):
     """A lane that takes a workload's reference from a :class:`Truth` when it has one."""
 
     shipped: Truth | None = None
+    """The reference the driver sent with the lane's current unit, used for its workload;
+    None: the lane computes (or reads) it itself."""
 
     def reference(self, definition: Definition, row: Located, inputs: list[object],
                   tag: str, snapshot: InputSnapshot | None = None
@@ -318,13 +342,26 @@ class _State:
     """What the lane threads share, under one condition variable."""
 
     queue: list[RayUnit]
+    """The units no lane has taken yet; a lost unit is put back at the front."""
     committed: set[tuple[str, str, str, str]]
+    """The cases with a line in the report (definition, workload, solution name and
+    hash): a record for one of them that arrives again is dropped."""
     in_flight: int = 0
+    """Units a lane has taken and not finished."""
     live_lanes: int = 0
+    """Lane threads still running: when the last ends with units left, the audit fails."""
     error: BaseException | None = None
+    """The first error that stops the audit, raised once every lane thread has ended;
+    None: none."""
     stop: bool = False
+    """Set when the audit must stop (an error, Ctrl-C, a unit lost too often): no lane
+    takes another unit."""
     truths: dict[tuple[str, str], object] = field(default_factory=dict)
+    """Per split workload (definition, UUID), Ray's reference to its :class:`Truth`, asked
+    of the first lane that takes one of its units; dropped when its last unit finishes or
+    a unit of it is lost."""
     open_units: Counter = field(default_factory=Counter)
+    """Per workload (definition, UUID), how many of its units are not finished."""
 
 
 class RayAudit:

@@ -234,6 +234,9 @@ class CaseRecord(BaseModel):
     """Seconds this case took on the audit's clock."""
     outputs: list[OutputPart] | None = None
     """The first call's verdict per output."""
+    diagnostic: list[OutputPart] | None = None
+    """(``audit --strict-diagnostic``) The first call's outputs judged under the task's
+    ``diagnostic_tolerance`` as well: reported, never the verdict."""
     setup_ms: dict[str, float] | None = None
     """Setup outside the call time, in ms: the worker's start and load, the first call,
     ``prepare``, capture, warm-up, the profiler's start."""

@@ -116,12 +116,13 @@ class ReportWriter:
 class ReportLine:
     """A valid record and where it was read."""
 
-    #: The record as written (it passed :func:`~hf_eval.judge.records.validate_record`).
     record: dict[str, Any]
-    #: The report it was read from.
+    """The record as written (it passed :func:`~hf_eval.judge.records.validate_record`)."""
     path: str
-    #: Its line number there, from 1.
+    """The report it was read from; empty for a record given in memory (the summary's)."""
     line: int
+    """Its line number there, from 1; for a record given in memory, its place in the list,
+    from 1."""
 
     @property
     def where(self) -> str:
@@ -138,15 +139,23 @@ class RecordProblem:
     """
 
     path: str
+    """The report the line was read from; empty for a record given in memory (the
+    summary's)."""
     line: int
-    #: The field that breaks a rule (``status``, ``timing.eager.median_ms``, ``record``).
+    """The line's number there, from 1; for a record given in memory, its place in the
+    list, from 1."""
     field: str
-    #: The rule, with the offending value.
+    """The field that breaks a rule (``status``, ``timing.eager.median_ms``, ``record``)."""
     rule: str
+    """The rule, with the offending value."""
     definition: str | None = None
+    """The line's ``definition``, where it is a non-empty string (None otherwise)."""
     workload: str | None = None
+    """The line's ``workload`` UUID, where it is a non-empty string (None otherwise)."""
     solution: str | None = None
+    """The line's ``solution`` name, where it is a non-empty string (None otherwise)."""
     device: str | None = None
+    """The line's ``device``, where it is a non-empty string (None otherwise)."""
 
     @property
     def where(self) -> str:
@@ -176,12 +185,13 @@ class ReportContents:
     """Everything one report holds, as :func:`read_records` found it."""
 
     path: Path
-    #: Valid records and problem lines, in file order.
+    """The report that was read."""
     entries: list[ReportEntry]
-    #: The line number of a torn last line (left by an interrupted write), or None.
+    """Valid records and problem lines, in file order."""
     torn_line: int | None
-    #: Whether the file ends in a newline (or is empty): safe to append to.
+    """The line number of a torn last line (left by an interrupted write), or None."""
     terminated: bool
+    """Whether the file ends in a newline (or is empty): safe to append to."""
 
     @property
     def lines(self) -> list[ReportLine]:

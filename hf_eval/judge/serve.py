@@ -275,17 +275,17 @@ class ScreenFacts:
     """What the judge knows at start that a request can be screened against in the front
     end: every rule whose answer does not change while the service runs."""
 
-    #: The definitions the dataset holds.
     definitions: frozenset[str]
-    #: The names no request may take (the dataset's solutions, readable or not).
+    """The definitions the dataset holds."""
     reserved: frozenset[str]
-    #: The judge's device (``cpu``, ``cuda``), for a solution's target hardware.
+    """The names no request may take (the dataset's solutions, readable or not)."""
     device: str
-    #: Each definition's workload UUIDs.
+    """The judge's device (``cpu``, ``cuda``), for a solution's target hardware."""
     uuids: dict[str, frozenset[str]]
-    #: Each definition's suites that select at least one workload (``fresh``: those with
-    #: sample recipes).
+    """Each definition's workload UUIDs."""
     suites: dict[str, frozenset[str]]
+    """Each definition's suites that select at least one workload (``fresh``: those with
+    sample recipes)."""
 
 
 def screen_request(request: AuditRequest, facts: ScreenFacts) -> Solution:
@@ -446,24 +446,24 @@ class WarmLane(Lane):
 class Done:
     """The last line of an answer: what the request's audit found."""
 
-    #: Always true: the line that ends the answer.
     done: bool
-    #: The definition judged.
+    """Always true: the line that ends the answer."""
     definition: str
-    #: The candidate's name in the records.
+    """The definition judged."""
     solution: str
-    #: Case records written (and sent before this line).
+    """The candidate's name in the records."""
     cases: int
-    #: Of those, how many PASSED.
+    """Case records written (and sent before this line)."""
     passed: int
-    #: Records per status.
+    """Of those, how many PASSED."""
     statuses: dict[str, int]
-    #: Seconds from the start of this request's audit to this line (waiting excluded).
+    """Records per status."""
     seconds: float
-    #: The JSONL report every record was appended to.
+    """Seconds from the start of this request's audit to this line (waiting excluded)."""
     report: str
-    #: Why the audit ended before every selected case was judged (None: it did not).
+    """The JSONL report every record was appended to."""
     error: str | None = None
+    """Why the audit ended before every selected case was judged (None: it did not)."""
 
     def line(self) -> str:
         """The JSON line sent; ``error`` only when there is one."""
@@ -478,18 +478,19 @@ class Job:
     """One accepted request, waiting for or in its audit; its answer's lines are queued
     in ``lines`` for the client's handler (the audit never waits for a client)."""
 
-    #: The request as validated.
     request: AuditRequest
-    #: The definition it judges on.
+    """The request as validated."""
     definition: Definition
-    #: The definition's task (tolerances, dev workloads, timeouts).
+    """The definition it judges on."""
     task: TaskConfig
-    #: The candidate, parsed or packaged from ``main_py``.
+    """The definition's task (tolerances, dev workloads, timeouts)."""
     solution: Solution
-    #: The workloads selected (None for the fresh suite: drawn from the request's secret).
+    """The candidate, parsed or packaged from ``main_py``."""
     rows: list[Located] | None
-    #: The answer's lines, in order; the last is a :class:`Done` line.
+    """The workloads selected (None for the fresh suite: drawn from the request's secret)."""
     lines: queue.Queue = field(default_factory=queue.Queue)
+    """The answer's lines, in order, each as (whether it is the last, the JSON line); the
+    last is a :class:`Done` line."""
 
     def finish(self, done: Done) -> None:
         """Queue the last line."""
@@ -1102,6 +1103,8 @@ class Handler(BaseHTTPRequestHandler):
     """The HTTP side: routes, reads and limits the body, streams a job's lines."""
 
     server: Server
+    """The server that accepted the connection (set by the standard library): the service
+    the handler answers from, and the deadlines of connections still sending a request."""
     server_version = "hf-eval-serve"
     #: Close-delimited answers: a streamed answer needs no length or chunking.
     protocol_version = "HTTP/1.0"

@@ -48,9 +48,14 @@ class CaseKey(NamedTuple):
     """What makes two records the same case."""
 
     definition: str
+    """The definition's name."""
     device: str
+    """The device the record names ("cpu", "cuda:0"); empty when it names none."""
     solution: str
+    """The solution's name; ``name@<hash>`` where records of one name carry several
+    solution hashes."""
     workload: str
+    """The workload's UUID."""
 
 
 @dataclass
@@ -59,41 +64,46 @@ class SpeedUp:
     and were timed on (the ratio of each is baseline time / solution time)."""
 
     baseline: str
-    #: How many workloads were paired.
+    """The baseline solution's name."""
     paired_workloads: int
+    """How many workloads were paired."""
     geomean: float
+    """The geometric mean of the paired workloads' ratios (above 1: faster than the
+    baseline)."""
     min: float
+    """The smallest ratio over the paired workloads."""
     max: float
-    #: How many paired workloads were faster than the baseline.
+    """The largest ratio over the paired workloads."""
     faster: int
-    #: How many workloads the baseline passed and was timed on (the comparison set).
+    """How many paired workloads were faster than the baseline."""
     baseline_workloads: int
+    """How many workloads the baseline passed and was timed on (the comparison set)."""
 
 
 @dataclass
 class SolutionRow:
     """One solution of one definition in ``summary.json``."""
 
-    #: Cases that passed.
     passed: int
-    #: Cases with a valid record.
+    """Cases that passed."""
     audited: int
-    #: Cases whose record is not a valid record (each counted as failed).
+    """Cases with a valid record."""
     invalid: int
-    #: Valid records per status.
+    """Cases whose record is not a valid record (each counted as failed)."""
     statuses: dict[str, int]
-    #: The task's baseline, as the records name it (None when none does).
+    """Valid records per status."""
     baseline: str | None
-    #: Geometric mean of the reported times (:func:`hf_eval.judge.records.reported_time`) of
-    #: this solution's passed cases: its own workloads, so it compares with no other
-    #: row; speed-ups do.
+    """The task's baseline, as the records name it (None when none does)."""
     ms_geomean: float | None
-    #: The speed-up against the baseline, or None (``unranked`` says why).
+    """Geometric mean of the reported times (:func:`hf_eval.judge.records.reported_time`) of
+    this solution's passed cases, in ms: its own workloads, so it compares with no other
+    row; speed-ups do. None when no passed case was timed."""
     speedup_vs_baseline: SpeedUp | None = None
-    #: 1 for the fastest of the definition's ranked solutions; None when unranked.
+    """The speed-up against the baseline, or None (``unranked`` says why)."""
     rank: int | None = None
-    #: Why the solution has no rank; None when it has one.
+    """1 for the fastest of the definition's ranked solutions; None when unranked."""
     unranked: str | None = None
+    """Why the solution has no rank; None when it has one."""
 
 
 @dataclass
@@ -101,10 +111,13 @@ class Replacement:
     """A case given twice: the later line is kept."""
 
     case: CaseKey
-    #: ``path:line`` (or ``record N``) of the line kept.
+    """The case given twice."""
     kept: str
-    #: ``path:line`` (or ``record N``) of the earlier line it replaces.
+    """``path:line`` (or ``record N``) of the line kept: the later one, or an earlier timed
+    one that a later line without timing left in place."""
     replaced: str
+    """``path:line`` (or ``record N``) of the line not kept: the earlier one it replaces,
+    or that later line without timing."""
 
     def note(self) -> str:
         c = self.case
@@ -118,14 +131,20 @@ class InvalidRecord:
     """A line that is not a valid record, and what the summary made of it."""
 
     where: str
+    """``path:line`` of the line (``record N`` for a record given in memory)."""
     field: str
+    """The field that breaks a rule (``status``, ``timing.eager.median_ms``, ``record``)."""
     rule: str
+    """The rule, with the offending value."""
     definition: str | None
+    """The line's ``definition``, where it is a non-empty string (None otherwise)."""
     workload: str | None
+    """The line's ``workload`` UUID, where it is a non-empty string (None otherwise)."""
     solution: str | None
-    #: ``failed``: counted as a failed case of its solution; ``replaced``: a later line
-    #: of the same case is kept; ``nothing``: it names no case, so it counts nowhere.
+    """The line's ``solution`` name, where it is a non-empty string (None otherwise)."""
     counted_as: Literal["failed", "replaced", "nothing"] = "nothing"
+    """``failed``: counted as a failed case of its solution; ``replaced``: a later line
+    of the same case is kept; ``nothing``: it names no case, so it counts nowhere."""
 
     def note(self) -> str:
         outcome = {"failed": f"counted as a failed case of {self.solution}",
@@ -140,18 +159,21 @@ class _Cases:
     """The latest entry per case, and what reading them in order found."""
 
     latest: dict[CaseKey, ReportEntry] = field(default_factory=dict)
+    """Per case, the entry that counts: a valid record or a problem line."""
     replaced: list[Replacement] = field(default_factory=list)
+    """The cases given twice where the later line replaced the earlier, in reading order."""
     invalid: list[InvalidRecord] = field(default_factory=list)
-    #: Per definition, the baseline and how it is timed, as the last record naming one
-    #: says (a task's baseline may have changed between reports).
+    """Every line that is not a valid record, in reading order."""
     baselines: dict[str, tuple[str, str]] = field(default_factory=dict)
-    #: Later records without timing that left an earlier timed one of the same solution
-    #: and status in place (``kept`` is the timed one).
+    """Per definition, the baseline and how it is timed ("call" or "launch"), as the last
+    record naming one says (a task's baseline may have changed between reports)."""
     untimed: list[Replacement] = field(default_factory=list)
-    #: Per (definition, solution name), the solution hashes its records name: more than
-    #: one is two solutions under one name (two folders of the same name, say).
+    """Later records without timing that left an earlier timed one of the same solution
+    and status in place (``kept`` is the timed one)."""
     sources: dict[tuple[str, str], set[str]] = field(
         default_factory=lambda: defaultdict(set))
+    """Per (definition, solution name), the solution hashes its records name: more than
+    one is two solutions under one name (two folders of the same name, say)."""
 
 
 def _where(entry: ReportEntry) -> str:

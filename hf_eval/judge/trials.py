@@ -82,14 +82,14 @@ class CpuTimingRule:
     needs when the machine is shared. The first call, the second input set and the
     judging of every call are unchanged."""
 
-    #: Timed trials of one call each for an ordinary case.
     trials: int = 2
-    #: A case is large when one call's floating-point inputs and reference outputs hold at
-    #: least this many bytes (the dense GEMM dev cases hold 96-232 MiB; every other sample
-    #: case under 16 MiB).
+    """Timed trials of one call each for an ordinary case."""
     large_bytes: int = 64 << 20
-    #: Timed trials of one call each for a large case.
+    """A case is large when one call's floating-point inputs and reference outputs hold at
+    least this many bytes (the dense GEMM dev cases hold 96-232 MiB; every other sample
+    case under 16 MiB)."""
     large_trials: int = 1
+    """Timed trials of one call each for a large case."""
 
     def timing(self, case_bytes: int) -> TimingConfig:
         """The timing of a case whose inputs and reference outputs hold ``case_bytes``."""
@@ -239,21 +239,27 @@ class InputSet:
     audit's memory; what the worker holds of a timed set is the masked arena's copy."""
 
     id: str
+    """The set's name in the workers, which register and forget sets by it: "m-" and the
+    case's key for the workload's own set, "s<n>-<hex>" for a fresh one, "p-" for the
+    scale probe's."""
     inputs: list[object]
-    #: The reference outputs, or a function computing them when the set is judged (a
-    #: fresh set whose call is not among those judged never needs its truth).
+    """The set's real content, one value per definition input (tensors and scalars)."""
     truth: tuple[torch.Tensor, ...] | Callable[[], tuple[torch.Tensor, ...]]
-    #: What the worker maps instead of ``inputs`` (the workload's set: sealed copies the
-    #: audit rewrites for the second input set); None: sealed copies made on sending.
+    """The reference outputs, or a function computing them when the set is judged (a
+    fresh set whose call is not among those judged never needs its truth)."""
     wire: list[object] | None = None
-    #: The arena this set's varied inputs travel in (timed sets only), and its place there.
+    """What the worker maps instead of ``inputs`` (the workload's set: sealed copies the
+    audit rewrites for the second input set); None: sealed copies made on sending."""
     arena: Arena | None = None
+    """The arena this set's varied inputs travel in (timed sets only); None for any other
+    set."""
     arena_index: int = 0
-    #: Content the audit drew for a call outside the timing trials (the second input
-    #: set): judged like a timed call's, with the allowance of :func:`judge_outputs` on
-    #: CUDA (a cached or skipped answer misses by far more; the published rule judges the
-    #: workload's own content).
+    """The set's place in :attr:`arena` (its index among the sets packed there)."""
     fresh: bool = False
+    """Content the audit drew for a call outside the timing trials (the second input
+    set): judged like a timed call's, with the allowance of :func:`judge_outputs` on
+    CUDA (a cached or skipped answer misses by far more; the published rule judges the
+    workload's own content)."""
 
     @property
     def reference(self) -> tuple[torch.Tensor, ...]:
@@ -280,6 +286,9 @@ class Failure(Exception):
     """A verdict other than PASSED, raised out of the session."""
 
     result: dict
+    """The case's result as the record will hold it: ``status``, ``reason`` and any more
+    (a ``traceback``; ``fatal``: True when the worker must be ended, which the audit
+    removes from the result before writing it)."""
 
 
 def _failure(status: Status, reason: str, **more: object) -> Failure:
@@ -290,17 +299,22 @@ def _failure(status: Status, reason: str, **more: object) -> Failure:
 class _Seal:
     """What the audit copied of one trial's judged outputs before it stopped its clock."""
 
-    positions: list[torch.Tensor | None]  # per output: sampled flat indices, None = all
-    taken: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # call -> samples
-    #: (CPU) per (set id, input index) of a judged call's varied input: byte positions in
-    #: the lent private copy, drawn in secret (all of a small input). A worker can write
-    #: its private copy, so an input used as scratch and put back after the reply would
-    #: look unchanged by the time the audit reads the copy whole.
+    positions: list[torch.Tensor | None]
+    """Per output: the flat element indices sampled from it, or None to copy it all (an
+    output of at most :data:`SEAL_ELEMENTS` elements)."""
+    taken: dict[int, list[torch.Tensor]] = field(default_factory=dict)
+    """Per judged call (its index in the trial): the sampled elements of each of its
+    outputs, as bytes, copied inside the clock."""
     inputs: dict[tuple[str, int], torch.Tensor] = field(default_factory=dict)
-    #: (CPU) the bytes at ``inputs``' positions, copied inside the clock
+    """(CPU) Per (set id, input index) of a judged call's varied input: byte positions in
+    the lent private copy, drawn in secret (all of a small input). A worker can write
+    its private copy, so an input used as scratch and put back after the reply would
+    look unchanged by the time the audit reads the copy whole."""
     inputs_taken: dict[tuple[str, int], torch.Tensor] = field(default_factory=dict)
-    #: (CPU) the arena whose private copy ``inputs`` index (one per trial)
+    """(CPU) The bytes at ``inputs``' positions, copied inside the clock."""
     arena: str | None = None
+    """(CPU) The id of the arena whose private copy ``inputs`` index (one per trial); None
+    when no input is sealed."""
 
 
 @dataclass
@@ -308,12 +322,17 @@ class _WorkerState:
     """What one worker (the candidate's or the stand-in) holds of this session."""
 
     handle: WorkerHandle
+    """The worker the session's requests go to."""
     registered: set[str] = field(default_factory=set)
+    """Ids of the input sets the worker holds (registered and not forgotten since)."""
     arenas: set[str] = field(default_factory=set)
+    """Ids of the arenas the worker holds: a new write of one is sent as a ``reload``."""
     slots: list[list[torch.Tensor]] = field(default_factory=list)
-    #: (CPU) Per arena id, the writable memfd lent as the worker's private copy of it,
-    #: where it unmasks the content its inputs are views of.
+    """The output slots lent to the worker, one list per call of a trial and in it one
+    shared-memory tensor per output, shaped like the reference's; grown, never shrunk."""
     privates: dict[str, torch.Tensor] = field(default_factory=dict)
+    """(CPU) Per arena id, the writable memfd lent as the worker's private copy of it,
+    where it unmasks the content its inputs are views of."""
 
 
 @dataclass
@@ -321,47 +340,77 @@ class Session:
     """The checked and timed calls of one solution on one case, over one worker."""
 
     handle: WorkerHandle
-    #: Gives the lane's harness-only worker (the same requests without a candidate),
-    #: started on first use: a validation-only audit never needs one.
+    """The candidate's worker (loaded with the solution); it is frozen while the stand-in
+    is timed."""
     stand_in_worker: Callable[[], WorkerHandle]
+    """Gives the lane's harness-only worker (the same requests without a candidate),
+    started on first use: a validation-only audit never needs one."""
     definition: Definition
+    """The definition the solution implements: its inputs, outputs and op type."""
     task: TaskConfig
+    """The definition's task: the tolerances outputs are judged by, and whether timed calls
+    get the allowance on CUDA."""
     device: torch.device
+    """The audit's device for the case: fresh sets are drawn there, and it decides
+    between CUDA and CPU timing."""
     main: InputSet
-    #: ``inputs -> reference``, computed by the audit, never by the worker.
+    """The workload's own input set and its reference (the first call's and the warm-up's
+    content)."""
     reference: Callable[[list[object]], tuple[torch.Tensor, ...]]
-    #: The audit's secret; the session draws its fresh sets from it and a nonce of its own.
+    """``inputs -> reference``, computed by the audit, never by the worker."""
     secret: bytes
+    """The audit's secret; on creation the session replaces it with a digest of it and a
+    nonce of its own, from which it draws its fresh sets."""
     timeout: float
+    """The deadline of one request to the worker in seconds (the task's
+    ``call_timeout_s``); a timing request gets :data:`TIMING_TIMEOUT_FACTOR` times it."""
     strict: object | None = None
+    """The task's diagnostic tolerance when the audit reports it (``--strict-diagnostic``):
+    every judged call's outputs are compared by it as well, into the verdict's
+    ``diagnostic`` (never its status); None: not reported."""
     counter: int = 0
+    """Fresh input sets drawn so far: the next draw's sets are numbered from one past it,
+    and its seed depends on that number."""
     distinct_sets: int = 0
-    #: Output rows that differed from the truth where the definition leaves them open,
-    #: settled because they held an answer it allows there (:func:`settle_undecided`),
-    #: over every judged call of the session.
+    """Fresh input sets drawn in the session (the record's ``content.fresh_sets``)."""
     undecided_rows: int = 0
-    #: Per output, how often a timed call missed the tolerance at each position and was
-    #: allowed (:func:`judge_outputs`), over every judged timed call of the session.
+    """Output rows that differed from the truth where the definition leaves them open,
+    settled because they held an answer it allows there (:func:`settle_undecided`),
+    over every judged call of the session."""
     fresh_misses: dict[str, Counter[int]] = field(default_factory=dict)
-    #: Calls on fresh content judged in the session with the allowance's rules (on CUDA:
-    #: the timed calls and the second input set), and those of them the allowance passed.
+    """Per output, how often a timed call missed the tolerance at each position and was
+    allowed (:func:`judge_outputs`), over every judged timed call of the session."""
     fresh_calls: int = 0
+    """Calls on fresh content that passed when judged with the allowance's rules (on
+    CUDA, where the task allows it: the timed calls and the second input set)."""
     fresh_allowed: int = 0
+    """Of those calls, the ones the allowance passed (they missed the tolerance somewhere);
+    more than :data:`TIMED_ALLOWED_CALLS` plus :data:`TIMED_ALLOWED_SHARE` of
+    ``fresh_calls`` fail the case."""
     _tick: torch.Tensor | None = None
+    """(CUDA) A one-element tensor on the device, a kernel of the audit's own context
+    added to while waiting for the GPU to be free (``_as_after_a_switch``); made on first
+    use."""
     _candidate: _WorkerState | None = None
+    """What the candidate's worker holds of the session; made from ``handle`` on
+    creation."""
     _stand_in: _WorkerState | None = None
+    """What the stand-in worker holds of the session; None until it is first needed
+    (:attr:`stand_in`)."""
     _main_here: list[object] | None = None
-    #: Setup on the audit's clock, outside every call time (ms): "warmup" (compilation,
-    #: autotuning), "prepare", "capture", "profiler" (starting CUPTI's traces); the audit
-    #: adds "load" and "first_call".
+    """The workload's inputs on the audit's device (:attr:`main_here`); None until first
+    asked for."""
     setup_ms: dict[str, float] = field(default_factory=dict)
-    #: Whether the candidate's worker can trace a trial with CUPTI (None: not asked yet).
+    """Setup on the audit's clock, outside every call time (ms): "warmup" (compilation,
+    autotuning), "prepare", "capture", "profiler" (starting CUPTI's traces); the audit
+    adds "load" and "first_call"."""
     cupti: bool | None = None
-    #: Every stand-in run of the session per request shape (method, calls, cold), in ms:
-    #: the cheapest is the request's cost, their spread the host clock's noise.
+    """Whether the candidate's worker can trace a trial with CUPTI (None: not asked yet)."""
     _runs: dict[tuple[str, int, bool], list[float]] = field(default_factory=dict)
-    #: Seconds left for requests that run no candidate code (:data:`HARNESS_BUDGET_S`).
+    """Every stand-in run of the session per request shape (method, calls, cold), in ms:
+    the cheapest is the request's cost, their spread the host clock's noise."""
     _harness_s: float = HARNESS_BUDGET_S
+    """Seconds left for requests that run no candidate code (:data:`HARNESS_BUDGET_S`)."""
 
     def __post_init__(self) -> None:
         self._candidate = _WorkerState(self.handle)
@@ -1027,34 +1076,35 @@ def settle_undecided(definition: Definition, outputs: tuple[torch.Tensor, ...],
 class TrialTime:
     """One timed trial, as the audit counts it (whole-trial milliseconds)."""
 
-    #: The device time of the trial's calls, as the worker measured it (a claim).
     device_ms: float
-    #: The audit's own bound: this request on its clock less the stand-in's floor.
+    """The device time of the trial's calls, as the worker measured it (a claim)."""
     host_ms: float
-    #: How the device time was taken: "cuda-events" (the current stream, behind a sleep
-    #: kernel that hides the launch), "cpu-clock" (a CPU worker's clock), or "cupti-span"
-    #: (every stream's activity, where CUPTI saw more than the events).
+    """The audit's own bound: this request on its clock less the stand-in's floor."""
     clock: str
-    #: Host time the guard allows beyond the device time (the host clock's noise, by
-    #: the spread of the stand-in's runs).
+    """How the device time was taken: "cuda-events" (the current stream, behind a sleep
+    kernel that hides the launch), "cpu-clock" (a CPU worker's clock), or "cupti-span"
+    (every stream's activity, where CUPTI saw more than the events)."""
     slack_ms: float
-    #: Where the request's time went (ms): the candidate's phases as its worker saw them
-    #: (a claim, kept as a diagnostic only), its wall on the audit's clock, and the
-    #: stand-in's runs of the same request.
+    """Host time the guard allows beyond the device time (the host clock's noise, by
+    the spread of the stand-in's runs)."""
     phases: dict | None = None
-    #: A judged call of this trial passed only by the timed-call allowance
-    #: (:func:`judge_outputs`): the trial then counts at no less than the slowest trial
-    #: of its method that needed none, so the allowance never buys time.
+    """Where the request's time went (ms): the candidate's phases as its worker saw them
+    (a claim, kept as a diagnostic only), its wall on the audit's clock, and the
+    stand-in's runs of the same request."""
     allowance: bool = False
-    #: The request's time on the audit's clock (ms), the stand-in's floor not subtracted.
+    """A judged call of this trial passed only by the timed-call allowance
+    (:func:`judge_outputs`): the trial then counts at no less than the slowest trial
+    of its method that needed none, so the allowance never buys time."""
     wall_ms: float = 0.0
-    #: The request's shape (method, calls, L2 flushed): the stand-in runs it is read against.
+    """The request's time on the audit's clock (ms), the stand-in's floor not subtracted."""
     shape: tuple[str, int, bool] = ("", 0, False)
-    #: What the stand-in spent copying this request's outputs into the lent slots (ms,
-    #: the least of its runs, on its own clock: it runs no candidate code). A candidate
-    #: that switched off the worker's own checks could fill that time with work no timer
-    #: sees (``docs/verdicts.md``, "What remains"): the record says how much it is.
+    """The request's shape (method, calls, L2 flushed): the stand-in runs it is read
+    against."""
     copy_ms: float = 0.0
+    """What the stand-in spent copying this request's outputs into the lent slots (ms,
+    the least of its runs, on its own clock: it runs no candidate code). A candidate
+    that switched off the worker's own checks could fill that time with work no timer
+    sees (``docs/verdicts.md``, "What remains"): the record says how much it is."""
 
     @property
     def flagged(self) -> bool:

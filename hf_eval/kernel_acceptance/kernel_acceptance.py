@@ -164,14 +164,15 @@ NOT_RUN = "NOT_RUN"
 class Verdict:
     """What the metric reports for one case judged by the audit."""
 
-    #: A :class:`hf_eval.judge.records.Status` value, ``INVALID_RECORD`` or ``NOT_RUN``.
     status: str
-    #: Why it is not accepted ("" when it is).
+    """A :class:`hf_eval.judge.records.Status` value, ``INVALID_RECORD`` or ``NOT_RUN``."""
     error: str = ""
-    #: The per-output verdicts the audit recorded.
+    """Why it is not accepted ("" when it is)."""
     outputs: list = field(default_factory=list)
-    #: The reported time per call (:func:`hf_eval.judge.records.reported_time`), when timed.
+    """The per-output verdicts the audit recorded."""
     ms: float | None = None
+    """The reported median time per call in milliseconds
+    (:func:`hf_eval.judge.records.reported_time`); None when the case was not timed."""
 
 
 def verdicts_from_report(report: Path, solution: str, uuids: list[str],

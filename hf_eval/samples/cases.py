@@ -54,7 +54,9 @@ class SampleCases(Model):
     """``<op_type>/<definition>.cases.json``: the sample cases of one definition, in order."""
 
     definition: NonEmpty
+    """The name of the definition the cases are for; must match the file's name."""
     cases: list[SampleCase] = Field(min_length=1)
+    """The sample cases (at least one), in order."""
 
 
 def sample_uuid(definition: str, label: str) -> str:

@@ -72,13 +72,14 @@ class FreshRow(Located):
     :meth:`draw_inputs` provides those tensors (``Dataset.materialise_inputs`` asks it).
     """
 
-    #: The recipe, its seed replaced by the fresh one.
     case: SampleCase | None = None
+    """The recipe, its seed replaced by the fresh one."""
     seed_sha256: str = ""
-    #: Inputs taken from the sample's stored file (shared weights), by name.
+    """The SHA-256 (hex) of the fresh seed: what reports record instead of the seed."""
     stored: frozenset[str] = frozenset()
-    #: Tells the audit not to put this row's reference in the on-disk cache.
+    """Inputs taken from the sample's stored file (shared weights), by name."""
     fresh: bool = True
+    """Tells the audit not to put this row's reference in the on-disk cache."""
 
     @property
     def recipe(self) -> str:

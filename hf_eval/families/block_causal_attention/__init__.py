@@ -135,6 +135,9 @@ class BenchStructure(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     segments: list[tuple[Literal["text", "image"], NonNegativeInt]] | None = None
+    """The runs of the sequence in order, each ``(kind, tokens)``; they must cover exactly
+    ``Nq`` tokens. Required by a shape without ``Np`` (prefix0); None for a prefix-cached
+    shape (``Np`` in its axes)."""
 
 
 def _segment_ids(d: Definition, s: BenchStructure) -> torch.Tensor:

@@ -180,6 +180,9 @@ class BenchStructure(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     seq_lens: list[NonNegativeInt] | None = None
+    """Each sequence's length in tokens: ``num_seqs`` of them summing to ``total_seq_len``.
+    Required by a prefill shape; None for a decode shape (``batch_size``), which ignores
+    it."""
 
 
 def bench_inputs(d: Definition, axes: dict[str, int], s: BenchStructure,

@@ -245,6 +245,8 @@ class BenchStructure(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     experts_used: PositiveInt | None = None
+    """How many distinct experts receive rows, capped at ``E`` and at ``M`` (at most one
+    expert per row); None: all ``E``, within that cap."""
 
 
 def _experts_used(d: Definition, axes: dict[str, int], s: BenchStructure) -> int:

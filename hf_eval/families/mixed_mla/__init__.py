@@ -285,7 +285,11 @@ class BenchStructure(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     valid8: NonNegativeInt | None = None
+    """Valid slots of each request's selection in the FP8 cache (``indices8``), as the shape
+    file records it; informational: nothing reads it."""
     valid4: NonNegativeInt | None = None
+    """Valid slots of each request's selection in the FP4 cache (``indices4``), as the shape
+    file records it; informational: nothing reads it."""
 
 
 def bench_inputs(d: Definition, axes: dict[str, int], s: BenchStructure,

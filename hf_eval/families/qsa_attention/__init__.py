@@ -258,6 +258,7 @@ class BenchStructure(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     context_len: PositiveInt
+    """Every request's context length in tokens, capped at ``MaxP`` × ``page_size``."""
 
 
 def _context(d: Definition, axes: dict[str, int], s: BenchStructure) -> int:

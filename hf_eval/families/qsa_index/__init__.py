@@ -322,6 +322,7 @@ class BenchStructure(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     num_complete_blocks: NonNegativeInt
+    """Every request's number of complete blocks, capped at ``MaxP`` × ``page_size``."""
 
 
 def _blocks(d: Definition, axes: dict[str, int], s: BenchStructure) -> int:
