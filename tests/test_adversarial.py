@@ -40,7 +40,7 @@ DENIED = r"Permission denied|Operation not permitted"
 DENIED = r"Permission denied|Operation not permitted"
 UNSEEN = DENIED + r"|No such file or directory|No such process"
 #: What a candidate that sets its own ``collect`` on the worker instance gets.
-SHADOWS_COLLECT = r"^harness integrity: candidate code replaced Worker\.collect$"
+SHADOWS_COLLECT = r"^(CandidateError: )?harness integrity: candidate code replaced Worker\.collect$"
 
 #: candidate -> (expected status, a regular expression the reason must match)
 #: A new class for a module loaded before the candidate, refused by the worker's audit hook
@@ -70,8 +70,8 @@ EXPECTED = {
     # the worker's own state reshaped: slots that iterate empty, a send on the instance
     "slots_iter_bypass": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
                                            r"candidate code replaced Worker\.slots$"),
-    "shadow_channel_send": ("RUNTIME_ERROR", r"^harness integrity: candidate code replaced "
-                                             r"Channel\.send$"),
+    "shadow_channel_send": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                             r"candidate code replaced Channel\.send$"),
     # ... meta tensors in the slots, the worker's class swapped for one whose output check
     # does nothing, a profile hook that swaps the slots between a check and its use
     "meta_slots": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: candidate "
@@ -122,6 +122,8 @@ EXPECTED = {
     "forge_under_guard": ("PASSED", r"^$"),  # the handler table is immutable: stays honest
     "profile_shifts_t0": ("PASSED", r"^$"),
     "frame_local_write": ("PASSED", r"^$"),
+    # every worker-side check off and the claim ~0: the checks run off the clock
+    "checks_off_claim_zero": ("PASSED", r"^$"),
     "xor_hook_precompute": ("PASSED", r"^$"),
     "small_kernel_zero_claim": ("PASSED", r"^$"),
     "exit_teardown_across_freeze": ("PASSED", r"^$"),
@@ -190,8 +192,10 @@ EXPECTED = {
     # the harness inside the worker and the channel: patched, forged, flooded, stalled
     "patch_timer": ("COMPILE_ERROR", r"harness integrity: .*time.perf_counter"),
     "patch_torch": ("COMPILE_ERROR", r"harness integrity: .*Tensor.clone"),
+    # (the trial's own reply, with the time of the rebound clock, is refused first)
     "rebind_harness_global": ("RUNTIME_ERROR",
-                              r"harness integrity: .*hf_eval.isolation.server._perf_counter"),
+                              r"harness integrity: .*hf_eval.isolation.server._perf_counter|"
+                              r"^result channel tampering: event_ms is not a number of ms"),
     "forge_result": ("RUNTIME_ERROR", r"result channel tampering"),
     "forge_event_time": ("PASSED", r"^$"),  # the audit's own clock counts the time
     "flood_channel": ("RUNTIME_ERROR", r"^result channel tampering: malformed message header"),
@@ -233,8 +237,12 @@ EXPECTED = {
                                                      r"replaced builtins\.zip$"),
     "storage_data_ptr_slot": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                                r"replaced UntypedStorage\.data_ptr$"),
-    "storage_data_ptr_in_run": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
-                                                 r"replaced UntypedStorage\.data_ptr$"),
+    # (the worker's own overlap check may refuse the slot first: it reads through C types)
+    "storage_data_ptr_in_run": ("RUNTIME_ERROR", r"^(harness integrity: candidate code "
+                                                 r"replaced UntypedStorage\.data_ptr|"
+                                                 r"CandidateError: output 0 lies in the "
+                                                 r"harness's output slots \(outputs are the "
+                                                 r"candidate's own tensors\))$"),
     "tensor_device_slot": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                             r"replaced Tensor\.device$"),
     "datagram_sockets": ("RUNTIME_ERROR", DENIED),
@@ -278,10 +286,7 @@ EXPECTED = {
                               r"Operation not permitted$"),
     "tmpfs_inodes_vma_names": ("RUNTIME_ERROR", r"^PermissionError: private: 65536 files, "
                                r"shm: 65536 files, vma name: Operation not permitted$"),
-    "collect_self_removing_shadow": (
-        "RUNTIME_ERROR",
-        r"^harness integrity: candidate code replaced "
-        r"Worker\.collect$"),
+    "collect_self_removing_shadow": ("RUNTIME_ERROR", SHADOWS_COLLECT),
     "channel_hasheq_hides_collect": (
         "COMPILE_ERROR",
         r"^harness integrity: candidate code replaced "
@@ -317,8 +322,8 @@ EXPECTED = {
                                  r"replaced Worker\.collect$"),
     "channel_sock_swap_forge": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                 r"replaced Channel\.sock$"),
-    "containers_dict_clear": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
-                              r"replaced Worker\.slots$"),
+    "containers_dict_clear": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                              r"candidate code replaced Worker\.slots$"),
     "module_typed_builtin_shadow": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                     r"replaced hf_eval\.isolation\.server\.zip$"),
     "module_typed_class_hook": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
@@ -355,7 +360,7 @@ EXPECTED = {
 NO_SPEEDUP = ["slow_honest", "phase_by_stack", "phase_by_environment", "cache_by_fingerprint",
               "cache_by_content_hash", "forge_event_time", "precompute_staged", "spin_hog",
               "forge_under_guard", "profile_shifts_t0", "frame_local_write",
-              "xor_hook_precompute", "exit_teardown_across_freeze"]
+              "xor_hook_precompute", "exit_teardown_across_freeze", "checks_off_claim_zero"]
 #: The caps the workers of this module get (small, so exhausting them is quick).
 LIMITS = {"HF_EVAL_WORKER_MEMORY": "1G", "HF_EVAL_WORKER_DISK": "64M",
           "HF_EVAL_WORKER_PIDS": "256"}
@@ -561,6 +566,16 @@ def test_a_forged_claim_gains_at_most_the_guards_tolerance(records):
     timing = records["small_kernel_zero_claim"]["timing"]["eager"]
     implied = (min(timing["host_trials_ms"]) - 2.0) / 1.05  # GUARD_MAX_MS, GUARD_REL
     assert timing["median_ms"] >= implied
+
+
+def test_checks_switched_off_hide_no_work(records):
+    """20 ms of work a call with every check of the worker switched off and ~0 claimed:
+    the audit's host time still holds all of the work (the checks run after the clock, in
+    the stand-in's requests alike; run inside it, the stand-in's floor subtracted about a
+    millisecond this candidate never paid), so the claim is overruled at what it implies."""
+    timing = records["checks_off_claim_zero"]["timing"]["eager"]
+    assert timing["flagged"] == timing["trials"] == 2
+    assert min(timing["host_trials_ms"]) >= 19.7, timing
 
 
 def test_every_timed_call_got_fresh_content(records):

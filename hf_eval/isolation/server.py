@@ -956,6 +956,7 @@ class Worker:
                     ("prepare", self.prepare), ("capture", self.capture),
                     ("trial", self.trial), ("stage", self.stage), ("changed", self.changed),
                     ("arm", self.arm), ("disarm", self.disarm),
+                    ("checked", lambda request: {}),
                     ("null", lambda request: (self._sync(), {"walls": self.walls})[1]))
         # The record of the lent slots, as the slots request left it: a candidate that
         # rebuilds the worker's record to match other slot lists is caught by identity.
@@ -978,6 +979,15 @@ class Worker:
             except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
                 reply = {"ok": False, "error": _one_line(exc),
                          "traceback": _format_traceback()}
+            if op == "trial":
+                # A trial's reply leaves at once: the audit's clock runs until it comes,
+                # and a check the candidate can switch off must not sit inside it (the
+                # stand-in's floor would subtract a cost such a candidate never paid).
+                # The audit follows every trial with ``checked``, off its clock, whose
+                # reply carries what the checks below find.
+                reply["nonce"] = request["nonce"]
+                send(reply)
+                continue
             # First no hook (none runs inside the checks), then the checks.
             hooked = (clear() if clear.__code__ is clear_code else True)
             tampered = ["sys.setprofile or sys.settrace (a hook left set)"] if hooked else []

@@ -172,7 +172,7 @@ GUARD_MAX_MS = 2.0
 HARNESS_BUDGET_S = 120.0
 #: The requests that run no candidate code.
 HARNESS_OPS = frozenset({"register", "reload", "slots", "forget", "changed", "stage", "arm",
-                         "disarm"})
+                         "disarm", "checked"})
 #: CUPTI's own cost per traced device activity (ms): on the H200 its span of a graph of
 #: 2 us kernels was 0.8 us per kernel longer than do_bench_cudagraph's time.
 CUPTI_OVERHEAD_MS = 0.002
@@ -752,7 +752,10 @@ class Session:
     def _clocked(self, worker: _WorkerState, message: dict, judged: list[int],
                  seal: _Seal, timeout: float, when: str) -> tuple[Reply, float]:
         """One trial request on the audit's clock: from sending it until the sampled
-        elements of the judged outputs are copied. (reply, milliseconds)"""
+        elements of the judged outputs are copied; then, off the clock, the worker's own
+        checks of what the trial left (``checked``: a candidate that switched them off
+        gains no time, as the stand-in's runs do not hold them either). (reply,
+        milliseconds)"""
         if self.device.type == "cuda":  # the audit's own device work (a reference, say)
             torch.cuda.synchronize(self.device)  # ends before the clock: no GPU sharing
         collecting = gc.isenabled()
@@ -762,7 +765,9 @@ class Session:
             reply, _ = self._request(message, timeout, worker=worker)
             self._check_outputs(reply, len(message["ids"]), when)
             self._take(worker, judged, seal)
-            return reply, (time.perf_counter() - t0) * 1e3
+            ms = (time.perf_counter() - t0) * 1e3
+            self._request({"op": "checked"}, timeout, worker=worker)
+            return reply, ms
         finally:
             if collecting:
                 gc.enable()
