@@ -95,11 +95,15 @@ candidate           nothing: a new fork, or the lane's spare    (spare tests),
                     offered again; ended with its solution.
 time claims         the worker's device time (CUDA events; a    adversarial/forge_event_time,
                     CPU clock) and CUPTI summary are claims:    forge_huge_event_time,
-                    bounded in the protocol, checked by the     side_stream_wait;
-                    audit's own clock of the whole request      tests/test_timing_guard.py
-                    less a stand-in's cost; a trial the host
+                    bounded in the protocol, checked by the     side_stream_wait,
+                    audit's own clock of the whole request      checks_off_claim_zero;
+                    less a stand-in's cost; a trial the host    tests/test_timing_guard.py
                     clock does not confirm counts at host time
                     (:class:`hf_eval.judge.trials.TrialTime`).
+                    The stand-in's cost holds only what every
+                    request pays: the worker's own checks of a
+                    trial run after its reply, off the clock
+                    (``checked``), in both workers.
 the harness in      every harness module global and class is    adversarial/patch_timer,
 the worker          snapshotted before candidate code runs and  patch_torch,
                     compared after every request (names added   rebind_harness_global,
