@@ -1,6 +1,7 @@
 """The package's house rules, read from its source: every field of a typed record carries a
-docstring, imports go down the floors of ``docs/architecture.md`` ("Which way imports go")
-and never round a circle, and a status is always the ``Status`` enum, never a string."""
+docstring, every module is named in ``docs/architecture.md``, imports go down its floors
+("Which way imports go") and never round a circle, and a status is always the ``Status``
+enum, never a string."""
 
 from __future__ import annotations
 
@@ -57,6 +58,17 @@ def test_every_field_of_a_typed_record_has_a_docstring():
                     missing.append(f"{path.relative_to(REPO)}:{field.lineno} "
                                    f"{cls.name}.{field.target.id}")
     assert missing == []
+
+
+def test_every_module_is_named_in_the_architecture_doc():
+    """A module's path under hf_eval/, or its file name in its wing's row (a family's
+    folder is ``families/<op_type>/__init__.py``; a wing's ``__init__.py`` is the wing)."""
+    doc = (REPO / "docs/architecture.md").read_text()
+    unnamed = [str(path.relative_to(PACKAGE)) for path in _modules()
+               if path.name != "__init__.py"
+               and str(path.relative_to(PACKAGE)) not in doc and f"`{path.name}`" not in doc
+               and f"{path.name} (" not in doc and f"{path.name}`" not in doc]
+    assert unnamed == []
 
 
 def test_imports_go_down_the_floors_and_round_no_circle():
