@@ -4,7 +4,7 @@ Why: whether an engine path can run on the H200 depends on more than its source:
 compiled wheel must hold sm_90 code and must load under the device's torch (2.11.0), while
 the wheel may be built against another torch. This reads wheels offline, without a GPU:
 
-    python docs/interface-audit/tools/so_report.py KERNEL.whl [...] --torch TORCH.whl [...]
+    python tools/so_report.py KERNEL.whl [...] --torch TORCH.whl [...]
 
 For every ``.so`` of each kernel wheel it prints the size in the wheel (stored and
 compressed), the payload of each architecture in its ``.nv_fatbin`` section (``sm_90``
