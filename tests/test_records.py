@@ -14,7 +14,7 @@ def good(**changes) -> dict:
     record = {"definition": "d", "workload": "w", "solution": "s", "status": "PASSED",
               "device": "cpu", "baseline": "base", "baseline_timed": "call",
               "timing": {"eager": {"median_ms": 1.5, "median_us": 1500.0},
-                         "graph": {"error": "no capture"}},
+                         "graph": {"median_ms": 0.5, "calls": "graph replay"}},
               "hashes": {"solution": "ab"}, "environment": {"python": "3.12"}}
     record.update(changes)
     return record
@@ -31,6 +31,29 @@ def test_a_valid_record_keeps_every_field_as_written():
 def test_a_record_of_an_older_harness_has_no_median_us():
     record = validate_record(good(timing={"eager": {"median_ms": 1.5}}))
     assert record.timing["eager"] == {"median_ms": 1.5}
+
+
+def test_the_keys_older_harnesses_wrote_still_load_as_written():
+    older = good(timing={"eager": {"median_ms": 0.75, "event_median_ms": 0.35,
+                                   "bound_median_ms": 0.75, "bound_over_event": 2.165,
+                                   "event_trials_ms": [0.43, 0.33, 0.35]}},
+                 content={"fresh_sets": 451, "timed_calls_allowed": 3,
+                          "timed_calls_judged": 64})
+    dumped = validate_record(older).model_dump(mode="json")
+    assert (dumped["timing"], dumped["content"]) == (older["timing"], older["content"])
+
+
+@pytest.mark.parametrize("data, message", [
+    (good(verdict="PASSED"), "verdict: Extra inputs are not permitted"),
+    (good(timing={"eager": {"median_ms": 1.0, "speedup": 9.0}}),
+     "timing.eager.speedup: Extra inputs are not permitted"),
+    (good(content={"fresh_sets": 3, "cached": True}),
+     "content.cached: Extra inputs are not permitted"),
+])
+def test_a_key_no_harness_writes_is_refused_by_name(data, message):
+    with pytest.raises(RecordError) as err:
+        validate_record(data)
+    assert str(err.value) == message
 
 
 def test_optional_fields_may_be_left_out():

@@ -3,8 +3,9 @@
 The JSONL report holds these records one per line. :class:`CaseRecord` declares every
 field this harness writes, with its parts typed (:class:`MethodTiming` per timing method,
 :class:`OutputPart` per output, :class:`ContentPart`, :class:`ReferencePart`,
-:class:`CheckPart`, :class:`FlagsPart`, :class:`FreshPart`); a key an older harness wrote
-is kept as written, so its report still loads and dumps unchanged.
+:class:`CheckPart`, :class:`FlagsPart`, :class:`FreshPart`), and the few keys older
+harnesses wrote that it no longer does (marked "older reports"), so their reports still
+load and dump unchanged. Any other key is an error.
 
 :func:`validate_record` is the one check a record passes before it is written
 (:class:`hf_eval.judge.report.ReportWriter`) and after it is read (:mod:`hf_eval.judge.report`'s
@@ -22,9 +23,8 @@ from typing_extensions import TypedDict
 
 from hf_eval.data.status import Status
 
-#: How a record's parts are read: a key of an older harness is kept as written, so its
-#: report still loads (a record this harness writes has none: ``test_records``).
-_PART = ConfigDict(extra="allow", use_attribute_docstrings=True)
+#: How a record's parts are read: every key declared, none other allowed.
+_PART = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 class OutputPart(TypedDict, total=False):
@@ -109,6 +109,15 @@ class MethodTiming(TypedDict, total=False):
     cupti: dict[str, Any]
     """CUPTI's view of the profiled trial (span, kernel time, activities per call, whether
     work ran off the timed stream), or its error."""
+    event_median_ms: float
+    """(Older reports) The median of the worker's event times: ``device_median_ms`` now."""
+    event_trials_ms: list[float]
+    """(Older reports) Every trial's event time: ``device_trials_ms`` now."""
+    bound_median_ms: float
+    """(Older reports) The median of the audit's bound per trial (its host time less the
+    floor), which a trial counted at when the events fell below it."""
+    bound_over_event: float
+    """(Older reports) ``bound_median_ms / event_median_ms``."""
 
 
 class ContentPart(TypedDict, total=False):
@@ -125,6 +134,12 @@ class ContentPart(TypedDict, total=False):
     """Of those, the ones that passed through the timed-call allowance."""
     secret_sha256: str
     """SHA-256 of the audit's secret (the secret itself is never written)."""
+    timed_calls_judged: int
+    """(Older reports) Timed calls judged with the allowance's rules: ``fresh_calls_judged``
+    now, which counts the second input set too."""
+    timed_calls_allowed: int
+    """(Older reports) Of those, the ones the allowance passed: ``fresh_calls_allowed``
+    now."""
 
 
 class ReferencePart(TypedDict, total=False):
@@ -135,6 +150,11 @@ class ReferencePart(TypedDict, total=False):
     """``computed``, ``cache`` or the file they were read from."""
     seconds: float
     """Seconds it took to have them."""
+    shared: bool
+    """(An audit spread over a Ray cluster) True when they were computed once for the
+    workload, by one lane, and handed to this case's unit through Ray's object store
+    (a workload whose solutions were split over lanes); absent when the unit computed
+    its own."""
 
 
 class CheckPart(TypedDict, total=False):
@@ -181,11 +201,10 @@ class CaseRecord(BaseModel):
 
     Build one from a dict with :func:`validate_record`, which names the broken rule. Every
     field this harness writes is declared, its parts typed (:class:`MethodTiming`,
-    :class:`OutputPart`, :class:`ContentPart`, ...); a key of an older harness is kept as
-    written.
+    :class:`OutputPart`, :class:`ContentPart`, ...); no other key is allowed.
     """
 
-    model_config = ConfigDict(extra="allow", use_enum_values=False,
+    model_config = ConfigDict(extra="forbid", use_enum_values=False,
                               use_attribute_docstrings=True)
 
     definition: str = Field(min_length=1)
@@ -267,7 +286,7 @@ class CaseRecord(BaseModel):
         where the record has it."""
         data = handler(self)
         return {k: v for k, v in data.items()
-                if k in _ALWAYS or k in self.model_fields_set or k in (self.model_extra or {})}
+                if k in _ALWAYS or k in self.model_fields_set}
 
     @property
     def passed(self) -> bool:
@@ -351,8 +370,8 @@ def validate_record(data: Any) -> CaseRecord:
     string; ``device`` a non-empty string; ``timing`` an object whose methods are objects,
     each ``median_ms`` a finite number >= 0 and each ``median_us`` (when present) exactly
     ``median_ms * 1000``; ``baseline`` a non-empty string or null;
-    ``baseline_timed`` ``call``, ``launch`` or null; ``hashes`` an object of strings.
-    Other keys are kept as they are.
+    ``baseline_timed`` ``call``, ``launch`` or null; ``hashes`` an object of strings;
+    every key, and every key of a typed part, declared (an undeclared one is named).
     """
     if not isinstance(data, dict):
         raise RecordError("record", f"must be a JSON object (got {type(data).__name__})")
