@@ -25,6 +25,7 @@ from hf_eval.dataset import Dataset, open_dataset
 from hf_eval.families import registry
 from hf_eval.interfaces.audit import (
     AUDIT_PATH,
+    NOT_AUDITED_TAG,
     TAG_PREFIX,
     coverage_problems,
     load_audit,
@@ -94,7 +95,8 @@ def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
     """docs/interface-audit/interfaces.json (the published audit) and the wheel reading it
     names: both valid, one entry per definition in each, none unknown; each entry's
     ``inputs`` are its definition's inputs; every definition's tags point to its entry;
-    named engine baselines exist and are the ones the tasks name.
+    named engine baselines exist and are the ones the tasks name. A definition tagged
+    :data:`NOT_AUDITED_TAG` instead has no entry in either file, and no pointer.
 
     The rule binds once a dataset has an audit (the file or any pointer tag), so small
     datasets without one (test fixtures) are not required to carry it. A published
@@ -109,7 +111,10 @@ def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
     except DataError as err:
         yield DataError(AUDIT_PATH, err.rule, line=err.line, field=err.field)
         return
-    yield from coverage_problems([e.definition for e in audit.definitions], ds.definitions)
+    unaudited = {name for name, located in ds.definitions.items()
+                 if NOT_AUDITED_TAG in located.value.tags}
+    audited = set(ds.definitions) - unaudited
+    yield from _coverage(audit.definitions, audited, unaudited, AUDIT_PATH, "definitions")
     for entry in audit.definitions:
         located = ds.definitions.get(entry.definition)
         if located is not None and entry.inputs != list(located.value.inputs):
@@ -118,6 +123,11 @@ def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
                             field=f"definitions[{entry.definition}].inputs")
     for name, located in ds.definitions.items():
         tags = located.value.tags
+        if name in unaudited:
+            for tag in (t for t in tags if t.startswith(TAG_PREFIX)):
+                yield DataError(ds.where(located), f"tag {tag!r} points to an entry of a "
+                                f"definition tagged {NOT_AUDITED_TAG!r}", field="tags")
+            continue
         wrong = [t for t in tags if t.startswith(TAG_PREFIX) and t != pointer_tag(name)]
         if pointer_tag(name) not in tags:
             yield DataError(ds.where(located), f"no tag {pointer_tag(name)!r} pointing to its "
@@ -137,8 +147,7 @@ def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
     except DataError as err:
         yield DataError(where, err.rule, line=err.line, field=err.field)
         return
-    yield from coverage_problems([e.definition for e in reading.entries], ds.definitions,
-                                 where=where, field="entries")
+    yield from _coverage(reading.entries, audited, unaudited, where, "entries")
     for entry in reading.entries:
         solution = entry.engine_baseline.solution
         task = ds.tasks.get(entry.definition)
@@ -156,6 +165,18 @@ def check_interface_audit(ds: Dataset) -> Iterator[DataError]:
         elif located.value.definition != entry.definition:
             yield DataError(where, f"solution {solution!r} is for another definition",
                             field=f"{entry.definition}.engine_baseline.solution")
+
+
+def _coverage(entries, audited: set[str], unaudited: set[str], where: str,
+              field: str) -> Iterator[DataError]:
+    """One entry per audited definition (none missing, none unknown), and none for a
+    definition tagged :data:`NOT_AUDITED_TAG`."""
+    names = [e.definition for e in entries]
+    yield from coverage_problems([n for n in names if n not in unaudited], audited,
+                                 where=where, field=field)
+    for name in sorted(set(names) & unaudited):
+        yield DataError(where, f"entry for definition {name!r}, which is tagged "
+                        f"{NOT_AUDITED_TAG!r}", field=field)
 
 
 def _check_task(ds: Dataset, name: str, located) -> Iterator[DataError]:

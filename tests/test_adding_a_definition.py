@@ -5,7 +5,9 @@ the dataset checks clean, its solution passes the audit with timing, and the ben
 reads its shapes and roofline.
 
 The new definition is dense attention with 4 heads of dimension 32 (no such definition is
-published); the family module reads both sizes from the definition's constant axes.
+published); the family module reads both sizes from the definition's constant axes. (In a
+dataset with the interface audit, its tags would also say where it stands there: the
+``interface:not-audited`` rule is tested in ``tests/test_interfaces.py``.)
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from hf_eval.data.errors import DataError
 from hf_eval.dataset import open_dataset
 from hf_eval.interfaces.audit import (
     AUDIT_PATH,
+    NOT_AUDITED_TAG,
     READING_PATH,
     README_PATH,
     InterfaceAudit,
@@ -505,6 +506,42 @@ def test_a_missing_pointer_tag_is_reported(toy_root, audit, reading):
     assert _check(toy_root) == [
         f"definitions/toy/{TOY}.json: tags: no tag '{pointer_tag(TOY)}' pointing to its "
         "interface-audit entry"]
+
+
+def _add_unaudited(root: Path, tags: list[str]) -> str:
+    """A second definition (the toy's, renamed) with ``tags``: its name."""
+    name = "toy_unaudited_n8_k16"
+    definition = json.loads((root / f"definitions/toy/{TOY}.json").read_text())
+    write_json(root / f"definitions/toy/{name}.json", {**definition, "name": name,
+                                                        "tags": tags})
+    return name
+
+
+def test_a_definition_tagged_not_audited_needs_no_entry_and_may_have_none(toy_root, audit,
+                                                                         reading):
+    _tag_toy(toy_root)
+    published, data = _toy_files(audit, reading)
+    _write(toy_root, published, data)
+    name = _add_unaudited(toy_root, ["status:test", NOT_AUDITED_TAG])
+    assert _check(toy_root) == []
+    _add_unaudited(toy_root, ["status:test"])  # neither the tag nor an entry
+    assert _check(toy_root) == [
+        f"{AUDIT_PATH}: definitions: no entry for definition '{name}'",
+        f"definitions/toy/{name}.json: tags: no tag '{pointer_tag(name)}' pointing to its "
+        "interface-audit entry",
+        f"{READING_PATH}: entries: no entry for definition '{name}'"]
+    _add_unaudited(toy_root, ["status:test", NOT_AUDITED_TAG, pointer_tag(name)])
+    published["definitions"].append({**published["definitions"][0], "definition": name})
+    published["counts"] = {"reshaped_tensor_operands": 2}
+    data["entries"].append({**data["entries"][0], "definition": name})
+    _write(toy_root, published, data)
+    assert _check(toy_root) == [
+        f"{AUDIT_PATH}: definitions: entry for definition '{name}', which is tagged "
+        f"'{NOT_AUDITED_TAG}'",
+        f"definitions/toy/{name}.json: tags: tag '{pointer_tag(name)}' points to an entry of "
+        f"a definition tagged '{NOT_AUDITED_TAG}'",
+        f"{READING_PATH}: entries: entry for definition '{name}', which is tagged "
+        f"'{NOT_AUDITED_TAG}'"]
 
 
 def test_a_clean_toy_audit_passes_and_a_bad_baseline_is_reported(toy_root, audit, reading):

@@ -93,7 +93,8 @@ class Definition(Model):
     """Free text: what the operator computes, where it comes from, how it is judged."""
     tags: list[NonEmpty] = []
     """Labels in FlashInfer Trace's namespaces (``model:``, ``stage:``, ``status:``,
-    ``quantization:``) and free ones (``layout:``; ``interface:``, its interface-audit entry)."""
+    ``quantization:``) and free ones (``layout:``; ``interface:``, its interface-audit entry,
+    or ``interface:not-audited``)."""
     axes: dict[NonEmpty, Annotated[ConstAxis | VarAxis, Field(discriminator="type")]]
     """The axes by name: ``const`` (a fixed size) or ``var`` (each workload gives it); every
     axis an input or output shape names must be declared here."""

@@ -61,6 +61,10 @@ README_PATH = "docs/interface-audit/README.md"
 WHEEL_DIR = ".cache/wheels"
 #: The tag every definition carries to point at its entry: ``TAG_PREFIX + name``.
 TAG_PREFIX = f"interface:{AUDIT_PATH}#"
+#: The tag a definition carries instead when the audit does not cover its engine call (one
+#: added since the audit, or taken from no engine): ``hf-eval check`` then requires no
+#: entry for it in either file, and refuses one.
+NOT_AUDITED_TAG = "interface:not-audited"
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 
