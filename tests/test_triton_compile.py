@@ -72,6 +72,17 @@ def _na3d(heads: int, kt: int, ky: int, kx: int, brick: tuple[int, int, int]) ->
               "MMA_F32": False}, 4)]
 
 
+ONE_WAVE_MLA = {"Q": "*bf16", "KV8": "*fp8e4nv", "KV8F": "*fp32", "KV8H": "*bf16", "KV4": "*i8",
+                "KV4H": "*bf16", "IDX8": "*i32", "IDX4": "*i32", "PM": "*fp32", "PL": "*fp32",
+                "PACC": "*fp32", "SINK": "*fp32", "OUT": "*bf16", "H": "i32", "n_split": "i32",
+                "qk_scale": "fp32"}
+QSA_SPLIT = {"Q": "*bf16", "KP": "*bf16", "VP": "*bf16", "PT": "*i32", "BIDS": "*i32",
+             "LENS": "*i32", "PM": "*fp32", "PL": "*fp32", "PACC": "*fp32", "max_pages": "i32",
+             "topk": "i32", "n_split": "i32", "qk_scale": "fp32"}
+QSA_CONST = {"KVH": 2, "GROUP": 12, "GP": 16, "D": 256, "PAGE": 64}
+QSA_MERGE = ("_merge_kernel", {"PM": "*fp32", "PL": "*fp32", "PACC": "*fp32", "OUT": "*bf16",
+                               "n_split": "i32"},
+             {"KVH": 2, "GROUP": 12, "GP": 16, "D": 256, "NS": 32}, 4)
 BF16_PTRS = {"KV": "*bf16", "KVF": "*bf16", "KVH_": "*bf16", "KV4": "*bf16", "KV4H": "*bf16"}
 PAGE_PTRS = {"KV": "*fp8e4nv", "KVF": "*fp32", "KVH_": "*bf16", "KV4": "*i8", "KV4H": "*bf16"}
 # solution file stem -> [(kernel, runtime signature, constexprs, num_warps)]
@@ -101,18 +112,25 @@ KERNELS = {
         ("_select_kernel", {"BITS": "*i32", "OUT": "*i32", "width": "i32"},
          {"WP": wp, "TOPK": 512}, 8) for wp in (512, 16384)],
     "qsa_attention/triton_split_kv_sparse_gqa_decode_h24_kv2": [
-        ("_split_kernel", {"Q": "*bf16", "KP": "*bf16", "VP": "*bf16", "PT": "*i32",
-                           "BIDS": "*i32", "LENS": "*i32", "PM": "*fp32", "PL": "*fp32",
-                           "PACC": "*fp32", "max_pages": "i32", "topk": "i32", "n_split": "i32",
-                           "qk_scale": "fp32"},
-         {"KVH": 2, "GROUP": 12, "GP": 16, "D": 256, "PAGE": 64, "SPLIT": 128, "SUB": 32,
-          "MMA_F32": False}, 4),
-        ("_merge_kernel", {"PM": "*fp32", "PL": "*fp32", "PACC": "*fp32", "OUT": "*bf16",
-                           "n_split": "i32"},
-         {"KVH": 2, "GROUP": 12, "GP": 16, "D": 256, "NS": 32}, 4)],
+        ("_split_kernel", QSA_SPLIT, {**QSA_CONST, "SPLIT": 128, "SUB": 32, "MMA_F32": False},
+         4), QSA_MERGE],
     "sparse_mla/triton_split_gather_sparse_mla_h64_k128": _mla(0, BF16_PTRS),
     "sparse_mla/triton_split_gather_sparse_mla_h64_k640": _mla(0, BF16_PTRS),
     "mixed_mla/triton_fused_dequant_mixed_mla_decode_h64": _mla(1, PAGE_PTRS),
+    "gdn/triton_row_parallel_gdn_decode_qk4_v8_d128": [
+        ("_decode_kernel", {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "S": "*fp32",
+                            "A_LOG": "*fp32", "A": "*bf16", "DT_BIAS": "*fp32", "B": "*bf16",
+                            "O": "*bf16", "NS": "*fp32", "scale": "fp32"},
+         {"HV": 8, "GROUP": 2, "D": 128, "BV": bv}, 4) for bv in (8, 32)],
+    "mixed_mla/triton_one_wave_mixed_mla_decode_h64": [
+        ("_split_kernel", ONE_WAVE_MLA,
+         {"N8": 128, "N4": 512, "S8": 128 // n, "S4": 512 // n, "BT8": min(64, 128 // n),
+          "PB8": 41984, "PB4": 25600, "DIRECT": n == 1, "STAGES": 2, "MMA_F32": False}, 8)
+        for n in (1, 8)] + [MLA_MERGE],
+    "qsa_attention/triton_one_wave_sparse_gqa_decode_h24_kv2": [
+        ("_split_kernel", {**QSA_SPLIT, "OUT": "*bf16"},
+         {**QSA_CONST, "SPLIT": split, "SUB": 32, "STAGES": 2, "DIRECT": split > 2052,
+          "MMA_F32": False}, 4) for split in (128, 2080)] + [QSA_MERGE],
     # Engine baselines: SGLang 0.5.23's own Triton kernels, at the engine's launch settings.
     "gdn/sglang_packed_decode_gdn_decode_qk4_v8_d128": [
         ("fused_recurrent_gated_delta_rule_packed_decode_kernel",

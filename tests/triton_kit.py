@@ -105,3 +105,22 @@ def check_single_split(definition_name: str, solution_name: str, case: dict,
     verdicts = compare_outputs(list(definition.outputs), got, (reference(*args),),
                                task.tolerance_for)
     assert all(v.passed for v in verdicts), [v.to_json() for v in verdicts]
+
+
+def forced_sizes_test(solutions: dict[str, str], sizes: dict[str, tuple[int, ...]],
+                      chooser: str = "_split_size"):
+    """The test that runs every sample case of ``solutions`` with the module's ``chooser``
+    (the function that sizes the work of a program from the batch and the GPU) forced to
+    answer each of ``sizes[definition]``, so every size a GPU can pick is checked on every
+    case (the CPU alone picks the one its default SM count gives)."""
+    params = [(name, case, size) for name in sorted(solutions) for case in kit.cases(name)
+              for size in sizes[name]]
+    ids = [f"{name}-{case['label']}-{size}" for name, case, size in params]
+
+    @pytest.mark.parametrize(("name", "case", "size"), params, ids=ids)
+    def test_every_forced_size(name, case, size, monkeypatch):
+        definition, reference, entry, task = load(name, solutions[name])
+        monkeypatch.setattr(entry.module, chooser, lambda *_: size)
+        check_case(definition, reference, entry, task, case)
+
+    return test_every_forced_size
