@@ -7,8 +7,10 @@ sweep file names a solution and variants of its source, each a list of exact
 stale sweep never times the unchanged kernel by accident). Each variant becomes the
 solution ``<solution>__<label>`` in the base solution's folder; the benchmark then judges
 and times it like any other (``--samples`` audits its sample workloads too). Run it on the
-device's copy of the tree: the files are measurement scaffolding, never committed. A
-winner is shipped under a name of its own and audited again under that name.
+device's copy of the tree: the files are measurement scaffolding, never committed, so
+`hf-eval bench report` reads the variants' lines as timings of a source the dataset does
+not hold (stale), never as results. A winner is shipped under a name of its own and
+audited again under that name.
 
 usage: python3 results/h200/tools/variants.py SWEEP.json          write the files, print the names
        python3 results/h200/tools/variants.py SWEEP.json --names  only print the names
