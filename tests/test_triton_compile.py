@@ -111,6 +111,12 @@ KERNELS = {
          {"H": 4, "D": 128, "PAGE": 64, "BLK": 64}, 4)] + [
         ("_select_kernel", {"BITS": "*i32", "OUT": "*i32", "width": "i32"},
          {"WP": wp, "TOPK": 512}, 8) for wp in (512, 16384)],
+    "qsa_index/triton_pipelined_score_radix_select_qsa_index_h4": [
+        ("_score_kernel", {"Q": "*bf16", "KC": "*bf16", "PT": "*i32", "NCB": "*i32",
+                           "BITS": "*i32", "max_pages": "i32", "width": "i32"},
+         {"H": 4, "D": 128, "PAGE": 64, "BLK": 64, "TILES": 4, "STAGES": 3}, 4)] + [
+        ("_select_kernel", {"BITS": "*i32", "OUT": "*i32", "width": "i32"},
+         {"WP": wp, "TOPK": 512}, 8) for wp in (512, 16384)],
     "qsa_attention/triton_split_kv_sparse_gqa_decode_h24_kv2": [
         ("_split_kernel", QSA_SPLIT, {**QSA_CONST, "SPLIT": 128, "SUB": 32, "MMA_F32": False},
          4), QSA_MERGE],
