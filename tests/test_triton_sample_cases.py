@@ -51,11 +51,11 @@ ONE_WAVE = {
         "triton_one_wave_sparse_gqa_decode_h24_kv2",
 }
 #: Keys (virtual slots) per split that give each split count the solution can pick:
-#: 1, 2, 4 and 8 splits of the 640 mixed MLA keys; 1, 2, 8, 17 and 33 splits of the 2,052
-#: QSA slots (17 is batch 1's; 33, of 64 slots, a variant's).
+#: 1, 2, 4 and 8 splits of the 640 mixed MLA keys; 1, 2, 8, 17, 33 and 65 splits of the
+#: 2,052 QSA slots (17 is batch 1's; 33 and 65, of 64 and 32 slots, variants').
 SPLIT_SIZES = {"mixed_mla_decode_deepseek41_h64_d512_k8128_k4512": (640, 320, 160, 80),
                "qsa_sparse_gqa_decode_qwen38_h24_kv2_d256_topk512_c4": (4096, 1056, 288, 128,
-                                                                        64)}
+                                                                        64, 32)}
 
 test_sample_case_within_tolerance = sample_case_test(SOLUTIONS)
 test_single_split_path = single_split_test(SPLIT)
