@@ -116,7 +116,8 @@ KERNELS = {
                            "BITS": "*i32", "max_pages": "i32", "width": "i32"},
          {"H": 4, "D": 128, "PAGE": 64, "BLK": 64, "TILES": 4, "STAGES": 3}, 4)] + [
         ("_select_kernel", {"BITS": "*i32", "OUT": "*i32", "width": "i32"},
-         {"WP": wp, "TOPK": 512}, 8) for wp in (512, 16384)],
+         {"WP": wp, "TOPK": 512}, warps)
+        for wp, warps in ((512, 8), (8192, 8), (8192, 16), (16384, 8))],
     "qsa_attention/triton_split_kv_sparse_gqa_decode_h24_kv2": [
         ("_split_kernel", QSA_SPLIT, {**QSA_CONST, "SPLIT": 128, "SUB": 32, "MMA_F32": False},
          4), QSA_MERGE],
@@ -127,7 +128,7 @@ KERNELS = {
         ("_decode_kernel", {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "S": "*fp32",
                             "A_LOG": "*fp32", "A": "*bf16", "DT_BIAS": "*fp32", "B": "*bf16",
                             "O": "*bf16", "NS": "*fp32", "scale": "fp32"},
-         {"HV": 8, "GROUP": 2, "D": 128, "BV": bv}, 4) for bv in (8, 32)],
+         {"HV": 8, "GROUP": 2, "D": 128, "BV": bv}, 4) for bv in (8, 32, 64)],
     "mixed_mla/triton_one_wave_mixed_mla_decode_h64": [
         ("_split_kernel", ONE_WAVE_MLA,
          {"N8": 128, "N4": 512, "S8": 128 // n, "S4": 512 // n, "BT8": min(64, 128 // n),

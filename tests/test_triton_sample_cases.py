@@ -61,7 +61,8 @@ test_sample_case_within_tolerance = sample_case_test(SOLUTIONS)
 test_single_split_path = single_split_test(SPLIT)
 test_one_wave_sample_case_within_tolerance = sample_case_test(ONE_WAVE)
 test_every_split_count = forced_sizes_test(ONE_WAVE, SPLIT_SIZES)
-#: The GDN decode kernel's rows a program (8 at the CPU's batches, up to 32 on the GPU).
+#: The GDN decode kernel's rows a program (8 at the CPU's batches, up to 32 on the GPU, 64 in a
+#: variant).
 test_every_row_block = forced_sizes_test(
     {"gdn_decode_qk4_v8_d128_k_last": "triton_row_parallel_gdn_decode_qk4_v8_d128"},
-    {"gdn_decode_qk4_v8_d128_k_last": (8, 16, 32)}, chooser="_rows_per_program")
+    {"gdn_decode_qk4_v8_d128_k_last": (8, 16, 32, 64)}, chooser="_rows_per_program")
