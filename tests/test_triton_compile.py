@@ -127,7 +127,7 @@ KERNELS = {
     "gdn/triton_row_parallel_gdn_decode_qk4_v8_d128": [
         ("_decode_kernel", {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "S": "*fp32",
                             "A_LOG": "*fp32", "A": "*bf16", "DT_BIAS": "*fp32", "B": "*bf16",
-                            "O": "*bf16", "NS": "*fp32", "scale": "fp32"},
+                            "OUT": "*bf16", "NS": "*fp32", "scale": "fp32"},
          {"HV": 8, "GROUP": 2, "D": 128, "BV": bv}, 4) for bv in (8, 32, 64)],
     "mixed_mla/triton_one_wave_mixed_mla_decode_h64": [
         ("_split_kernel", ONE_WAVE_MLA,
