@@ -63,12 +63,16 @@ def _gemm(n: int, k: int) -> list:
              8)]
 
 
-def _na3d(heads: int, kt: int, ky: int, kx: int, brick: tuple[int, int, int]) -> list:
+def _na3d(heads: int, kt: int, ky: int, kx: int, brick: tuple[int, int, int],
+          fixed_box: bool = False) -> list:
+    """The neighbourhood kernel at the packaged tiles (the fixed-box kernel has no MAX_KEYS:
+    its key loop's trip count is a constant)."""
+    max_keys = {} if fixed_box else {"MAX_KEYS": 0}
     return [("_na3d_kernel", {"Q": "*bf16", "K": "*bf16", "V": "*bf16", "O": "*bf16",
                               "T": "i32", "Y": "i32", "X": "i32", "n_bx": "i32", "n_by": "i32",
                               "qk_scale": "fp32"},
              {"H": heads, "D": 64, "KT": kt, "KY": ky, "KX": kx, "BT": brick[0],
-              "BY": brick[1], "BX": brick[2], "BN": 64, "PV_TERMS": 2, "MAX_KEYS": 0,
+              "BY": brick[1], "BX": brick[2], "BN": 64, "PV_TERMS": 2, **max_keys,
               "MMA_F32": False}, 4)]
 
 
@@ -101,6 +105,14 @@ KERNELS = {
     "neighborhood_attention/triton_na3d_brick_h4_d64_kt11_ky11_kx11": _na3d(4, 11, 11, 11,
                                                                             (4, 4, 4)),
     "neighborhood_attention/triton_na3d_brick_h8_d64_kt3_ky5_kx5": _na3d(8, 3, 5, 5, (2, 4, 8)),
+    "neighborhood_attention/triton_na3d_fixed_box_h16_d64_kt3_ky7_kx7":
+        _na3d(16, 3, 7, 7, (2, 4, 8), fixed_box=True),
+    "neighborhood_attention/triton_na3d_fixed_box_h32_d64_kt3_ky7_kx7":
+        _na3d(32, 3, 7, 7, (2, 4, 8), fixed_box=True),
+    "neighborhood_attention/triton_na3d_fixed_box_h4_d64_kt11_ky11_kx11":
+        _na3d(4, 11, 11, 11, (4, 4, 4), fixed_box=True),
+    "neighborhood_attention/triton_na3d_fixed_box_h8_d64_kt3_ky5_kx5":
+        _na3d(8, 3, 5, 5, (2, 4, 8), fixed_box=True),
     "qsa_index/triton_paged_score_topk_qsa_index_h4": [
         ("_score_keys_kernel", {"Q": "*bf16", "KC": "*bf16", "PT": "*i32", "NCB": "*i32",
                                 "KEYS": "*i64", "max_pages": "i32", "width": "i32"},

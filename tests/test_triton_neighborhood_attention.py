@@ -1,5 +1,5 @@
-"""The Triton 3-D neighbourhood attention solutions on every sample case, in Triton's
-interpreter, plus targeted border tests.
+"""The Triton 3-D neighbourhood attention solutions (brick boxes, and boxes of constant
+extents) on every sample case, in Triton's interpreter, plus targeted border tests.
 
 Why: CI has no GPU; TRITON_INTERPRET=1 runs the same kernel source on CPU, so the brick's
 key box, the exact per-query window test (NATTEN's border-shifted windows) and the online
@@ -28,13 +28,17 @@ SOLUTIONS = {
     "neighborhood_attention_3d_h4_d64_kt11_ky11_kx11": "triton_na3d_brick_h4_d64_kt11_ky11_kx11",
     "neighborhood_attention_3d_h8_d64_kt3_ky5_kx5": "triton_na3d_brick_h8_d64_kt3_ky5_kx5",
 }
+#: The same kernels with keys enumerated over the largest box a brick can have.
+FIXED_BOX = {name: solution.replace("_brick_", "_fixed_box_")
+             for name, solution in SOLUTIONS.items()}
+FAMILIES = {"brick": SOLUTIONS, "fixed_box": FIXED_BOX}
 PARAMS, IDS = sample_params(SOLUTIONS)
 # Interpreter-friendly tiles for the sample cases: 512-query bricks, 256-key tiles.
 SAMPLE_TILES = {"brick": (4, 8, 16), "block_n": 256}
 
 
-def _check(name, args, **tiles):
-    definition, reference, entry, task = load(name, SOLUTIONS[name])
+def _check(name, args, family="brick", **tiles):
+    definition, reference, entry, task = load(name, FAMILIES[family][name])
     before = [a.clone() for a in args]
     expected = reference(*args)
     got = entry.prepare(*args, **tiles)()
@@ -44,10 +48,11 @@ def _check(name, args, **tiles):
     return got, expected
 
 
+@pytest.mark.parametrize("family", sorted(FAMILIES))
 @pytest.mark.parametrize(("name", "case"), PARAMS, ids=IDS)
-def test_sample_case_within_tolerance(name, case):
+def test_sample_case_within_tolerance(name, case, family):
     definition = load(name, SOLUTIONS[name])[0]
-    _check(name, inputs(definition, case), **SAMPLE_TILES)
+    _check(name, inputs(definition, case), family, **SAMPLE_TILES)
 
 
 def _peaked_inputs(name, volume, q_gain=4.0):
@@ -60,11 +65,12 @@ def _peaked_inputs(name, volume, q_gain=4.0):
     return [(q * q_gain).to(torch.bfloat16), k.to(torch.bfloat16), v.to(torch.bfloat16)]
 
 
-def test_packaged_tiles_on_small_volume():
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_packaged_tiles_on_small_volume(family):
     """The packaged brick and key tile (what the GPU runs) on a volume with border shifts in
     every dimension and partial bricks."""
     name = "neighborhood_attention_3d_h8_d64_kt3_ky5_kx5"
-    _check(name, _peaked_inputs(name, (4, 6, 7)))
+    _check(name, _peaked_inputs(name, (4, 6, 7)), family)
 
 
 @pytest.mark.parametrize(("name", "volume", "brick", "block_n"), [
@@ -74,8 +80,10 @@ def test_packaged_tiles_on_small_volume():
     # 3 x 7 x 7 kernel, T = kernel: bricks deeper than the volume in T, partial in Y and X
     ("neighborhood_attention_3d_h16_d64_kt3_ky7_kx7", (3, 11, 9), (4, 4, 4), 64),
 ], ids=["kt3_ky5_kx5-3x6x7-brick1x2x4", "kt3_ky7_kx7-3x11x9-brick4x4x4"])
-def test_border_windows_on_odd_volume(name, volume, brick, block_n):
-    got, expected = _check(name, _peaked_inputs(name, volume), brick=brick, block_n=block_n)
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_border_windows_on_odd_volume(name, volume, brick, block_n, family):
+    got, expected = _check(name, _peaked_inputs(name, volume), family, brick=brick,
+                           block_n=block_n)
     # The check is sharp: every window shifted by one position in X fails it.
     shifted = torch.roll(expected, shifts=1, dims=3)
     assert not torch.allclose(got.float(), shifted.float(), rtol=0.016, atol=0.005)
