@@ -126,7 +126,8 @@ KERNELS = {
     "qsa_index/triton_pipelined_score_radix_select_qsa_index_h4": [
         ("_score_kernel", {"Q": "*bf16", "KC": "*bf16", "PT": "*i32", "NCB": "*i32",
                            "BITS": "*i32", "max_pages": "i32", "width": "i32"},
-         {"H": 4, "D": 128, "PAGE": 64, "BLK": 64, "TILES": 4, "STAGES": 3}, 4)] + [
+         {"H": 4, "D": 128, "PAGE": 64, "BLK": 64, "TILES": tiles, "STAGES": 3}, 4)
+        for tiles in (1, 4)] + [
         ("_select_kernel", {"BITS": "*i32", "OUT": "*i32", "width": "i32"},
          {"WP": wp, "TOPK": 512}, warps)
         for wp, warps in ((512, 8), (8192, 8), (8192, 16), (16384, 8))],

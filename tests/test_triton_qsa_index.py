@@ -10,7 +10,8 @@ that differ only in one byte of the 512th score.
 Speed is measured only on the H200. Skipped when triton is not installed.
 """
 
-from tests.triton_kit import check_case, inputs, interpreter_only, load, sample_params  # noqa: I001
+from tests.triton_kit import (  # noqa: I001
+    check_case, forced_sizes_test, inputs, interpreter_only, load, sample_params)
 
 import pytest
 import torch
@@ -22,6 +23,11 @@ NAMES = ["triton_paged_score_topk_qsa_index_h4", "triton_score_bisect_select_qsa
          "triton_pipelined_score_radix_select_qsa_index_h4"]
 #: The solutions that select in one Triton program per row (with the wide-row fallback).
 SELECTING = NAMES[1:]
+
+#: The radix solution's scoring tiles a program (1 at the sample cases' batches; up to 4
+#: on the GPU, 8 in a variant), each forced on every sample case.
+test_every_tile_count = forced_sizes_test({DEFINITION: NAMES[2]}, {DEFINITION: (1, 2, 4, 8)},
+                                          chooser="_tiles_per_program")
 CASES, CASE_IDS = sample_params({DEFINITION: NAMES[0]})
 
 
