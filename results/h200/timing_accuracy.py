@@ -96,6 +96,9 @@ def independent(solution, inputs: list[object], iters: int) -> dict:
         copies = [[v.clone() if isinstance(v, torch.Tensor) else v for v in here]
                   for _ in range(n)]
         calls = [launch(c) for c in copies]
+        # do_bench_cudagraph runs on a stream of its own: the copies must be complete
+        # first (a page table still being copied sends a gather out of bounds)
+        torch.cuda.synchronize()
 
         def cycle(calls=calls) -> None:
             for c in calls:
