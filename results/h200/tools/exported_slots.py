@@ -159,7 +159,14 @@ def main() -> int:
     mine = as_tensor(mapped(call, handle.value, size, 0), size)
     mine.zero_()
     torch.cuda.synchronize()
-    socket.send_fds(parent_sock, [json.dumps({"size": size}).encode()], [fd.value])
+    try:
+        socket.send_fds(parent_sock, [json.dumps({"size": size}).encode()], [fd.value])
+    except OSError as exc:  # the child ended first: say why, from what it sent and its status
+        sent = parent_sock.recv(1 << 16)
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        print(json.dumps({"send_failed": repr(exc), "child_exit": status,
+                          "child_sent": sent.decode(errors="replace")}))
+        return 1
     os.close(fd.value)
     reply = json.loads(parent_sock.recv(1 << 16))
     os.waitpid(pid, 0)
