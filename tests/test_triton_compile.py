@@ -52,6 +52,15 @@ GG_BF16 = [("_grouped_gemm_kernel", PTR_GG,
 GG_FP8 = [("_grouped_gemm_kernel", PTR_GG,
            {"K": k, "G": 32, "BM": bm, "BN": 64 if bm >= 128 else 128, "BK": 64}, 4)
           for k in (5120, 2304) for bm in (16, 128)]
+# The prescaled BF16 kernel (it reads the pre-pass's BF16 rows, no activation scales) at its
+# launch tiles (BN 128, BK 128, 8 warps), and its pre-pass.
+PTR_GG_BF16_A = {"A": "*bf16", **{key: kind for key, kind in PTR_GG.items()
+                                  if key not in ("A", "SA")}}
+GG_PRESCALED = [("_grouped_gemm_kernel", PTR_GG_BF16_A,
+                 {"K": k, "G": 32, "BM": bm, "BN": 128, "BK": 128, "MMA_F32": False}, 8)
+                for k in (5120, 2304) for bm in (16, 128)] + [
+    ("_prescale_kernel", {"A": "*fp8e4nv", "SA": "*i8", "OUT": "*bf16", "M": "i32"},
+     {"K": k, "G": 32, "BR": 16, "BC": 128}, 4) for k in (5120, 2304)]
 GG_DEQUANT = [("_dequant_kernel", {"W": "*i8", "SW": "*i8", "COUNTS": "*i32", "OUT": "*bf16",
                                    "N": "i32"}, {"K": k, "G": 32, "BN": 64, "BKH": 128}, 4)
               for k in (5120, 2304)]
@@ -95,6 +104,8 @@ KERNELS = {
     "grouped_gemm/triton_fp4_dequant_bf16_grouped_gemm_n5120_k2304": GG_BF16,
     "grouped_gemm/triton_fp4_to_fp8_mma_grouped_gemm_n4608_k5120": GG_FP8,
     "grouped_gemm/triton_fp4_to_fp8_mma_grouped_gemm_n5120_k2304": GG_FP8,
+    "grouped_gemm/triton_prescaled_bf16_grouped_gemm_n4608_k5120": GG_PRESCALED,
+    "grouped_gemm/triton_prescaled_bf16_grouped_gemm_n5120_k2304": GG_PRESCALED,
     "grouped_gemm/dequant_bf16_torch_grouped_mm_n4608_k5120": GG_DEQUANT,
     "grouped_gemm/dequant_bf16_torch_grouped_mm_n5120_k2304": GG_DEQUANT,
     "gemm/triton_tiled_gemm_bf16_n12288_k4096": _gemm(12288, 4096),
