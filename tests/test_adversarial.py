@@ -725,6 +725,9 @@ def test_cuda_times_are_the_devices_guarded_by_the_host(cuda_records):
     timing = cuda_records["honest_cuda_sleep"]["timing"]
     for method in ("graph", "cold"):
         assert timing[method]["clock"] == "cuda-events", timing[method]
+        # a replay's events start behind the launch gate, not after a fixed lead
+        assert [p["candidate_gated"] for p in timing[method]["phases_ms"]] \
+            == [True] * timing[method]["trials"], timing[method]
         assert timing[method]["cupti"]["off_stream"] is False, timing[method]
         assert timing[method]["cupti"]["activities_per_call"] >= 1, timing[method]
         assert timing[method]["median_ms"] >= timing[method]["device_median_ms"]

@@ -176,6 +176,17 @@ def test_a_reply_that_names_a_status_is_refused(status):
         parse({"ok": True, "nonce": "n", "status": status, "outputs": [[None, None]]}, "n")
 
 
+@pytest.mark.parametrize("flag", ["prepare", "armed", "gated"])
+def test_a_reply_flag_that_is_not_a_boolean_is_refused(flag):
+    """The reply's flags (the gate's among them, a diagnostic) are booleans, nothing that
+    could carry more."""
+    from hf_eval.isolation.protocol import ProtocolError, parse
+
+    assert parse({"ok": True, "nonce": "n", flag: True}, "n").__dict__[flag] is True
+    with pytest.raises(ProtocolError, match=r"^prepare, armed or gated is not a boolean$"):
+        parse({"ok": True, "nonce": "n", flag: 1}, "n")
+
+
 def test_a_channel_whose_descriptor_is_above_1023_still_waits_and_reads():
     """An audit that holds many descriptors (kept cases, lent buffers) gets socket numbers
     above ``select``'s limit of 1023; waiting for a message must still work there (with

@@ -589,3 +589,24 @@ def test_the_spawner_ends_every_worker_though_each_end_is_reaped_meanwhile(monke
         for worker in workers:
             worker.kill()
             worker.wait()
+
+
+# ----------------------------------------------------------------------------- the gate
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_a_graph_trials_stream_waits_behind_the_launch_gate_until_opened():
+    """The stream waits at the gate for the worker's write (work behind it does not run),
+    and a gate left closed opens itself after GATE_MAX_S: it never holds the device."""
+    from hf_eval.isolation.server import LaunchGate
+
+    gate, tick = LaunchGate(), torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
+    gate.close()
+    tick.add_(1)
+    assert not torch.cuda.current_stream().query()  # behind the closed gate
+    gate.open()
+    torch.cuda.synchronize()
+    assert tick.item() == 1
+    gate.close()  # and never opened: its timer does
+    tick.add_(1)
+    torch.cuda.synchronize()
+    assert tick.item() == 2 and gate.word.item() == gate.value == 2

@@ -99,11 +99,18 @@ time claims         the worker's device time (CUDA events; a    adversarial/forg
                     audit's own clock of the whole request      checks_off_claim_zero;
                     less a stand-in's cost; a trial the host    tests/test_timing_guard.py
                     clock does not confirm counts at host time
-                    (:class:`hf_eval.judge.trials.TrialTime`).
+                    (:class:`hf_eval.judge.trials.TrialTime`).  tests/test_isolation.py
                     The stand-in's cost holds only what every
                     request pays: the worker's own checks of a
                     trial run after its reply, off the clock
-                    (``checked``), in both workers.
+                    (``checked``), in both workers. A graph
+                    trial's events start behind a launch gate
+                    the worker opens once the replay is
+                    launched (:class:`.server.LaunchGate`);
+                    held closed it only delays the worker's
+                    own reply, left closed it opens itself
+                    after 50 ms; CUPTI's window starts before
+                    it. The reply's ``gated`` is a diagnostic.
 the harness in      every harness module global and class is    adversarial/patch_timer,
 the worker          snapshotted before candidate code runs and  patch_torch,
                     compared after every request (names added   rebind_harness_global,

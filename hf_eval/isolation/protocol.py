@@ -96,6 +96,9 @@ class Reply:
     per phase: ``inputs``, ``calls``, ``outputs``)."""
     armed: bool = False
     """From an ``arm`` request: whether CUPTI traces the next trial."""
+    gated: bool = False
+    """From a ``trial`` request: whether its events started behind the launch gate (a
+    graph trial on CUDA) rather than the lead sleep; the worker's claim, a diagnostic."""
     cupti: Cupti | None = None
     """From a ``disarm`` request that asks to read the trace: CUPTI's summary of the armed
     trial; None otherwise."""
@@ -105,7 +108,7 @@ class Reply:
 
 
 _KEYS = {"ok", "nonce", "error", "traceback", "walls", "prepare", "pinned", "outputs",
-         "event_ms", "phases_ms", "armed", "cupti", "changed"}
+         "event_ms", "phases_ms", "armed", "gated", "cupti", "changed"}
 
 
 def _text(value: object, what: str) -> str:
@@ -191,13 +194,14 @@ def parse(raw: object, nonce: str) -> Reply:
             isinstance(c, list) and len(c) == 2 and isinstance(c[0], str)
             and type(c[1]) is int for c in changed)):
         raise ProtocolError("changed is not a list of (set id, index)")
-    prepare, armed = raw.get("prepare", False), raw.get("armed", False)
-    if type(prepare) is not bool or type(armed) is not bool:
-        raise ProtocolError("prepare or armed is not a boolean")
+    prepare, armed, gated = (raw.get(k, False) for k in ("prepare", "armed", "gated"))
+    if any(type(flag) is not bool for flag in (prepare, armed, gated)):
+        raise ProtocolError("prepare, armed or gated is not a boolean")
     return Reply(
         walls=tuple(walls),
         prepare=prepare,
         armed=armed,
+        gated=gated,
         pinned=_count(raw.get("pinned", 0), "pinned"),
         outputs=_outputs(raw.get("outputs", [])),
         event_ms=_number(raw.get("event_ms", 0.0), "event_ms"),

@@ -18,6 +18,7 @@ into an error text sooner.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import socket
@@ -67,9 +68,16 @@ _gc_collect, _gc_disable, _gc_isenabled = gc.collect, gc.disable, gc.isenabled
 _gc_callbacks = gc.callbacks
 _function_modes = torch._C._len_torch_function_stack
 _dispatch_modes = torch._C._len_torch_dispatch_stack
-#: Cycles of the sleep kernel ahead of a trial's start event (about 25 us at 2 GHz):
-#: the host launches the calls meanwhile, so the events time the device, not the launch.
+#: Cycles of the sleep kernel ahead of an eager trial's start event (about 25 us at
+#: 2 GHz): the host launches the calls meanwhile, so the events time the device, not the
+#: launch. (A graph trial waits on the launch gate instead, :class:`LaunchGate`.)
 LEAD_CYCLES = 50_000
+#: Cycles of the sleep kernel ahead of a graph trial's gate: only the CUPTI window's start.
+GATE_LEAD_CYCLES = 1_000
+#: Seconds after which a gate the worker has not opened opens itself (a replay whose
+#: launch could not finish behind the closed gate): the trial is then timed as with no
+#: lead at all, and the host clock shows the wait.
+GATE_MAX_S = 0.05
 #: The lead sleep's kernel and the end marker's (a fill of the worker's one-byte tensor,
 #: after the calls' synchronise): a trial's CUPTI span is the activity between them.
 LEAD = "spin_kernel"
@@ -434,6 +442,57 @@ class _Arena:
         return expected
 
 
+class LaunchGate:
+    """A word of page-locked host memory that a graph trial's stream waits on
+    (``cuStreamWaitValue32``) ahead of its start event, written by this process once the
+    replay's launch has returned: the events start when the work is on the device, however
+    long the launch took. (Behind a fixed lead sleep, a one-call replay that reached the
+    device after the sleep ended counted the rest of its launch: on the H100, 182 us
+    a call for a QSA decode whose kernels span 147 us, and 148 us behind the gate;
+    ``results/h200/2026-12-05-launch-gap/``.)
+
+    A graph's launch runs no candidate code and needs no device progress, so the gate
+    never waits on the candidate; :data:`GATE_MAX_S` opens it anyway. Nothing of the
+    candidate's runs while it is closed (the device was synchronised before, and the
+    replay's work is queued behind it on the one stream)."""
+
+    def __init__(self) -> None:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        self._wait = getattr(cuda, "cuStreamWaitValue32_v2", None) or cuda.cuStreamWaitValue32
+        self.word = torch.zeros(1, dtype=torch.int32, pin_memory=True)
+        address = ctypes.c_uint64()
+        result = cuda.cuMemHostGetDevicePointer_v2(
+            ctypes.byref(address), ctypes.c_void_p(self.word.data_ptr()), ctypes.c_uint(0))
+        if result != 0:
+            raise RuntimeError(f"cuMemHostGetDevicePointer returned CUDA error {result}")
+        self.address = address.value
+        self.value = 0
+        self.timer: threading.Timer | None = None
+
+    def close(self) -> None:
+        """Make the current stream wait until :meth:`open` (a value above the last)."""
+        self.value += 1
+        result = self._wait(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
+                            ctypes.c_uint64(self.address), ctypes.c_uint32(self.value),
+                            ctypes.c_uint(0))  # CU_STREAM_WAIT_VALUE_GEQ
+        if result != 0:
+            raise RuntimeError(f"cuStreamWaitValue32 returned CUDA error {result}")
+        self.timer = threading.Timer(GATE_MAX_S, self._open, (self.value,))
+        self.timer.daemon = True
+        self.timer.start()
+
+    def open(self) -> None:
+        """Let the stream go on; the timer is stopped first (joined: no late write)."""
+        timer, self.timer = self.timer, None
+        if timer is not None:
+            timer.cancel()
+            timer.join()
+        self._open(self.value)
+
+    def _open(self, value: int) -> None:
+        _fill(self.word, value)
+
+
 class Worker:
     def __init__(self, channel: Channel, walls: list[str]) -> None:
         self.channel = channel
@@ -467,6 +526,9 @@ class Worker:
         #: CUPTI's trace while the audit has armed it, and the end marker's tensor.
         self.profiler: torch.profiler.profile | None = None
         self.marker: torch.Tensor | None = None
+        #: The graph trials' launch gate (CUDA, where the driver offers stream memory
+        #: operations; else None and a graph trial is led by the sleep, as eager ones).
+        self.gate: LaunchGate | None = None
 
     # ----------------------------------------------------------------- inputs
     def register(self, request: dict) -> dict:
@@ -702,9 +764,11 @@ class Worker:
         back, wait for the whole device, and copy every output into its slot.
 
         The device time of the calls is measured twice: by CUDA events on the current
-        stream, behind a short sleep kernel so that the host's launch latency is not in
-        it, and, when the audit armed CUPTI (:meth:`arm`), by the span of every device
-        activity from the lead sleep to an end marker (read by :meth:`disarm`, after the
+        stream, started behind the launch gate in a graph trial (:class:`LaunchGate`: when
+        the replay's launch has returned) and behind a short sleep kernel in an eager one,
+        so that the host's launch latency is not in it, and, when the audit armed CUPTI
+        (:meth:`arm`), by the span of every device activity from the lead sleep to an end
+        marker (read by :meth:`disarm`, after the
         clock). Both are this process's claims: the audit's host clock guards them.
 
         A stand-in worker (never loaded with a candidate) returns staged tensors instead
@@ -741,14 +805,23 @@ class Worker:
         else:
             calls = [self._call(method, i) for i in ids]
         self._sync()
+        gate = self.gate if cuda and method == "graph" else None
         if cuda:
             start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-            _sleep(LEAD_CYCLES)  # the GPU waits here while the calls are launched
+            if gate is not None:
+                _sleep(GATE_LEAD_CYCLES)  # the CUPTI window's start, then the gate
+                gate.close()
+            else:
+                _sleep(LEAD_CYCLES)  # the GPU waits here while the calls are launched
             start.record()
         t0 = _perf_counter()
-        results = [fn() for fn in calls]
-        if cuda:
-            end.record()
+        try:
+            results = [fn() for fn in calls]
+            if cuda:
+                end.record()
+        finally:
+            if gate is not None:
+                gate.open()  # the launch has returned: the events start now
         self._sync()
         if _function_modes() or _dispatch_modes():  # would run inside the harness's copies
             raise CandidateError("a call left a torch function or dispatch mode active")
@@ -764,6 +837,7 @@ class Worker:
         t_calls = _perf_counter()
         reply = _collect(self, request)  # bound at definition: no lookup by name
         reply["event_ms"] = elapsed
+        reply["gated"] = gate is not None
         # Where this request's time went, as this process saw it (a diagnostic only).
         reply["phases_ms"] = {"inputs": (t_inputs - t_start) * 1e3,
                               "calls": (t_calls - t_inputs) * 1e3,
@@ -889,6 +963,10 @@ class Worker:
             return
         if device.type == "cuda":
             torch.cuda.set_device(device)
+            try:
+                self.gate = LaunchGate()
+            except (OSError, AttributeError, RuntimeError):  # no stream memory operations
+                self.gate = None
         self.device, self.device_taken = device, True
         self._warm_timed_path()
 
@@ -911,10 +989,14 @@ class Worker:
         unmask(probe, 1, torch.empty_like(probe))
         if self.device.type == "cuda":
             start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-            _sleep(1000)
+            _sleep(GATE_LEAD_CYCLES)
+            if self.gate is not None:
+                self.gate.close()
             start.record()
             _fill(probe, 1)
             end.record()
+            if self.gate is not None:
+                self.gate.open()
             _synchronize(self.device)
             start.elapsed_time(end)
             self._flush_l2(l2_flush_bytes(self.device))

@@ -831,7 +831,8 @@ class Session:
         self._runs.setdefault(shape, []).extend(runs)
         clock = "cuda-events" if self.device.type == "cuda" else "cpu-clock"
         phases = {**{f"candidate_{k}": round(v, 4) for k, v in reply.phases_ms.items()},
-                  "candidate_wall": round(wall_ms, 4), "stand_in_runs": [round(r, 4) for r in runs],
+                  "candidate_wall": round(wall_ms, 4), "candidate_gated": reply.gated,
+                  "stand_in_runs": [round(r, 4) for r in runs],
                   "stand_in_outputs": round(min(copies), 4)}
         trial = TrialTime(device_ms=reply.event_ms, host_ms=wall_ms, clock=clock,
                           slack_ms=GUARD_MAX_MS, phases=phases,
