@@ -88,6 +88,10 @@ class MethodTiming(TypedDict, total=False):
     """Trials whose host time the device time did not explain (the guard)."""
     allowance_trials: int
     """Trials in which a judged call needed the timed-call allowance."""
+    extra_trials: int
+    """Trials run beyond the task's because every earlier one was flagged (at most
+    :data:`hf_eval.judge.trials.GUARD_RETRIES`): counted like the others, they give the
+    guard a chance at a trial the host's own noise spared."""
     host_implied_ms: float
     """The device time the quietest trial's host time implies: no trial counts less."""
     guard_slack_ms: float
