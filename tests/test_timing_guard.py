@@ -173,14 +173,16 @@ def test_a_session_is_read_against_its_own_stand_in_runs_only(toy_root, tmp_path
         assert {p["stand_in_floor"] for p in phases} == {min(own)}
 
 
-def _scripted_session(walls: list[float]):
+def _scripted_session(walls: list[float], monkeypatch):
     """A CPU session whose timed trials come from ``walls`` (ms on the audit's clock, the
-    stand-in's floor 5 ms with no spread: slack GUARD_MIN_MS), each claiming 1 ms."""
+    stand-in's floor 5 ms with no spread: slack GUARD_MIN_MS), each claiming 1 ms, with
+    CUDA's retries."""
     import types
 
     import torch
 
     from hf_eval.data.schema import Timing
+    from hf_eval.judge import trials
     from hf_eval.judge.trials import InputSet, Session
 
     class Toy:
@@ -191,6 +193,7 @@ def _scripted_session(walls: list[float]):
                       reference=None, secret=b"secret", timeout=1.0)
     shape = ("eager", 1, False)
     session._runs[shape] = [5.0, 5.0]
+    monkeypatch.setitem(trials.GUARD_RETRIES, "cpu", trials.GUARD_RETRIES["cuda"])
     script = iter(walls)
     session._iters = lambda spec: 1
     session._warm_up = lambda method, spec: None
@@ -202,25 +205,27 @@ def _scripted_session(walls: list[float]):
     return session, Timing(warmup=0, iters=1, trials=3)
 
 
-def test_a_method_whose_every_trial_is_flagged_gets_more_trials_until_one_is_not():
+def test_a_method_whose_every_trial_is_flagged_gets_more_trials_until_one_is_not(
+        monkeypatch):
     """Host stalls flagged all three trials of honest cases on the device; a fourth,
     quiet one then sets the bound, and every trial counts its device time."""
     from hf_eval.judge.trials import GUARD_RETRIES
 
-    session, spec = _scripted_session([45.0, 38.0, 52.0, 6.0, 99.0])
+    session, spec = _scripted_session([45.0, 38.0, 52.0, 6.0, 99.0], monkeypatch)
     out = session.time("eager", spec)
-    assert GUARD_RETRIES >= 1 and out["trials"] == 4 and out["extra_trials"] == 1
+    assert GUARD_RETRIES["cuda"] >= 1 and out["trials"] == 4 and out["extra_trials"] == 1
     assert out["flagged"] == 3 and out["counted_trials_ms"] == [1.0] * 4
 
 
-def test_hidden_work_in_every_trial_is_in_every_added_one_too():
+def test_hidden_work_in_every_trial_is_in_every_added_one_too(monkeypatch):
     """20 ms of work behind a 1 ms claim in every trial: the added trials are flagged as
     well, no more than GUARD_RETRIES are run, and each counts what the quietest implies."""
     from hf_eval.judge.trials import GUARD_MIN_MS, GUARD_RETRIES
 
-    session, spec = _scripted_session([25.0 + k for k in range(10)])
+    session, spec = _scripted_session([25.0 + k for k in range(10)], monkeypatch)
     out = session.time("eager", spec)
-    assert out["trials"] == 3 + GUARD_RETRIES and out["extra_trials"] == GUARD_RETRIES
+    retries = GUARD_RETRIES["cuda"]
+    assert out["trials"] == 3 + retries and out["extra_trials"] == retries
     assert out["flagged"] == out["trials"]
     implied = (25.0 - 5.0 - GUARD_MIN_MS) / (1 + GUARD_REL)
     assert out["counted_trials_ms"] == pytest.approx([implied] * out["trials"])

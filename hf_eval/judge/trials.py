@@ -29,7 +29,7 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
   a method counts at least the device time that the method's least host time implies
   (:data:`GUARD_REL`, a slack for the host clock's noise): work hidden from the device
   timer in every trial gains at most that tolerance. A method whose every trial is
-  flagged runs up to :data:`GUARD_RETRIES` more, so that a stall of the host alone does
+  flagged runs up to :data:`GUARD_RETRIES` more (on CUDA), so that a stall of the host alone does
   not set the bound.
 * **Two L2 states.** ``graph`` is the published method (a CUDA graph of ``iters`` calls
   per replay, inputs as their reveal left them); ``cold`` replays the same graph after
@@ -173,7 +173,8 @@ GUARD_MAX_MS = 2.0
 #: about half the requests of a one-call QSA decode case) flagged all three trials of
 #: honest cases, which then counted at the quietest one's host time, 10-100x the
 #: device's. Work hidden in every trial is in every added one too, so no bound falls.
-GUARD_RETRIES = 3
+#: None on the CPU, whose times are for orientation (:class:`CpuTimingRule`).
+GUARD_RETRIES = {"cuda": 3, "cpu": 0}
 #: Seconds the requests that run no candidate code (registering, slots, forgetting, the
 #: input check) may take in one session, together: a worker that drags them out to
 #: stall the audit gets TIMEOUT (each such request also has at most the task's timeout).
@@ -417,6 +418,9 @@ class Session:
     adds "load" and "first_call"."""
     cupti: bool | None = None
     """Whether the candidate's worker can trace a trial with CUPTI (None: not asked yet)."""
+    _split: tuple[float, float] = (0.0, 0.0)
+    """The last clocked request's time on the audit's clock (ms): until its reply came,
+    and then its checks and the seal's copy (``_clocked``; a diagnostic of host stalls)."""
     _runs: dict[tuple[str, int, bool], list[float]] = field(default_factory=dict)
     """Every stand-in run of the session per request shape (method, calls, cold), in ms:
     the cheapest is the request's cost, their spread the host clock's noise."""
@@ -775,9 +779,12 @@ class Session:
         try:
             t0 = time.perf_counter()
             reply, _ = self._request(message, timeout, worker=worker)
+            t_reply = time.perf_counter()
             self._check_outputs(reply, len(message["ids"]), when)
             self._take(worker, judged, seal)
             ms = (time.perf_counter() - t0) * 1e3
+            # where the clock's time went on this side (a diagnostic of host stalls)
+            self._split = ((t_reply - t0) * 1e3, ms - (t_reply - t0) * 1e3)
             self._request({"op": "checked"}, timeout, worker=worker)
             return reply, ms
         finally:
@@ -814,6 +821,7 @@ class Session:
         armed = profile and self.device.type == "cuda" and self._arm()
         seal = self._seal_plan(sets, judged)
         reply, wall_ms = self._clocked(self._candidate, message, judged, seal, timeout, when)
+        split = self._split
         cupti = self._request({"op": "disarm", "read": True})[0].cupti if armed else None
         allowed_before = self.fresh_allowed
         verdict = self._judge_all(self._outputs(judged, seal), sets, when, seal)
@@ -829,13 +837,14 @@ class Session:
             raise _failure(Status.RUNTIME_ERROR, "the worker's processes did not stop "
                            "when frozen (while the stand-in was timed)", fatal=True)
         try:
-            runs, copies = [], []
+            runs, copies, replies = [], [], []
             for _ in range(STAND_IN_RUNS.get(self.device.type, 5)):
                 self._as_after_a_switch(wall_ms)
                 run, run_ms = self._clocked(self.stand_in, stand_in, judged,
                                             self._seal_plan(sets, judged), timeout,
                                             "stand-in")
                 runs.append(run_ms)
+                replies.append(round(self._split[0], 4))
                 copies.append(run.phases_ms.get("outputs", 0.0))
         finally:
             self.handle.thaw()
@@ -844,6 +853,8 @@ class Session:
         clock = "cuda-events" if self.device.type == "cuda" else "cpu-clock"
         phases = {**{f"candidate_{k}": round(v, 4) for k, v in reply.phases_ms.items()},
                   "candidate_wall": round(wall_ms, 4), "candidate_gated": reply.gated,
+                  "candidate_reply": round(split[0], 4), "candidate_take": round(split[1], 4),
+                  "stand_in_replies": replies,
                   "stand_in_runs": [round(r, 4) for r in runs],
                   "stand_in_outputs": round(min(copies), 4),
                   "slots_pinned": [self._candidate.pinned, self.stand_in.pinned,
@@ -988,7 +999,7 @@ class Session:
         for number in range(1, spec.trials + 1):
             trials.append(one(number))
         extra = 0
-        while extra < GUARD_RETRIES and self._all_flagged(trials):
+        while extra < GUARD_RETRIES[self.device.type] and self._all_flagged(trials):
             extra += 1
             trials.append(one(spec.trials + extra))
         if self.device.type == "cuda":  # and on CUDA one profiled trial
@@ -1040,7 +1051,8 @@ class Session:
         for trial in range(2 * spec.trials):  # alternately
             replay(cold=trial % 2 == 1)
         for cold in (False, True):
-            while extra[cold] < GUARD_RETRIES and self._all_flagged(measured[cold]):
+            while (extra[cold] < GUARD_RETRIES[self.device.type]
+                   and self._all_flagged(measured[cold])):
                 extra[cold] += 1
                 replay(cold)
         for cold in (False, True):  # the last two profiled
