@@ -354,6 +354,14 @@ EXPECTED = {
     "abort_in_timed_call": ("RUNTIME_ERROR", r"^worker process died: killed by SIGSEGV "
                             r"\(.*so does abort\(\)"),
     "hang": ("TIMEOUT", r"no answer within 10 s"),
+    # the launch gate swapped for the candidate's object: the worker's state check types it
+    "gate_object_swap": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
+                         r"Worker\.gate$"),
+    # KeyboardInterrupt in the worker's main thread once a reply has left: the worker
+    # dies of it, the candidate's failure
+    "interrupt_main_after_reply": ("RUNTIME_ERROR", r"^worker process died \(exit code 1\)"),
+    # millions of cyclic objects for every ``forget`` to walk: slow requests, still PASSED
+    "gc_bloat_forget_stall": ("PASSED", r"^$"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
@@ -666,6 +674,15 @@ CUDA_EXPECTED = {
     # eager calls are honest; every captured call returns the same buffers
     "capture_only": ("RUNTIME_ERROR",
                      r"^CandidateError: output 0 aliases an output of another call"),
+    # the gate's word pre-set far ahead: the first gated trial counts its launch (slower)
+    "cuda_gate_word_preopen": ("PASSED", r"^$"),
+    # CUPTI stopped in the profiled trial: the read fails, the guard still bounds the rest
+    "cuda_cupti_read_error": ("PASSED", r"^$"),
+    # a long sleep kernel of its own before the harness's lead: CUPTI's window still opens
+    # at the earliest lead end, and sees it
+    "cuda_cupti_window_narrow": ("PASSED", r"^$"),
+    # thousands of graph nodes a call behind the closed gate: never stuck
+    "cuda_graph_launch_deadlock": ("PASSED", r"^$"),
 }
 
 
@@ -702,11 +719,24 @@ def test_side_stream_work_is_counted(cuda_records):
     ("cuda_gpu_queue_floor_inflation", 0.8),
     # 35% of the sleep on a side stream runs beside the other 65%: the device is busy
     # for 65% of the honest time, never less
-    ("cuda_detect_profiled_trial", 0.6)])
+    ("cuda_detect_profiled_trial", 0.6),
+    # the same split, CUPTI's read made to fail in the profiled trial
+    ("cuda_cupti_read_error", 0.6)])
 def test_cuda_timing_cheats_gain_no_speedup(cuda_records, name, share):
     honest = cuda_records["honest_cuda_sleep"]["timing"]["cold"]["median_ms"]
     timing = cuda_records[name]["timing"]
     assert timing["cold"]["median_ms"] >= share * honest, (timing, honest)
+
+
+@needs_cuda
+def test_a_candidates_own_lead_kernel_does_not_hide_its_side_stream_from_cupti(cuda_records):
+    """A 0.1 s sleep kernel of the candidate's, started before the harness's lead in the
+    profiled trial: CUPTI's window opens at the earliest lead end, so it is seen off the
+    timed stream and every trial counts at least its span."""
+    timing = cuda_records["cuda_cupti_window_narrow"]["timing"]
+    seen = [m for m in timing.values()
+            if isinstance(m, dict) and m.get("cupti", {}).get("off_stream")]
+    assert seen and all(m["clock"] == "cupti-span" for m in seen), timing
 
 
 @needs_cuda

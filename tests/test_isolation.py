@@ -610,3 +610,23 @@ def test_a_graph_trials_stream_waits_behind_the_launch_gate_until_opened():
     tick.add_(1)
     torch.cuda.synchronize()
     assert tick.item() == 2 and gate.word.item() == gate.value == 2
+
+
+def test_cuptis_window_opens_at_the_earliest_lead_end_whoever_launched_it():
+    """A trial's CUPTI window runs from the end of a lead sleep to the last marker: a
+    candidate's own long sleep kernel, started before the harness's lead and ending after
+    the calls, must not move the window's start past them (the span would read 0)."""
+    from types import SimpleNamespace
+
+    from hf_eval.isolation.server import LEAD, MARKER, _activity_summary
+
+    def event(name, start, end):
+        return SimpleNamespace(name=name, device_type=torch.autograd.DeviceType.CUDA,
+                               time_range=SimpleNamespace(start=start, end=end,
+                                                          elapsed_us=lambda: end - start))
+
+    harness = [event(LEAD, 10, 11), event("work_kernel", 20, 120), event(MARKER, 130, 131)]
+    honest = _activity_summary(SimpleNamespace(events=lambda: harness))
+    assert honest == {"kernels": 1, "kernel_ms": 0.1, "span_ms": 0.1}
+    disguised = harness + [event(LEAD, 5, 200)]  # the candidate's, on a side stream
+    assert _activity_summary(SimpleNamespace(events=lambda: disguised))["span_ms"] >= 0.1

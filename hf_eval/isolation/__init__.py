@@ -103,14 +103,15 @@ time claims         the worker's device time (CUDA events; a    adversarial/forg
                     The stand-in's cost holds only what every
                     request pays: the worker's own checks of a
                     trial run after its reply, off the clock
-                    (``checked``), in both workers. A graph
-                    trial's events start behind a launch gate
-                    the worker opens once the replay is
-                    launched (:class:`.server.LaunchGate`);
-                    held closed it only delays the worker's
-                    own reply, left closed it opens itself
-                    after 50 ms; CUPTI's window starts before
-                    it. The reply's ``gated`` is a diagnostic.
+                    (``checked``), in both workers. A graph     gate_object_swap,
+                    trial's events start behind a launch gate   cuda_gate_word_preopen,
+                    the worker opens once the replay is         cuda_graph_launch_deadlock,
+                    launched (:class:`.server.LaunchGate`: no   cuda_cupti_window_narrow,
+                    thread started in a trial; a watchdog       cuda_cupti_read_error
+                    started before candidate code opens it
+                    after 50 ms); CUPTI's window opens at the
+                    earliest lead end, before the gate. The
+                    reply's ``gated`` is a diagnostic.
 the harness in      every harness module global and class is    adversarial/patch_timer,
 the worker          snapshotted before candidate code runs and  patch_torch,
                     compared after every request (names added   rebind_harness_global,

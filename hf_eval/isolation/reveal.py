@@ -36,6 +36,9 @@ ALIGN = 256
 SEED_BITS = 128
 #: CPU mask bytes drawn per step (bounds the temporary buffer).
 _CPU_CHUNK = 1 << 24
+#: The generators, bound at import: in a worker, before any candidate code (a candidate
+#: that rebinds ``numpy.random.Philox`` or ``torch.Generator`` changes names, not these).
+_Philox, _Generator = np.random.Philox, torch.Generator
 
 
 def mask_into(buffer: torch.Tensor, seed: int) -> torch.Tensor:
@@ -46,11 +49,11 @@ def mask_into(buffer: torch.Tensor, seed: int) -> torch.Tensor:
     Twister seeded with 32 bits, which a candidate could search from a few known bytes
     of the masked arena)."""
     if buffer.device.type != "cpu":
-        generator = torch.Generator(buffer.device).manual_seed(seed % (1 << 64))
+        generator = _Generator(buffer.device).manual_seed(seed % (1 << 64))
         buffer.view(torch.int64).random_(-(2 ** 63), 2 ** 63 - 1, generator=generator)
         return buffer
     words = buffer.view(torch.int64).numpy().view(np.uint64)
-    bits = np.random.Philox(key=seed % (1 << SEED_BITS))
+    bits = _Philox(key=seed % (1 << SEED_BITS))
     for start in range(0, words.size, _CPU_CHUNK // 8):
         chunk = words[start:start + _CPU_CHUNK // 8]
         chunk[:] = bits.random_raw(chunk.size)

@@ -78,6 +78,9 @@ GATE_LEAD_CYCLES = 1_000
 #: launch could not finish behind the closed gate): the trial is then timed as with no
 #: lead at all, and the host clock shows the wait.
 GATE_MAX_S = 0.05
+#: What the gate's watchdog is made of, bound before any candidate code.
+_Thread, _ThreadEvent, _Lock = threading.Thread, threading.Event, threading.Lock
+_monotonic, _host_sleep = time.monotonic, time.sleep
 #: The lead sleep's kernel and the end marker's (a fill of the worker's one-byte tensor,
 #: after the calls' synchronise): a trial's CUPTI span is the activity between them.
 LEAD = "spin_kernel"
@@ -273,6 +276,8 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
             problems.append(f"Worker.{name}")
     if type(state.get("device")) is not _DEVICE:
         problems.append("Worker.device")
+    if type(state.get("gate")) not in (LaunchGate, type(None)):
+        problems.append("Worker.gate")
     arenas = state.get("arenas")
     if type(arenas) is dict and any(type(a) is not _Arena for a in arenas.values()):
         problems.append("Worker.arenas")
@@ -452,9 +457,12 @@ class LaunchGate:
     ``results/h200/2026-12-05-h100-launch-gap/``.)
 
     A graph's launch runs no candidate code and needs no device progress, so the gate
-    never waits on the candidate; :data:`GATE_MAX_S` opens it anyway. Nothing of the
-    candidate's runs while it is closed (the device was synchronised before, and the
-    replay's work is queued behind it on the one stream)."""
+    never waits on the candidate; a watchdog thread, started with the gate (before any
+    candidate code) and armed by every close, opens it after :data:`GATE_MAX_S` anyway.
+    A trial starts no thread: what the gate costs a request (a driver call, an event set,
+    a lock) is the same small cost in the candidate's worker and the stand-in's. Nothing
+    of the candidate's runs while the gate is closed (the device was synchronised before,
+    and the replay's work is queued behind it on the one stream)."""
 
     def __init__(self) -> None:
         cuda = ctypes.CDLL("libcuda.so.1")
@@ -467,7 +475,9 @@ class LaunchGate:
             raise RuntimeError(f"cuMemHostGetDevicePointer returned CUDA error {result}")
         self.address = address.value
         self.value = 0
-        self.timer: threading.Timer | None = None
+        self.deadline = 0.0
+        self._armed, self._lock = _ThreadEvent(), _Lock()
+        _Thread(target=self._watch, name="hf-eval-gate", daemon=True).start()
 
     def close(self) -> None:
         """Make the current stream wait until :meth:`open` (a value above the last)."""
@@ -477,20 +487,27 @@ class LaunchGate:
                             ctypes.c_uint(0))  # CU_STREAM_WAIT_VALUE_GEQ
         if result != 0:
             raise RuntimeError(f"cuStreamWaitValue32 returned CUDA error {result}")
-        self.timer = threading.Timer(GATE_MAX_S, self._open, (self.value,))
-        self.timer.daemon = True
-        self.timer.start()
+        self.deadline = _monotonic() + GATE_MAX_S
+        self._armed.set()
 
     def open(self) -> None:
-        """Let the stream go on; the timer is stopped first (joined: no late write)."""
-        timer, self.timer = self.timer, None
-        if timer is not None:
-            timer.cancel()
-            timer.join()
-        self._open(self.value)
+        """Let the stream go on (and disarm the watchdog)."""
+        with self._lock:
+            self._armed.clear()
+            _fill(self.word, self.value)
 
-    def _open(self, value: int) -> None:
-        _fill(self.word, value)
+    def _watch(self) -> None:
+        """The watchdog: once armed, open the gate at its deadline unless it was opened."""
+        while True:
+            self._armed.wait()
+            left = self.deadline - _monotonic()
+            if left > 0:
+                _host_sleep(left)
+                continue
+            with self._lock:
+                if self._armed.is_set():
+                    self._armed.clear()
+                    _fill(self.word, self.value)
 
 
 class Worker:
@@ -1131,10 +1148,12 @@ def _quiet_collector() -> None:
 
 def _activity_summary(profiler) -> dict:
     """CUPTI's view of the armed trial: every device activity (kernels, copies, sets, on
-    every stream) that overlaps the window from the end of the first lead sleep to the
-    start of the last marker (other than those two); their count, their summed
-    durations, and their span, clipped to the window, from the first start to the last
-    end. (An earlier kernel of either name, a candidate's, only widens the window.)"""
+    every stream) that overlaps the window from the earliest end of a lead sleep to the
+    start of the last marker (other than the lead and marker that bound it); their
+    count, their summed durations, and their span, clipped to the window, from the first
+    start to the last end. (A kernel of either name of the candidate's only widens the
+    window: a lead sleep of its own that starts before the harness's and ends after its
+    calls does not move the window's start past them.)"""
     events = sorted((e for e in profiler.events()
                      if e.device_type == torch.autograd.DeviceType.CUDA),
                     key=lambda e: e.time_range.start)
@@ -1142,7 +1161,7 @@ def _activity_summary(profiler) -> dict:
     markers = [i for i, e in enumerate(events) if MARKER in e.name]
     if not leads or not markers:
         raise RuntimeError("the trial's lead or marker is missing from the trace")
-    first, last = leads[0], markers[-1]
+    first, last = min(leads, key=lambda i: events[i].time_range.end), markers[-1]
     low, high = events[first].time_range.end, events[last].time_range.start
     inside = [e for i, e in enumerate(events) if i not in (first, last)
               and e.time_range.end > low and e.time_range.start < high]
