@@ -630,3 +630,29 @@ def test_cuptis_window_opens_at_the_earliest_lead_end_whoever_launched_it():
     assert honest == {"kernels": 1, "kernel_ms": 0.1, "span_ms": 0.1}
     disguised = harness + [event(LEAD, 5, 200)]  # the candidate's, on a side stream
     assert _activity_summary(SimpleNamespace(events=lambda: disguised))["span_ms"] >= 0.1
+
+
+def test_the_workers_range_set_finds_exactly_the_overlaps_a_pass_over_all_would():
+    """The worker checks each output against every earlier output and every lent slot
+    through a set of ranges (a bisection each): it must answer as the pairwise rule does,
+    empty spans, touching ends, other devices and overlapping ranges included."""
+    import random
+
+    from hf_eval.isolation.server import _overlaps, _Ranges
+
+    draw = random.Random(7)
+    for _ in range(300):
+        def span():
+            start = draw.randrange(0, 200)
+            return start, start + draw.choice([0, 1, 3, 8, 40]), draw.choice(["cpu", "cuda:0"])
+
+        held = [span() for _ in range(draw.randrange(0, 12))]
+        ranges = _Ranges(held)
+        for probe in [span() for _ in range(20)]:
+            assert ranges.hits(probe) == any(_overlaps(probe, h) for h in held), (held, probe)
+        grown, kept = _Ranges([]), []  # as the outputs of a trial: added when they hit none
+        for probe in [span() for _ in range(30)]:
+            assert grown.hits(probe) == any(_overlaps(probe, h) for h in kept), (kept, probe)
+            if not grown.hits(probe):
+                grown.add(probe)
+                kept.append(probe)

@@ -18,6 +18,7 @@ into an error text sooner.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import gc
 import os
@@ -382,6 +383,47 @@ def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
     return a[2] == b[2] and a[0] < b[1] and b[0] < a[1] and a[0] != a[1] and b[0] != b[1]
 
 
+class _Ranges:
+    """Byte ranges of memory, per device, kept as the sorted starts and ends of their
+    union: whether a span overlaps any of them (as :func:`_overlaps` tells) is one
+    bisection, not a pass over all of them. A trial of 50 calls checks each output
+    against every earlier output and every lent slot: one pass each cost the worker
+    milliseconds of host time a trial, whose noise the host guard then read as work."""
+
+    def __init__(self, spans: list[tuple[int, int, str]],
+                 _sorted=sorted, _bisect=bisect.bisect_left) -> None:
+        self._bisect = _bisect
+        self.starts: dict[str, list[int]] = {}
+        self.ends: dict[str, list[int]] = {}
+        for start, end, device in _sorted(s for s in spans if s[0] != s[1]):
+            starts = self.starts.setdefault(device, [])
+            ends = self.ends.setdefault(device, [])
+            if starts and start < ends[-1]:  # overlaps the last: one range of both
+                ends[-1] = max(ends[-1], end)
+            else:
+                starts.append(start)
+                ends.append(end)
+
+    def hits(self, span: tuple[int, int, str]) -> bool:
+        """Whether ``span`` overlaps any range (an empty span overlaps nothing)."""
+        start, end, device = span
+        starts = self.starts.get(device)
+        if start == end or not starts:
+            return False
+        last = self._bisect(starts, end) - 1  # the last range that starts before the end
+        return last >= 0 and self.ends[device][last] > start
+
+    def add(self, span: tuple[int, int, str]) -> None:
+        """Add ``span``, which overlaps no range (:meth:`hits` said so)."""
+        start, end, device = span
+        if start == end:
+            return
+        starts = self.starts.setdefault(device, [])
+        at = self._bisect(starts, start)
+        starts.insert(at, start)
+        self.ends.setdefault(device, []).insert(at, end)
+
+
 def _described(out: torch.Tensor) -> dict:
     """An output that did not go into its slot, as the reply names it."""
     return {"dtype": str(_dtype_of(out)).removeprefix("torch."), "shape": list(_shape_of(out))}
@@ -681,8 +723,8 @@ class Worker:
         self._sync()
         return {}
 
-    def _checked(self, produced: object, set_id: str, spans: list[tuple[int, int, str]],
-                 slots: list[tuple[int, int, str]], _span=_span, _overlaps=_overlaps,
+    def _checked(self, produced: object, set_id: str, spans: _Ranges,
+                 slots: _Ranges, _span=_span, _overlaps=_overlaps,
                  _tensor=_TENSOR, _strided=_STRIDED, _layout_of=_layout_of,
                  _is_meta=_is_meta, _requires_grad=_requires_grad, _device_of=_device_of,
                  _detach=_detach) -> list[torch.Tensor]:
@@ -714,19 +756,20 @@ class Worker:
             for i, other in input_spans:
                 if _overlaps(span, other):
                     raise CandidateError(f"output {index} aliases input {i}")
-            if any(_overlaps(span, other) for other in spans):
+            if spans.hits(span):
                 raise CandidateError(f"output {index} aliases an output of another call "
                                      "(a cached or reused result)")
-            if any(_overlaps(span, other) for other in slots):
+            if slots.hits(span):
                 raise CandidateError(f"output {index} lies in the harness's output slots "
                                      "(outputs are the candidate's own tensors)")
-            spans.append(span)
+            spans.add(span)
             checked.append(_detach(out))
         return checked
 
     def collect(self, request: dict, _checked=_checked, _state_problems=_state_problems,
                 _span=_span, _described=_described, _shape_of=_shape_of,
-                _dtype_of=_dtype_of, _copy=_copy, _synchronize=_synchronize) -> dict:
+                _dtype_of=_dtype_of, _copy=_copy, _synchronize=_synchronize,
+                _ranges=_Ranges) -> dict:
         """Check the last trial's outputs (type, density, device, aliasing: what only this
         process can see) and copy call k's into slot k. Per call, per output: None when
         it is in its slot, else its dtype and shape (it did not fit: the audit names the
@@ -735,7 +778,7 @@ class Worker:
         :meth:`_checked`: no lookup by name that candidate code could have redirected for
         one request."""
         n_outputs = request["n_outputs"]
-        entries, spans = [], []
+        entries, spans = [], _ranges([])
         _gc_disable()  # as the harness left it: no collection (and no callback) in here
         if _gc_isenabled():
             raise CandidateError("harness integrity: candidate code replaced gc.disable")
@@ -750,7 +793,7 @@ class Worker:
         if not all(type(e) is tuple and len(e) == 2 and type(e[0]) is str
                    for e in produced_now):
             raise CandidateError("harness integrity: candidate code replaced Worker.produced")
-        slots = [_span(t) for slot in lent for t in slot]
+        slots = _ranges([_span(t) for slot in lent for t in slot])
         for index, (set_id, produced) in enumerate(produced_now):
             outputs = _checked(self, produced, set_id, spans, slots)
             slot = lent[index] if index < len(lent) else None
