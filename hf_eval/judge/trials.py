@@ -21,8 +21,9 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
   it copies a secret random sample of the elements of each judged output: an output
   changed after the reply (work finished after the clock) disagrees with its sample.
 * **One time, the device's, guarded by the audit's clock.** A trial's time is the
-  device time of its calls: CUDA events on the timed stream behind a lead sleep (a CPU
-  worker's clock on CPU), raised to CUPTI's span over every stream where one untimed,
+  device time of its calls: CUDA events on the timed stream, started behind the launch
+  gate in a graph trial and a lead sleep in an eager one (a CPU worker's clock on CPU),
+  raised to CUPTI's span over every stream where one untimed,
   profiled trial shows device work off that stream. That figure is the worker's claim,
   so the audit also times the whole request on its own clock and subtracts what the
   same request costs a stand-in worker that never loads candidate code. Every trial of
