@@ -362,6 +362,11 @@ EXPECTED = {
     "interrupt_main_after_reply": ("RUNTIME_ERROR", r"^worker process died \(exit code 1\)"),
     # millions of cyclic objects for every ``forget`` to walk: slow requests, still PASSED
     "gc_bloat_forget_stall": ("PASSED", r"^$"),
+    # the core limit cannot be raised, so no core-dump helper starts outside the walls
+    "core_dump_helper": ("RUNTIME_ERROR", r"^RuntimeError: setrlimit: "),
+    # the GIL held for most of a second after each reply: harness requests wait, under
+    # the session's budget
+    "gil_hold_checked_stall": ("PASSED", r"^$"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
@@ -683,6 +688,15 @@ CUDA_EXPECTED = {
     "cuda_cupti_window_narrow": ("PASSED", r"^$"),
     # thousands of graph nodes a call behind the closed gate: never stuck
     "cuda_graph_launch_deadlock": ("PASSED", r"^$"),
+    # device work queued after its replies: the stand-in waits at most 2 s in a session
+    "cuda_gpu_drain_after_reply": ("RUNTIME_ERROR", r"^the candidate's device work kept the "
+                                   r"GPU busy for 2 s in all after its replies"),
+    # the end marker swapped for a float tensor: the worker's state check types it
+    "cuda_cupti_marker_swap": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                               r"candidate code replaced Worker\.marker$"),
+    # the gate's value set near the end of its 32-bit range at import
+    "cuda_gate_value_overflow": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                 r"replaced Worker\.gate$"),
 }
 
 

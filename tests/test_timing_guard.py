@@ -229,3 +229,14 @@ def test_hidden_work_in_every_trial_is_in_every_added_one_too(monkeypatch):
     assert out["flagged"] == out["trials"]
     implied = (25.0 - 5.0 - GUARD_MIN_MS) / (1 + GUARD_REL)
     assert out["counted_trials_ms"] == pytest.approx([implied] * out["trials"])
+
+
+def test_no_trial_is_added_where_the_quietest_trial_took_long(monkeypatch):
+    """A candidate can flag every trial at will; one that also stalls each (here 1.5 s)
+    gets no added trials to stall as well."""
+    from hf_eval.judge.trials import RETRY_WALL_MAX_MS
+
+    walls = [RETRY_WALL_MAX_MS + 500.0] * 6
+    session, spec = _scripted_session(walls, monkeypatch)
+    out = session.time("eager", spec)
+    assert out["trials"] == 3 and out["extra_trials"] == 0 and out["flagged"] == 3

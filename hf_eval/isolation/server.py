@@ -57,7 +57,7 @@ _shape_of, _dtype_of, _layout_of, _is_meta, _requires_grad = (
     _TENSOR_BASE[name].__get__
     for name in ("shape", "dtype", "layout", "is_meta", "requires_grad"))
 _copy, _detach = _TENSOR_BASE["copy_"], _TENSOR_BASE["detach"]
-_STRIDED = torch.strided
+_STRIDED, _UINT8 = torch.strided, torch.uint8
 _Event = torch.cuda.Event
 _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
@@ -79,6 +79,8 @@ GATE_LEAD_CYCLES = 1_000
 #: launch could not finish behind the closed gate): the trial is then timed as with no
 #: lead at all, and the host clock shows the wait.
 GATE_MAX_S = 0.05
+#: The gate's values stay below this (the device compares 32-bit words).
+GATE_VALUE_END = 2**31 - 1
 #: What the gate's watchdog is made of, bound before any candidate code.
 _Thread, _ThreadEvent, _Lock = threading.Thread, threading.Event, threading.Lock
 _monotonic, _host_sleep = time.monotonic, time.sleep
@@ -242,6 +244,16 @@ _CONTAINERS = (("sets", dict), ("sources", dict), ("arenas", dict), ("arena_of",
                ("launches", dict), ("produced", list), ("slots", list))
 
 
+def _gate_reshaped(parts: dict) -> bool:
+    """Whether a launch gate's attributes are not what :class:`LaunchGate` made: other
+    names, or a value, word or address of another type (a value near the end of its
+    32-bit range too)."""
+    value = parts.get("value")
+    return (set(parts) != _GATE_NAMES or type(value) is not int
+            or not 0 <= value < GATE_VALUE_END or type(parts.get("word")) is not _TENSOR
+            or type(parts.get("address")) is not int)
+
+
 def _state_problems(worker: Worker, lent: tuple | None = None,
                     channel_socket: object = None) -> list[str]:
     """The worker's and its channel's state that candidate code reshaped: another class
@@ -277,8 +289,14 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
             problems.append(f"Worker.{name}")
     if type(state.get("device")) is not _DEVICE:
         problems.append("Worker.device")
-    if type(state.get("gate")) not in (LaunchGate, type(None)):
+    gate = state.get("gate")
+    if type(gate) not in (LaunchGate, type(None)) or (
+            gate is not None and _gate_reshaped(vars(gate))):
         problems.append("Worker.gate")
+    marker = state.get("marker")  # CUPTI's window closes at its fill: one uint8 byte
+    if marker is not None and (type(marker) is not _TENSOR or _dtype_of(marker) is not _UINT8
+                               or _shape_of(marker) != (1,)):
+        problems.append("Worker.marker")
     arenas = state.get("arenas")
     if type(arenas) is dict and any(type(a) is not _Arena for a in arenas.values()):
         problems.append("Worker.arenas")
@@ -523,6 +541,8 @@ class LaunchGate:
 
     def close(self) -> None:
         """Make the current stream wait until :meth:`open` (a value above the last)."""
+        if _gate_reshaped(vars(self)):
+            raise CandidateError("harness integrity: candidate code replaced Worker.gate")
         self.value += 1
         result = self._wait(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
                             ctypes.c_uint64(self.address), ctypes.c_uint32(self.value),
@@ -550,6 +570,10 @@ class LaunchGate:
                 if self._armed.is_set():
                     self._armed.clear()
                     _fill(self.word, self.value)
+
+
+#: The attributes of a launch gate, as it makes them.
+_GATE_NAMES = frozenset({"_wait", "word", "address", "value", "deadline", "_armed", "_lock"})
 
 
 class Worker:

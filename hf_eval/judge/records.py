@@ -108,8 +108,11 @@ class MethodTiming(TypedDict, total=False):
     host_trials_ms: list[float]
     """Every trial's host time."""
     phases_ms: list[dict[str, Any]] | dict[str, Any]
-    """Per trial, where the worker's request went (inputs, calls, outputs): a diagnostic
-    (one object for all trials in records of older harnesses)."""
+    """Per trial, where the request's time went, a diagnostic (one object for all trials
+    in records of older harnesses). ``candidate_inputs``, ``_calls``, ``_outputs`` and
+    ``_gated`` and the first of ``slots_pinned`` are the candidate's worker's claims;
+    ``candidate_wall``, ``candidate_reply``, ``candidate_take``, the ``stand_in_*`` runs
+    and the floor are the audit's own clock."""
     cupti: dict[str, Any]
     """CUPTI's view of the profiled trial (span, kernel time, activities per call, whether
     work ran off the timed stream), or its error."""

@@ -154,9 +154,12 @@ STAND_IN_RUNS = {"cuda": 2, "cpu": 5}
 SWITCH_IDLE_MAX_MS = 50.0
 #: (CUDA) The GPU is free when a kernel of the audit's own context and a synchronise
 #: take at most this long on the audit's clock (a context switch waits for another
-#: context's queued work); a stand-in run waits for that, at most GPU_DRAIN_S.
+#: context's queued work); the stand-in's runs wait for that, at most GPU_DRAIN_S over a
+#: whole session. The candidate's worker synchronises the device before it replies, so an
+#: honest one leaves nothing to wait for; work it queued after its reply, outside its
+#: clock, may hold the audit this long in all and then fails the case.
 GPU_FREE_MS = 0.5
-GPU_DRAIN_S = 10.0
+GPU_DRAIN_S = 2.0
 #: The guard. A timed trial's host time (the audit's clock less the stand-in's floor) is
 #: explained by its device time when host <= (1 + GUARD_REL) x device + slack; a trial
 #: where it is not is flagged. A method's trials then all count at least the device time
@@ -176,6 +179,10 @@ GUARD_MAX_MS = 2.0
 #: device's. Work hidden in every trial is in every added one too, so no bound falls.
 #: None on the CPU, whose times are for orientation (:class:`CpuTimingRule`).
 GUARD_RETRIES = {"cuda": 3, "cpu": 0}
+#: No trial is added once a method's quietest trial took longer than this on the audit's
+#: clock: a candidate that stalls every trial (flagged at will, and counted at its host
+#: time) cannot stretch a case by the added trials' stalls too.
+RETRY_WALL_MAX_MS = 1000.0
 #: Seconds the requests that run no candidate code (registering, slots, forgetting, the
 #: input check) may take in one session, together: a worker that drags them out to
 #: stall the audit gets TIMEOUT (each such request also has at most the task's timeout).
@@ -419,6 +426,9 @@ class Session:
     adds "load" and "first_call"."""
     cupti: bool | None = None
     """Whether the candidate's worker can trace a trial with CUPTI (None: not asked yet)."""
+    _drained_s: float = 0.0
+    """(CUDA) Seconds the stand-in's runs have waited so far for the GPU to be free after
+    the candidate's replies (at most :data:`GPU_DRAIN_S` in a session)."""
     _split: tuple[float, float] = (0.0, 0.0)
     """The last clocked request's time on the audit's clock (ms): until its reply came,
     and then its checks and the seal's copy (``_clocked``; a diagnostic of host stalls)."""
@@ -899,17 +909,20 @@ class Session:
         time.sleep(min(idle_ms, SWITCH_IDLE_MAX_MS) / 1e3)
         if self._tick is None:
             self._tick = torch.zeros(1, device=self.device)
-        deadline = time.monotonic() + GPU_DRAIN_S
+        start = time.monotonic()
+        deadline = start + max(0.0, GPU_DRAIN_S - self._drained_s)
         while True:
             t0 = time.perf_counter()
             self._tick.add_(1)  # a kernel of the audit's own context
             torch.cuda.synchronize(self.device)
             if (time.perf_counter() - t0) * 1e3 <= GPU_FREE_MS:
+                self._drained_s += time.monotonic() - start
                 return
             if time.monotonic() > deadline:
                 raise _failure(Status.RUNTIME_ERROR, "the candidate's device work kept the "
-                               f"GPU busy for {GPU_DRAIN_S:.0f} s after its reply (while "
-                               "its group was frozen and the stand-in waited)", fatal=True)
+                               f"GPU busy for {GPU_DRAIN_S:.0f} s in all after its replies "
+                               "(while its group was frozen and the stand-in waited)",
+                               fatal=True)
             time.sleep(0.001)
 
     def _arm(self) -> bool:
@@ -1000,16 +1013,20 @@ class Session:
         for number in range(1, spec.trials + 1):
             trials.append(one(number))
         extra = 0
-        while extra < GUARD_RETRIES[self.device.type] and self._all_flagged(trials):
+        while self._retry(trials, extra):
             extra += 1
             trials.append(one(spec.trials + extra))
         if self.device.type == "cuda":  # and on CUDA one profiled trial
             cupti = one(len(trials) + 1, profile=True)
         return _statistics(self._settled(trials), iters, "eager calls", cold, cupti, extra)
 
-    def _all_flagged(self, trials: list[TrialTime]) -> bool:
-        """Whether the guard flags every trial so far (read against every stand-in run)."""
-        return bool(trials) and all(t.flagged for t in self._settled(trials))
+    def _retry(self, trials: list[TrialTime], added: int) -> bool:
+        """Whether to add a trial: fewer than :data:`GUARD_RETRIES` added so far, the
+        guard flags every trial (read against every stand-in run), and the quietest took
+        at most :data:`RETRY_WALL_MAX_MS` on the audit's clock."""
+        return (added < GUARD_RETRIES[self.device.type] and bool(trials)
+                and min(t.wall_ms for t in trials) <= RETRY_WALL_MAX_MS
+                and all(t.flagged for t in self._settled(trials)))
 
     def time_graph(self, method: str, spec: TimingConfig) -> dict[str, dict]:
         """The published method and its cold-L2 counterpart: a graph of ``iters`` calls
@@ -1052,8 +1069,7 @@ class Session:
         for trial in range(2 * spec.trials):  # alternately
             replay(cold=trial % 2 == 1)
         for cold in (False, True):
-            while (extra[cold] < GUARD_RETRIES[self.device.type]
-                   and self._all_flagged(measured[cold])):
+            while self._retry(measured[cold], extra[cold]):
                 extra[cold] += 1
                 replay(cold)
         for cold in (False, True):  # the last two profiled
