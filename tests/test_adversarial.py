@@ -694,6 +694,12 @@ CUDA_EXPECTED = {
     # the end marker swapped for a float tensor: the worker's state check types it
     "cuda_cupti_marker_swap": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
                                r"candidate code replaced Worker\.marker$"),
+    # the last call leaves a side stream current: the events stay on the timed stream
+    "cuda_stream_left_switched": ("RUNTIME_ERROR", r"^(CandidateError: )?a call left another "
+                                  r"CUDA stream current$"),
+    # the end marker moved to the CPU: its device is checked too
+    "cuda_cupti_marker_on_cpu": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                 r"candidate code replaced Worker\.marker$"),
     # the gate's value set near the end of its 32-bit range at import
     "cuda_gate_value_overflow": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                  r"replaced Worker\.gate$"),

@@ -240,3 +240,37 @@ def test_no_trial_is_added_where_the_quietest_trial_took_long(monkeypatch):
     session, spec = _scripted_session(walls, monkeypatch)
     out = session.time("eager", spec)
     assert out["trials"] == 3 and out["extra_trials"] == 0 and out["flagged"] == 3
+
+
+def test_no_trial_is_added_after_any_trial_took_long(monkeypatch):
+    """One quiet flagged trial does not open the door to added trials that each stall:
+    once any trial of the method took over RETRY_WALL_MAX_MS, none is added."""
+    from hf_eval.judge.trials import RETRY_WALL_MAX_MS
+
+    session, spec = _scripted_session([30.0, 30.0, 30.0, RETRY_WALL_MAX_MS + 10.0, 30.0, 30.0],
+                                      monkeypatch)
+    out = session.time("eager", spec)
+    assert out["trials"] == 4 and out["extra_trials"] == 1
+
+
+@pytest.mark.parametrize("freed, expected", [(True, "Failure"), (False, "SharedGpuBusy")])
+def test_a_gpu_left_busy_is_blamed_on_the_candidate_only_if_ending_it_frees_the_gpu(
+        monkeypatch, freed, expected):
+    """The stand-in's waits for a free GPU ran past the session's budget: the candidate's
+    worker is ended, and only a GPU free then makes it the candidate's RUNTIME_ERROR;
+    still busy, it was another process's work, and no candidate is blamed."""
+    import types
+
+    from hf_eval.judge import trials
+
+    session, _ = _scripted_session([], monkeypatch)
+    ended = []
+    session.handle = types.SimpleNamespace(thaw=lambda: None, kill=lambda: ended.append(1))
+    session._gpu_free = lambda: freed and bool(ended)
+    monkeypatch.setattr(trials, "GPU_DRAIN_AFTER_KILL_S", 0.05)
+    with pytest.raises((trials.Failure, trials.SharedGpuBusy)) as raised:
+        session._blame_the_busy_gpu()
+    assert type(raised.value).__name__ == expected and ended == [1]
+    if freed:
+        assert raised.value.result["status"] == "RUNTIME_ERROR"
+        assert "device work kept the GPU busy" in raised.value.result["reason"]

@@ -107,11 +107,11 @@ time claims         the worker's device time (CUDA events; a    adversarial/forg
                     trial's events start behind a launch gate   cuda_gate_word_preopen,
                     the worker opens once the replay is         cuda_graph_launch_deadlock,
                     launched (:class:`.server.LaunchGate`: no   cuda_cupti_window_narrow,
-                    thread started in a trial; a watchdog       cuda_cupti_read_error
-                    started before candidate code opens it
-                    after 50 ms); CUPTI's window opens at the
-                    earliest lead end, before the gate. The
-                    reply's ``gated`` is a diagnostic.
+                    thread started in a trial; a watchdog       cuda_cupti_read_error,
+                    started before candidate code opens it      cuda_cupti_marker_swap,
+                    after 50 ms); CUPTI's window opens at the   cuda_cupti_marker_on_cpu,
+                    earliest lead end, before the gate. The     cuda_stream_left_switched,
+                    reply's ``gated`` is a diagnostic.          cuda_gpu_drain_after_reply
 the harness in      every harness module global and class is    adversarial/patch_timer,
 the worker          snapshotted before candidate code runs and  patch_torch,
                     compared after every request (names added   rebind_harness_global,

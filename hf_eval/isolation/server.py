@@ -59,6 +59,7 @@ _shape_of, _dtype_of, _layout_of, _is_meta, _requires_grad = (
 _copy, _detach = _TENSOR_BASE["copy_"], _TENSOR_BASE["detach"]
 _STRIDED, _UINT8 = torch.strided, torch.uint8
 _Event = torch.cuda.Event
+_current_stream = torch.cuda.current_stream
 _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
 _sum = torch.Tensor.sum
@@ -295,7 +296,8 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
         problems.append("Worker.gate")
     marker = state.get("marker")  # CUPTI's window closes at its fill: one uint8 byte
     if marker is not None and (type(marker) is not _TENSOR or _dtype_of(marker) is not _UINT8
-                               or _shape_of(marker) != (1,)):
+                               or _shape_of(marker) != (1,)
+                               or _device_of(marker) != vars(worker).get("device")):
         problems.append("Worker.marker")
     arenas = state.get("arenas")
     if type(arenas) is dict and any(type(a) is not _Arena for a in arenas.values()):
@@ -891,24 +893,27 @@ class Worker:
         self._sync()
         gate = self.gate if cuda and method == "graph" else None
         if cuda:
+            stream = _current_stream()  # both events on it, whatever a call leaves current
             start, end = _Event(enable_timing=True), _Event(enable_timing=True)
             if gate is not None:
                 _sleep(GATE_LEAD_CYCLES)  # the CUPTI window's start, then the gate
                 gate.close()
             else:
                 _sleep(LEAD_CYCLES)  # the GPU waits here while the calls are launched
-            start.record()
+            start.record(stream)
         t0 = _perf_counter()
         try:
             results = [fn() for fn in calls]
             if cuda:
-                end.record()
+                end.record(stream)
         finally:
             if gate is not None:
                 gate.open()  # the launch has returned: the events start now
         self._sync()
         if _function_modes() or _dispatch_modes():  # would run inside the harness's copies
             raise CandidateError("a call left a torch function or dispatch mode active")
+        if cuda and _current_stream() != stream:
+            raise CandidateError("a call left another CUDA stream current")
         if cuda and self.profiler is not None:
             _fill(self.marker, 2)  # after the synchronise: no activity of the calls follows
         elapsed = start.elapsed_time(end) if cuda else (_perf_counter() - t0) * 1e3

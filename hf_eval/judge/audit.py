@@ -46,6 +46,7 @@ from hf_eval.judge.trials import (
     InputSet,
     ReferenceFailed,
     Session,
+    SharedGpuBusy,
     session_failure,
 )
 from hf_eval.samples.fresh import FreshRow, FreshSource
@@ -402,8 +403,8 @@ class Lane:
                 self.isolation.discard(key)
         except StandInFailed as exc:
             result = self._stand_in_failed(key, exc)
-        except (SandboxError, DataError, AuditAborted):
-            raise  # the harness's own failure or the data's: not this candidate's
+        except (SandboxError, DataError, AuditAborted, SharedGpuBusy):
+            raise  # the harness's own failure, the data's or the host's: not this candidate's
         except Exception as exc:  # noqa: BLE001 - a candidate never stops the audit
             self.isolation.discard(key)
             result = {"status": Status.RUNTIME_ERROR.value,

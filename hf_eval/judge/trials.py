@@ -71,6 +71,11 @@ from hf_eval.judge.records import Status
 POOL_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
 
 
+class SharedGpuBusy(RuntimeError):
+    """Another process kept the GPU busy while a stand-in waited to be timed: no candidate
+    is to blame, and no time can be taken (the audit stops, as for its own failures)."""
+
+
 @dataclass(frozen=True)
 class CpuTimingRule:
     """How many calls the audit times on the CPU, where timing is for orientation only
@@ -160,6 +165,9 @@ SWITCH_IDLE_MAX_MS = 50.0
 #: clock, may hold the audit this long in all and then fails the case.
 GPU_FREE_MS = 0.5
 GPU_DRAIN_S = 2.0
+#: (CUDA) How long the GPU may stay busy once the candidate's worker has ended before the
+#: work is taken for another process's (``Session._blame_the_busy_gpu``).
+GPU_DRAIN_AFTER_KILL_S = 2.0
 #: The guard. A timed trial's host time (the audit's clock less the stand-in's floor) is
 #: explained by its device time when host <= (1 + GUARD_REL) x device + slack; a trial
 #: where it is not is flagged. A method's trials then all count at least the device time
@@ -179,9 +187,9 @@ GUARD_MAX_MS = 2.0
 #: device's. Work hidden in every trial is in every added one too, so no bound falls.
 #: None on the CPU, whose times are for orientation (:class:`CpuTimingRule`).
 GUARD_RETRIES = {"cuda": 3, "cpu": 0}
-#: No trial is added once a method's quietest trial took longer than this on the audit's
-#: clock: a candidate that stalls every trial (flagged at will, and counted at its host
-#: time) cannot stretch a case by the added trials' stalls too.
+#: No trial is added once any trial of the method took longer than this on the audit's
+#: clock: a candidate that flags trials at will and stalls them (counted at its host
+#: time) stretches a case by at most one added trial's stall.
 RETRY_WALL_MAX_MS = 1000.0
 #: Seconds the requests that run no candidate code (registering, slots, forgetting, the
 #: input check) may take in one session, together: a worker that drags them out to
@@ -426,6 +434,9 @@ class Session:
     adds "load" and "first_call"."""
     cupti: bool | None = None
     """Whether the candidate's worker can trace a trial with CUPTI (None: not asked yet)."""
+    _tick_host: torch.Tensor | None = None
+    """(CUDA) A page-locked element the free-GPU probe copies ``_tick`` into: the copy
+    engines must be free too."""
     _drained_s: float = 0.0
     """(CUDA) Seconds the stand-in's runs have waited so far for the GPU to be free after
     the candidate's replies (at most :data:`GPU_DRAIN_S` in a session)."""
@@ -909,21 +920,48 @@ class Session:
         time.sleep(min(idle_ms, SWITCH_IDLE_MAX_MS) / 1e3)
         if self._tick is None:
             self._tick = torch.zeros(1, device=self.device)
+            self._tick_host = torch.zeros(1, pin_memory=True)
         start = time.monotonic()
         deadline = start + max(0.0, GPU_DRAIN_S - self._drained_s)
         while True:
-            t0 = time.perf_counter()
-            self._tick.add_(1)  # a kernel of the audit's own context
-            torch.cuda.synchronize(self.device)
-            if (time.perf_counter() - t0) * 1e3 <= GPU_FREE_MS:
+            if self._gpu_free():
                 self._drained_s += time.monotonic() - start
                 return
             if time.monotonic() > deadline:
+                self._drained_s = GPU_DRAIN_S
+                self._blame_the_busy_gpu()
+            time.sleep(0.001)
+
+    def _gpu_free(self) -> bool:
+        """(CUDA) Whether a kernel of the audit's own context, a copy of one element to the
+        host and a synchronise take at most :data:`GPU_FREE_MS` (another context's
+        queued kernels and copies are waited for first)."""
+        t0 = time.perf_counter()
+        self._tick.add_(1)
+        self._tick_host.copy_(self._tick, non_blocking=True)
+        torch.cuda.synchronize(self.device)
+        return (time.perf_counter() - t0) * 1e3 <= GPU_FREE_MS
+
+    def _blame_the_busy_gpu(self) -> None:
+        """The GPU stayed busy past the session's :data:`GPU_DRAIN_S`: end the candidate's
+        worker (its context, and every kernel and copy it queued, go with it) and look
+        again. Free now: the work was the candidate's, its RUNTIME_ERROR. Still busy:
+        another process's (an audit sharing the GPU), which no candidate is blamed for:
+        the audit stops with what it knows."""
+        self.handle.thaw()
+        self.handle.kill()
+        deadline = time.monotonic() + GPU_DRAIN_AFTER_KILL_S
+        while time.monotonic() < deadline:
+            if self._gpu_free():
                 raise _failure(Status.RUNTIME_ERROR, "the candidate's device work kept the "
                                f"GPU busy for {GPU_DRAIN_S:.0f} s in all after its replies "
                                "(while its group was frozen and the stand-in waited)",
                                fatal=True)
             time.sleep(0.001)
+        raise SharedGpuBusy(
+            f"the GPU stayed busy for {GPU_DRAIN_AFTER_KILL_S:.0f} s after the candidate's "
+            "worker ended (another process's work on the same GPU): the stand-in cannot be "
+            "timed on it")
 
     def _arm(self) -> bool:
         """Ask the candidate's worker to trace the next trial with CUPTI (outside the
@@ -1022,10 +1060,10 @@ class Session:
 
     def _retry(self, trials: list[TrialTime], added: int) -> bool:
         """Whether to add a trial: fewer than :data:`GUARD_RETRIES` added so far, the
-        guard flags every trial (read against every stand-in run), and the quietest took
-        at most :data:`RETRY_WALL_MAX_MS` on the audit's clock."""
+        guard flags every trial (read against every stand-in run), and none took more
+        than :data:`RETRY_WALL_MAX_MS` on the audit's clock."""
         return (added < GUARD_RETRIES[self.device.type] and bool(trials)
-                and min(t.wall_ms for t in trials) <= RETRY_WALL_MAX_MS
+                and max(t.wall_ms for t in trials) <= RETRY_WALL_MAX_MS
                 and all(t.flagged for t in self._settled(trials)))
 
     def time_graph(self, method: str, spec: TimingConfig) -> dict[str, dict]:
