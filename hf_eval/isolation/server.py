@@ -854,8 +854,8 @@ class Worker:
         the replay's launch has returned) and behind a short sleep kernel in an eager one,
         so that the host's launch latency is not in it, and, when the audit armed CUPTI
         (:meth:`arm`), by the span of every device activity from the lead sleep to an end
-        marker (read by :meth:`disarm`, after the
-        clock). Both are this process's claims: the audit's host clock guards them.
+        marker (read by :meth:`disarm`, after the clock). Both are this process's claims:
+        the audit's host clock guards them.
 
         A stand-in worker (never loaded with a candidate) returns staged tensors instead
         of calling anything (in graph mode it poisons them and replays a one-kernel graph,

@@ -30,8 +30,8 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
   a method counts at least the device time that the method's least host time implies
   (:data:`GUARD_REL`, a slack for the host clock's noise): work hidden from the device
   timer in every trial gains at most that tolerance. A method whose every trial is
-  flagged runs up to :data:`GUARD_RETRIES` more (on CUDA), so that a stall of the host alone does
-  not set the bound.
+  flagged runs up to :data:`GUARD_RETRIES` more (on CUDA), so that a stall of the host
+  alone does not set the bound.
 * **Two L2 states.** ``graph`` is the published method (a CUDA graph of ``iters`` calls
   per replay, inputs as their reveal left them); ``cold`` replays the same graph after
   reading twice the L2 cache's size of another buffer, so no input is L2-resident (and
@@ -162,7 +162,8 @@ SWITCH_IDLE_MAX_MS = 50.0
 #: context's queued work); the stand-in's runs wait for that, at most GPU_DRAIN_S over a
 #: whole session. The candidate's worker synchronises the device before it replies, so an
 #: honest one leaves nothing to wait for; work it queued after its reply, outside its
-#: clock, may hold the audit this long in all and then fails the case.
+#: clock, may hold the audit this long in all, and then its worker is ended
+#: (``Session._blame_the_busy_gpu`` decides whose work it was).
 GPU_FREE_MS = 0.5
 GPU_DRAIN_S = 2.0
 #: (CUDA) How long the GPU may stay busy once the candidate's worker has ended before the
