@@ -656,3 +656,18 @@ def test_the_workers_range_set_finds_exactly_the_overlaps_a_pass_over_all_would(
             if not grown.hits(probe):
                 grown.add(probe)
                 kept.append(probe)
+
+
+def test_a_worker_closed_twice_is_ended_once(tmp_path, isolation, monkeypatch):
+    """The audit may end a worker itself (a GPU it left busy) before the lane discards it:
+    the second close must touch nothing, for the uid the first released may be another
+    worker's by then."""
+    from hf_eval.isolation import walls
+
+    handle, _ = isolation.worker(_solution("honest", tmp_path), 10.0)
+    handle.kill()
+    assert handle.close() is True and handle.ended
+    touched = []
+    monkeypatch.setattr(walls, "reap", lambda uid, timeout: touched.append("reap"))
+    monkeypatch.setattr(handle.lease, "release", lambda: touched.append("release"))
+    assert handle.close() is True and touched == []

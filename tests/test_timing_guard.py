@@ -253,24 +253,31 @@ def test_no_trial_is_added_after_any_trial_took_long(monkeypatch):
     assert out["trials"] == 4 and out["extra_trials"] == 1
 
 
-@pytest.mark.parametrize("freed, expected", [(True, "Failure"), (False, "SharedGpuBusy")])
-def test_a_gpu_left_busy_is_blamed_on_the_candidate_only_if_ending_it_frees_the_gpu(
-        monkeypatch, freed, expected):
+@pytest.mark.parametrize("freed, gone, expected", [
+    (True, True, "Failure"),  # ending the worker freed the GPU: its work
+    (False, False, "Failure"),  # its processes were still ending: its work still
+    (False, True, "SharedGpuBusy"),  # all of it gone, the GPU still busy: another's
+])
+def test_a_gpu_left_busy_is_blamed_on_the_candidate_unless_it_stays_busy_without_it(
+        monkeypatch, freed, gone, expected):
     """The stand-in's waits for a free GPU ran past the session's budget: the candidate's
-    worker is ended, and only a GPU free then makes it the candidate's RUNTIME_ERROR;
-    still busy, it was another process's work, and no candidate is blamed."""
+    worker is ended (every process, and its channel closed, so that no descriptor it sent
+    keeps its context alive) before the GPU is looked at again; only a GPU still busy
+    once all of it is gone is another process's, and then no candidate is blamed."""
     import types
 
     from hf_eval.judge import trials
 
     session, _ = _scripted_session([], monkeypatch)
     ended = []
-    session.handle = types.SimpleNamespace(thaw=lambda: None, kill=lambda: ended.append(1))
-    session._gpu_free = lambda: freed and bool(ended)
+    session.handle = types.SimpleNamespace(
+        thaw=lambda: None, kill=lambda: ended.append("kill"),
+        close=lambda: ended.append("close") or gone)
+    session._gpu_free = lambda: freed and ended == ["kill", "close"]
     monkeypatch.setattr(trials, "GPU_DRAIN_AFTER_KILL_S", 0.05)
     with pytest.raises((trials.Failure, trials.SharedGpuBusy)) as raised:
         session._blame_the_busy_gpu()
-    assert type(raised.value).__name__ == expected and ended == [1]
-    if freed:
+    assert type(raised.value).__name__ == expected and ended == ["kill", "close"]
+    if expected == "Failure":
         assert raised.value.result["status"] == "RUNTIME_ERROR"
         assert "device work kept the GPU busy" in raised.value.result["reason"]

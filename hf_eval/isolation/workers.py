@@ -200,6 +200,9 @@ class WorkerHandle:
             theirs.close()
             self.channel = Channel(mine, restricted=True)
             self.closed = False
+            #: Whether :meth:`close` has ended all of it (a second close then does nothing:
+            #: the uid it released may be another worker's by then).
+            self.ended = False
             STARTING.add(self)
             # Up and behind its walls. The walls it names now, before any candidate code has
             # run in it, are the ones recorded (a candidate could rewrite a later answer).
@@ -319,6 +322,8 @@ class WorkerHandle:
         seconds (the kernel tearing down a huge address space, say) is left to finish:
         the worker's uid and group stay held, so no later worker shares them, and the
         caller is told (False). Never raises: a candidate never stops the audit."""
+        if self.ended:
+            return True
         if self.alive():
             try:
                 self.channel.send({"op": "exit", "nonce": ""}, time.monotonic() + 1.0)
@@ -343,6 +348,7 @@ class WorkerHandle:
             self.group.remove()
         sandbox.remove_private_dir(self.private)
         self.lease.release()
+        self.ended = True
         return True
 
 

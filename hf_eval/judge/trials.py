@@ -190,7 +190,7 @@ GUARD_MAX_MS = 2.0
 GUARD_RETRIES = {"cuda": 3, "cpu": 0}
 #: No trial is added once any trial of the method took longer than this on the audit's
 #: clock: a candidate that flags trials at will and stalls them (counted at its host
-#: time) stretches a case by at most one added trial's stall.
+#: time) stretches a case by at most GUARD_RETRIES such stalls a method.
 RETRY_WALL_MAX_MS = 1000.0
 #: Seconds the requests that run no candidate code (registering, slots, forgetting, the
 #: input check) may take in one session, together: a worker that drags them out to
@@ -945,24 +945,30 @@ class Session:
 
     def _blame_the_busy_gpu(self) -> None:
         """The GPU stayed busy past the session's :data:`GPU_DRAIN_S`: end the candidate's
-        worker (its context, and every kernel and copy it queued, go with it) and look
-        again. Free now: the work was the candidate's, its RUNTIME_ERROR. Still busy:
-        another process's (an audit sharing the GPU), which no candidate is blamed for:
-        the audit stops with what it knows."""
+        worker (every process of its group gone, and its channel closed: a descriptor of
+        its device files sent there and left unread would keep its context alive), then
+        look again. Free now: the work was the candidate's, its RUNTIME_ERROR; so it is
+        if some of its processes were still ending. Still busy with all of it gone: another
+        process's (an audit sharing the GPU), which no candidate is blamed for: the audit
+        stops with what it knows."""
         self.handle.thaw()
         self.handle.kill()
-        deadline = time.monotonic() + GPU_DRAIN_AFTER_KILL_S
+        ended = self.handle.close()
+        deadline, free = time.monotonic() + GPU_DRAIN_AFTER_KILL_S, False
         while time.monotonic() < deadline:
             if self._gpu_free():
-                raise _failure(Status.RUNTIME_ERROR, "the candidate's device work kept the "
-                               f"GPU busy for {GPU_DRAIN_S:.0f} s in all after its replies "
-                               "(while its group was frozen and the stand-in waited)",
-                               fatal=True)
+                free = True
+                break
             time.sleep(0.001)
+        if free or not ended:
+            raise _failure(Status.RUNTIME_ERROR, "the candidate's device work kept the "
+                           f"GPU busy for {GPU_DRAIN_S:.0f} s in all after its replies "
+                           "(while its group was frozen and the stand-in waited)",
+                           fatal=True)
         raise SharedGpuBusy(
-            f"the GPU stayed busy for {GPU_DRAIN_AFTER_KILL_S:.0f} s after the candidate's "
-            "worker ended (another process's work on the same GPU): the stand-in cannot be "
-            "timed on it")
+            f"the GPU stayed busy for {GPU_DRAIN_AFTER_KILL_S:.0f} s after every process of "
+            "the candidate's worker had ended (another process's work on the same GPU): the "
+            "stand-in cannot be timed on it")
 
     def _arm(self) -> bool:
         """Ask the candidate's worker to trace the next trial with CUPTI (outside the
