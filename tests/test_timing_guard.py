@@ -111,20 +111,28 @@ def test_a_trial_that_needed_the_allowance_buys_no_time():
     assert counted([dirty(4.0, 4.0), dirty(5.0, 5.0), dirty(6.0, 6.0)]) == [6.0, 6.0, 6.0]
 
 
-def test_every_trial_is_read_against_all_the_stand_in_runs_of_its_shape():
-    """The stand-in's floor and spread come from every run of the request's shape in the
-    session, the runs after a trial included: the first trial of a method is read against
-    as many runs as the last, and runs of another shape count for nothing."""
+def _toy_session():
+    """A CPU session with no worker behind it, for the parts of the scheme that read
+    numbers only."""
     import torch
 
-    from hf_eval.judge.trials import GUARD_SPREAD, InputSet, Session
+    from hf_eval.judge.trials import InputSet, Session
 
     class Toy:
         op_type = "toy"
 
-    session = Session(handle=None, stand_in_worker=None, definition=Toy(), task=None,
-                      device=torch.device("cpu"), main=InputSet("m", [torch.zeros(2)], ()),
-                      reference=None, secret=b"secret", timeout=1.0)
+    return Session(handle=None, stand_in_worker=None, definition=Toy(), task=None,
+                   device=torch.device("cpu"), main=InputSet("m", [torch.zeros(2)], ()),
+                   reference=None, secret=b"secret", timeout=1.0)
+
+
+def test_every_trial_is_read_against_all_the_stand_in_runs_of_its_shape():
+    """The stand-in's floor and spread come from every run of the request's shape in the
+    session, the runs after a trial included: the first trial of a method is read against
+    as many runs as the last, and runs of another shape count for nothing."""
+    from hf_eval.judge.trials import GUARD_SPREAD
+
+    session = _toy_session()
     shape = ("graph", 50, False)
     session._runs[shape] = [5.0, 5.2]  # the first trial's runs
     first = session._against_the_floor(TrialTime(
@@ -179,18 +187,10 @@ def _scripted_session(walls: list[float], monkeypatch):
     CUDA's retries."""
     import types
 
-    import torch
-
     from hf_eval.data.schema import Timing
     from hf_eval.judge import trials
-    from hf_eval.judge.trials import InputSet, Session
 
-    class Toy:
-        op_type = "toy"
-
-    session = Session(handle=None, stand_in_worker=None, definition=Toy(), task=None,
-                      device=torch.device("cpu"), main=InputSet("m", [torch.zeros(2)], ()),
-                      reference=None, secret=b"secret", timeout=1.0)
+    session = _toy_session()
     shape = ("eager", 1, False)
     session._runs[shape] = [5.0, 5.0]
     monkeypatch.setitem(trials.GUARD_RETRIES, "cpu", trials.GUARD_RETRIES["cuda"])
