@@ -422,7 +422,14 @@ class Lane:
 
     def _judge(self, session: Session, case: Case, loaded: Reply) -> dict:
         """The steps of one verdict: the first call, timing (unless validation only), the
-        second input set, the scale probe (when asked); a failure raises out of them."""
+        second input set, the scale probe (when asked); a failure raises out of them. On
+        CUDA all of them hold the GPU's lock: no other audit's session (its calls, its
+        references) runs on the GPU while this one times, nor while its stand-in waits
+        for the GPU to be free (work it found there is then its own candidate's)."""
+        with gpu_lock(self.device):
+            return self._judge_steps(session, case, loaded)
+
+    def _judge_steps(self, session: Session, case: Case, loaded: Reply) -> dict:
         config = self.audit.config
         t0 = time.perf_counter()
         result = session.call([session.main], "first call")
@@ -435,18 +442,17 @@ class Lane:
         elif not config.validation_only:
             timings: dict = {}
             methods = ["eager"] + (["prepared"] if loaded.prepare else [])
-            with gpu_lock(self.device):
-                if self.device.type == "cuda":
-                    timings = session.time_graph(methods[-1], case.task.timing)
-                    if "error" in timings:  # eager calls instead, in both L2 states
-                        result["graph_capture_error"] = timings.pop("error")
-                        timings[methods[-1]] = session.time(methods[-1], case.task.timing)
-                        timings["cold"] = session.time(methods[-1], case.task.timing,
-                                                       cold=True)
-                else:
-                    for method in methods:
-                        timings[method] = session.time(
-                            method, CPU_TIMING.timing(session.case_bytes()))
+            if self.device.type == "cuda":
+                timings = session.time_graph(methods[-1], case.task.timing)
+                if "error" in timings:  # eager calls instead, in both L2 states
+                    result["graph_capture_error"] = timings.pop("error")
+                    timings[methods[-1]] = session.time(methods[-1], case.task.timing)
+                    timings["cold"] = session.time(methods[-1], case.task.timing,
+                                                   cold=True)
+            else:
+                for method in methods:
+                    timings[method] = session.time(
+                        method, CPU_TIMING.timing(session.case_bytes()))
             result["timing"] = timings
             result["setup_ms"] = dict(session.setup_ms)
         result["second_input_set"] = session.second_input_set()
