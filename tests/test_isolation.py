@@ -671,3 +671,68 @@ def test_a_worker_closed_twice_is_ended_once(tmp_path, isolation, monkeypatch):
     monkeypatch.setattr(walls, "reap", lambda uid, timeout: touched.append("reap"))
     monkeypatch.setattr(handle.lease, "release", lambda: touched.append("release"))
     assert handle.close() is True and touched == []
+
+
+def test_the_gpu_lock_is_exclusive_between_threads_and_reentrant_within_one(
+        tmp_path, monkeypatch):
+    """Every step of a CUDA verdict holds the GPU's lock, and so does each truth computed
+    for it: taken again inside (a fresh set's truth within a trial), it must not wait
+    for itself; another thread (another lane or audit of the GPU) waits."""
+    import threading
+    from types import SimpleNamespace
+
+    from hf_eval.isolation import workers
+
+    monkeypatch.setenv(workers.LOCK_DIRECTORY_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda index: SimpleNamespace(uuid="GPU-test"))
+    device = torch.device("cuda", 0)
+    order = []
+
+    def other():
+        with workers.gpu_lock(device):
+            order.append("other")
+
+    with workers.gpu_lock(device):
+        with workers.gpu_lock(device):  # re-entrant: returns at once
+            order.append("inner")
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(0.3)
+        assert thread.is_alive()  # waits for this thread's lock
+        order.append("outer")
+    thread.join(5)
+    assert order == ["inner", "outer", "other"]
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_truth_out_of_gpu_memory_ends_a_kept_candidate_worker_and_tries_again(kept):
+    """A candidate's worker kept between the workloads of a definition may hold the GPU's
+    memory: the next workload's reference then runs out of it. The worker is ended and
+    the reference computed again, so the data is not blamed; with no worker kept, the
+    failure stands."""
+    from types import SimpleNamespace
+
+    from hf_eval.judge.audit import Lane
+
+    lane = Lane.__new__(Lane)
+    lane.device = torch.device("cuda", 0)
+    ended = []
+    lane.isolation = SimpleNamespace(workers={"k": None} if kept else {},
+                                     shutdown=lambda: ended.append(1))
+    calls = []
+
+    def compute(definition, inputs):
+        calls.append(1)
+        if not ended:
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return (torch.zeros(1),)
+
+    lane.compute_reference = compute
+    if kept:
+        assert lane._reference_or_room(None, [])[0].shape == (1,)
+        assert ended == [1] and len(calls) == 2
+    else:
+        with pytest.raises(torch.OutOfMemoryError):
+            lane._reference_or_room(None, [])
+        assert ended == [] and len(calls) == 1

@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from contextlib import contextmanager
@@ -367,20 +368,32 @@ def gpu_lock_path(gpu_uuid: str) -> Path:
     return Path(folder or tempfile.gettempdir()) / f"hf_eval-gpu-{gpu_uuid}.lock"
 
 
+#: The GPU locks this thread holds (their paths): taken again inside, a lock is already
+#: held (a second ``flock`` of the same file from one thread would wait for itself).
+_HELD = threading.local()
+
+
 @contextmanager
 def gpu_lock(device: torch.device):
-    """An exclusive lock per GPU, so two audits never time on one GPU at once."""
+    """An exclusive lock per GPU, so two audits never use one GPU at once while either
+    judges a candidate or computes a truth on it (re-entrant within a thread)."""
     if device.type != "cuda":
         yield
         return
     index = device.index if device.index is not None else torch.cuda.current_device()
     uuid = str(getattr(torch.cuda.get_device_properties(index), "uuid", index))
     path = gpu_lock_path(uuid)
+    held = vars(_HELD).setdefault("paths", set())
+    if path in held:
+        yield
+        return
     with open(path, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
+        held.add(path)
         try:
             yield
         finally:
+            held.discard(path)
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 

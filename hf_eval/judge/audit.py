@@ -300,6 +300,21 @@ class Lane:
             out = compile_reference(definition)(*on_device)
         return out if isinstance(out, tuple) else (out,)
 
+    def _reference_or_room(self, definition: Definition, inputs: list[object]
+                           ) -> tuple[torch.Tensor, ...]:
+        """The reference; where the GPU ran out of memory while a candidate's worker was
+        kept alive (between the workloads of a definition), that worker is ended first
+        and the reference computed once more: memory a candidate holds never makes the
+        data fail."""
+        try:
+            return self.compute_reference(definition, inputs)
+        except torch.OutOfMemoryError:
+            if self.device.type != "cuda" or not self.isolation.workers:
+                raise
+        self.isolation.shutdown()
+        torch.cuda.empty_cache()
+        return self.compute_reference(definition, inputs)
+
     def reference(self, definition: Definition, row: Located, inputs: list[object],
                   tag: str, snapshot: InputSnapshot | None = None
                   ) -> tuple[tuple[torch.Tensor, ...], str, float]:
@@ -310,13 +325,15 @@ class Lane:
         if cached is not None:
             return cached, "cache", 0.0
         snapshot = snapshot or InputSnapshot(list(definition.inputs), inputs)
-        t0 = time.perf_counter()
-        try:
-            outputs = self.compute_reference(definition, inputs)
-        except Exception as exc:  # noqa: BLE001 - the data's fault: this case's DATA_ERROR
-            where = self.audit.dataset.where(self.audit.dataset.definitions[definition.name])
-            raise DataError(where, str(ReferenceFailed(exc))) from None
-        seconds = time.perf_counter() - t0
+        with gpu_lock(self.device):  # no other audit's candidate is judged meanwhile
+            t0 = time.perf_counter()
+            try:
+                outputs = self._reference_or_room(definition, inputs)
+            except Exception as exc:  # noqa: BLE001 - the data's fault: the case's DATA_ERROR
+                where = self.audit.dataset.where(
+                    self.audit.dataset.definitions[definition.name])
+                raise DataError(where, str(ReferenceFailed(exc))) from None
+            seconds = time.perf_counter() - t0
         changed = snapshot.changed(inputs)
         if changed:
             raise DataError(self.audit.dataset.where(row),
