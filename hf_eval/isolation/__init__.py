@@ -86,7 +86,11 @@ CPU and GPU time    at most one candidate's worker alive per    adversarial/spin
                     next starts); its group is frozen while
                     the stand-in is timed; every trial ends
                     with a device-wide synchronise inside the
-                    clocked request (:mod:`hf_eval.judge.trials`).
+                    clocked request (:mod:`hf_eval.judge.trials`);
+                    a verdict on CUDA, and every truth, holds
+                    the GPU's lock (:func:`.workers.gpu_lock`);
+                    a GPU left busy is the candidate's only if
+                    ending its worker frees it.
 one worker, one     a new solution gets a worker that served    tests/test_isolation.py
 candidate           nothing: a new fork, or the lane's spare    (spare tests),
                     (forked between requests, device and        tests/test_serve.py
