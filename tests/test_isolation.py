@@ -705,12 +705,14 @@ def test_the_gpu_lock_is_exclusive_between_threads_and_reentrant_within_one(
     assert order == ["inner", "outer", "other"]
 
 
+@pytest.mark.parametrize("error", [torch.OutOfMemoryError, RuntimeError])
 @pytest.mark.parametrize("kept", [True, False])
-def test_a_truth_out_of_gpu_memory_ends_a_kept_candidate_worker_and_tries_again(kept):
+def test_a_truth_that_fails_beside_a_kept_candidate_worker_ends_it_and_tries_again(
+        kept, error):
     """A candidate's worker kept between the workloads of a definition may hold the GPU's
-    memory: the next workload's reference then runs out of it. The worker is ended and
-    the reference computed again, so the data is not blamed; with no worker kept, the
-    failure stands."""
+    memory (an allocation, or the room a kernel's module needs to load: another type of
+    error): the next workload's truth then fails. The worker is ended and the truth
+    computed again, so the data is not blamed; with no worker kept, the failure stands."""
     from types import SimpleNamespace
 
     from hf_eval.judge.audit import Lane
@@ -718,14 +720,14 @@ def test_a_truth_out_of_gpu_memory_ends_a_kept_candidate_worker_and_tries_again(
     lane = Lane.__new__(Lane)
     lane.device = torch.device("cuda", 0)
     ended = []
-    lane.isolation = SimpleNamespace(workers={"k": None} if kept else {},
+    lane.isolation = SimpleNamespace(workers={"k": None} if kept else {}, dying=[],
                                      shutdown=lambda: ended.append(1))
     calls = []
 
     def compute(definition, inputs):
         calls.append(1)
         if not ended:
-            raise torch.OutOfMemoryError("CUDA out of memory")
+            raise error("CUDA error: out of memory")
         return (torch.zeros(1),)
 
     lane.compute_reference = compute
@@ -733,6 +735,54 @@ def test_a_truth_out_of_gpu_memory_ends_a_kept_candidate_worker_and_tries_again(
         assert lane._reference_or_room(None, [])[0].shape == (1,)
         assert ended == [1] and len(calls) == 2
     else:
-        with pytest.raises(torch.OutOfMemoryError):
+        with pytest.raises(error):
             lane._reference_or_room(None, [])
         assert ended == [] and len(calls) == 1
+
+
+@pytest.mark.parametrize("fails_without_it", [False, True])
+def test_a_fresh_truth_that_fails_only_beside_the_candidate_is_the_candidates_failure(
+        fails_without_it):
+    """A fresh set's truth that fails on the GPU while the candidate's worker lives is
+    tried again with the worker ended: computed then, the candidate held what it needed
+    (its RUNTIME_ERROR); failing again, it is the data's."""
+    from types import SimpleNamespace
+
+    from hf_eval.judge.audit import Lane
+    from hf_eval.judge.trials import Failure
+
+    lane = Lane.__new__(Lane)
+    lane.device = torch.device("cuda", 0)
+    lane.isolation = SimpleNamespace(workers={}, dying=[], shutdown=lambda: None)
+    handle = SimpleNamespace(alive=True)
+    handle.kill = lambda: setattr(handle, "alive", False)
+    handle.close = lambda: True
+
+    def compute(definition, inputs):
+        if handle.alive or fails_without_it:
+            raise RuntimeError("CUDA error: out of memory")
+        return (torch.zeros(1),)
+
+    lane.compute_reference = compute
+    with pytest.raises((Failure, RuntimeError)) as raised:
+        lane._truth_in_session(None, [], handle)
+    assert not handle.alive
+    if fails_without_it:
+        assert type(raised.value) is RuntimeError  # the data's: DATA_ERROR upstream
+    else:
+        assert raised.value.result["status"] == "RUNTIME_ERROR"
+        assert raised.value.result["fatal"] is True
+
+
+def test_a_truth_that_blames_the_candidate_is_not_taken_for_the_datas():
+    """A set's truth function that found the candidate to blame raises its Failure as it
+    is; any other error is the data's (ReferenceFailed)."""
+    from hf_eval.judge.trials import Failure, InputSet, ReferenceFailed
+
+    def blames():
+        raise Failure({"status": "RUNTIME_ERROR", "reason": "held the GPU"})
+
+    with pytest.raises(Failure):
+        InputSet("s", [], blames).reference  # noqa: B018 - the property computes it
+    with pytest.raises(ReferenceFailed):
+        InputSet("s", [], lambda: 1 / 0).reference  # noqa: B018

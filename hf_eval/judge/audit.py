@@ -36,7 +36,13 @@ from hf_eval.dataset import Dataset
 from hf_eval.isolation import walls as sandbox
 from hf_eval.isolation.protocol import Reply
 from hf_eval.isolation.walls import SandboxError
-from hf_eval.isolation.workers import Isolation, StandInFailed, WorkerFailure, gpu_lock
+from hf_eval.isolation.workers import (
+    Isolation,
+    StandInFailed,
+    WorkerFailure,
+    WorkerHandle,
+    gpu_lock,
+)
 from hf_eval.judge.input_sets import InputSnapshot, scale_probe
 from hf_eval.judge.records import CaseRecord, RecordError, Status, validate_record
 from hf_eval.judge.report import ReportWriter, environment, read_report
@@ -302,18 +308,46 @@ class Lane:
 
     def _reference_or_room(self, definition: Definition, inputs: list[object]
                            ) -> tuple[torch.Tensor, ...]:
-        """The reference; where the GPU ran out of memory while a candidate's worker was
-        kept alive (between the workloads of a definition), that worker is ended first
-        and the reference computed once more: memory a candidate holds never makes the
-        data fail."""
+        """A case's truth. On CUDA, where it failed while a candidate's worker was kept
+        alive (between the workloads of a definition) or was still ending, every such
+        worker is ended first and the truth computed once more: the GPU's memory or
+        state a candidate held (an allocation, a module that could not load: "out of
+        memory" comes under several exception types) never makes the data fail."""
         try:
             return self.compute_reference(definition, inputs)
-        except torch.OutOfMemoryError:
-            if self.device.type != "cuda" or not self.isolation.workers:
+        except Exception:
+            if self.device.type != "cuda" or not (self.isolation.workers
+                                                   or self.isolation.dying):
                 raise
-        self.isolation.shutdown()
-        torch.cuda.empty_cache()
+        self._end_candidates()
         return self.compute_reference(definition, inputs)
+
+    def _end_candidates(self) -> None:
+        """(CUDA) End every candidate's worker of the lane, and wait for those still
+        ending, so that nothing of theirs holds the GPU."""
+        self.isolation.shutdown()
+        self.isolation.dying = [h for h in self.isolation.dying if not h.close()]
+        torch.cuda.empty_cache()
+
+    def _truth_in_session(self, definition: Definition, inputs: list[object],
+                          handle: WorkerHandle) -> tuple[torch.Tensor, ...]:
+        """A fresh set's truth, computed while the candidate's worker lives. On CUDA, a
+        failure is tried again with that worker ended: computed then, the candidate held
+        what the truth needed (the GPU's memory, say), its RUNTIME_ERROR; failing again,
+        the data's (the caller's DATA_ERROR)."""
+        try:
+            return self.compute_reference(definition, inputs)
+        except Exception:
+            if self.device.type != "cuda":
+                raise
+        handle.kill()
+        handle.close()
+        self._end_candidates()
+        self.compute_reference(definition, inputs)
+        raise Failure({"status": Status.RUNTIME_ERROR.value, "fatal": True,
+                       "reason": "the audit's truth of an input set failed on the GPU while "
+                                 "this candidate's worker lived, and computed once it was "
+                                 "ended (the worker held what it needed: memory, say)"})
 
     def reference(self, definition: Definition, row: Located, inputs: list[object],
                   tag: str, snapshot: InputSnapshot | None = None
@@ -399,8 +433,8 @@ class Lane:
         try:
             session = Session(handle, self.isolation.stand_in, case.definition, case.task,
                               self.device, main,
-                              reference or (lambda inputs: self.compute_reference(
-                                  case.definition, inputs)),
+                              reference or (lambda inputs: self._truth_in_session(
+                                  case.definition, inputs, handle)),
                               self.audit.secret, timeout, strict)
             session.setup_ms["load"] = round((time.perf_counter() - t_load) * 1e3, 3)
             result = self._judge(session, case, loaded)
