@@ -744,8 +744,8 @@ def test_a_truth_that_fails_beside_a_kept_candidate_worker_ends_it_and_tries_aga
 def test_a_fresh_truth_that_fails_only_beside_the_candidate_is_the_candidates_failure(
         fails_without_it):
     """A fresh set's truth that fails on the GPU while the candidate's worker lives is
-    tried again with the worker ended: computed then, the candidate held what it needed
-    (its RUNTIME_ERROR); failing again, it is the data's."""
+    tried again, then again with the worker ended: computed only then, the candidate held
+    what it needed (its RUNTIME_ERROR); failing again, it is the data's."""
     from types import SimpleNamespace
 
     from hf_eval.judge.audit import Lane
@@ -786,3 +786,25 @@ def test_a_truth_that_blames_the_candidate_is_not_taken_for_the_datas():
         InputSet("s", [], blames).reference  # noqa: B018 - the property computes it
     with pytest.raises(ReferenceFailed):
         InputSet("s", [], lambda: 1 / 0).reference  # noqa: B018
+
+
+def test_a_fresh_truth_that_fails_once_by_chance_blames_nobody():
+    """A truth that failed once on the audit's own account (its cached memory, say) and
+    computes on the next try keeps the candidate's worker and blames no one."""
+    from types import SimpleNamespace
+
+    from hf_eval.judge.audit import Lane
+
+    lane = Lane.__new__(Lane)
+    lane.device = torch.device("cuda", 0)
+    handle = SimpleNamespace(kill=lambda: pytest.fail("the candidate's worker was ended"))
+    tries = []
+
+    def compute(definition, inputs):
+        tries.append(1)
+        if len(tries) == 1:
+            raise RuntimeError("CUDA error: out of memory")
+        return (torch.zeros(1),)
+
+    lane.compute_reference = compute
+    assert lane._truth_in_session(None, [], handle)[0].shape == (1,) and len(tries) == 2

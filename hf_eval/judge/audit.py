@@ -332,14 +332,20 @@ class Lane:
     def _truth_in_session(self, definition: Definition, inputs: list[object],
                           handle: WorkerHandle) -> tuple[torch.Tensor, ...]:
         """A fresh set's truth, computed while the candidate's worker lives. On CUDA, a
-        failure is tried again with that worker ended: computed then, the candidate held
-        what the truth needed (the GPU's memory, say), its RUNTIME_ERROR; failing again,
-        the data's (the caller's DATA_ERROR)."""
+        failure is tried again, first with the audit's own cached memory given back
+        (computed then, nobody's failure), then with the candidate's worker ended:
+        computed then, the candidate held what the truth needed (the GPU's memory, say),
+        its RUNTIME_ERROR; failing again, the data's (the caller's DATA_ERROR)."""
         try:
             return self.compute_reference(definition, inputs)
         except Exception:
             if self.device.type != "cuda":
                 raise
+        torch.cuda.empty_cache()
+        try:
+            return self.compute_reference(definition, inputs)
+        except Exception:  # noqa: BLE001 - tried once more below, without the candidate
+            pass
         handle.kill()
         handle.close()
         self._end_candidates()
