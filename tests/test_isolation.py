@@ -740,64 +740,14 @@ def test_a_truth_that_fails_beside_a_kept_candidate_worker_ends_it_and_tries_aga
         assert ended == [] and len(calls) == 1
 
 
-@pytest.mark.parametrize("fails_without_it", [False, True])
-def test_a_fresh_truth_that_fails_only_beside_the_candidate_is_the_candidates_failure(
-        fails_without_it):
-    """A fresh set's truth that fails on the GPU while the candidate's worker lives is
-    tried again, then again with the worker ended: computed only then, the candidate held
-    what it needed (its RUNTIME_ERROR); failing again, it is the data's."""
-    from types import SimpleNamespace
-
-    from hf_eval.judge.audit import Lane
-    from hf_eval.judge.trials import Failure
-
-    lane = Lane.__new__(Lane)
-    lane.device = torch.device("cuda", 0)
-    lane.isolation = SimpleNamespace(workers={}, dying=[], shutdown=lambda: None)
-    handle = SimpleNamespace(alive=True)
-    handle.kill = lambda: setattr(handle, "alive", False)
-    handle.close = lambda: True
-
-    def compute(definition, inputs):
-        if handle.alive or fails_without_it:
-            raise RuntimeError("CUDA error: out of memory")
-        return (torch.zeros(1),)
-
-    lane.compute_reference = compute
-    with pytest.raises((Failure, RuntimeError)) as raised:
-        lane._truth_in_session(None, [], handle)
-    assert not handle.alive
-    if fails_without_it:
-        assert type(raised.value) is RuntimeError  # the data's: DATA_ERROR upstream
-    else:
-        assert raised.value.result["status"] == "RUNTIME_ERROR"
-        assert raised.value.result["fatal"] is True
-
-
-def test_a_truth_that_blames_the_candidate_is_not_taken_for_the_datas():
-    """A set's truth function that found the candidate to blame raises its Failure as it
-    is; any other error is the data's (ReferenceFailed)."""
-    from hf_eval.judge.trials import Failure, InputSet, ReferenceFailed
-
-    def blames():
-        raise Failure({"status": "RUNTIME_ERROR", "reason": "held the GPU"})
-
-    with pytest.raises(Failure):
-        InputSet("s", [], blames).reference  # noqa: B018 - the property computes it
-    with pytest.raises(ReferenceFailed):
-        InputSet("s", [], lambda: 1 / 0).reference  # noqa: B018
-
-
-def test_a_fresh_truth_that_fails_once_by_chance_blames_nobody():
-    """A truth that failed once on the audit's own account (its cached memory, say) and
-    computes on the next try keeps the candidate's worker and blames no one."""
-    from types import SimpleNamespace
-
+def test_a_fresh_truth_that_fails_once_on_the_gpu_is_tried_once_more_and_blames_nobody():
+    """A fresh set's truth that failed once on the GPU (the audit's own cached memory,
+    say) is computed again with that memory given back; the candidate's worker, which
+    holds the trial's inputs the harness put there, is not ended to find a culprit."""
     from hf_eval.judge.audit import Lane
 
     lane = Lane.__new__(Lane)
     lane.device = torch.device("cuda", 0)
-    handle = SimpleNamespace(kill=lambda: pytest.fail("the candidate's worker was ended"))
     tries = []
 
     def compute(definition, inputs):
@@ -807,4 +757,4 @@ def test_a_fresh_truth_that_fails_once_by_chance_blames_nobody():
         return (torch.zeros(1),)
 
     lane.compute_reference = compute
-    assert lane._truth_in_session(None, [], handle)[0].shape == (1,) and len(tries) == 2
+    assert lane._truth_in_session(None, [])[0].shape == (1,) and len(tries) == 2

@@ -323,6 +323,19 @@ def test_harness_gpu_lock_lives_in_the_lock_directory(tmp_path, monkeypatch):
     assert (tmp_path / "locks").is_dir()
 
 
+def test_a_gpu_lock_directory_a_worker_could_read_is_refused(monkeypatch):
+    """A worker may read the harness's own tree: a lock file there could be held by it
+    (``flock`` needs only a read-only descriptor), and every audit of the GPU with it."""
+    import hf_eval
+    from hf_eval.isolation.walls import SandboxError
+
+    inside = Path(hf_eval.__file__).parent / "never-created-locks"
+    monkeypatch.setenv(LOCK_DIRECTORY_VARIABLE, str(inside))
+    with pytest.raises(SandboxError, match="which every worker may read"):
+        gpu_lock_path("GPU-1")
+    assert not inside.exists()
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_audit_on_a_gpu_takes_the_harness_lock_in_the_lock_directory(tmp_path, work):
     result = script("audit_solutions.py", "--root", toy(tmp_path), "--gpu", "0",

@@ -17,6 +17,7 @@ memory limit killed it. The statuses here are the audit's: a worker never names 
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import secrets
@@ -361,11 +362,27 @@ LOCK_DIRECTORY_VARIABLE = "HF_EVAL_LOCK_DIRECTORY"
 
 def gpu_lock_path(gpu_uuid: str) -> Path:
     """The lock file of one physical GPU: ``hf_eval-gpu-<uuid>.lock`` in
-    ``$HF_EVAL_LOCK_DIRECTORY`` (created when absent), else in the temporary folder."""
+    ``$HF_EVAL_LOCK_DIRECTORY`` (created when absent), else in the temporary folder. A
+    lock directory a worker could read is refused: a worker could ``flock`` the file
+    (a read-only descriptor suffices) and hold every audit of the GPU."""
     folder = os.environ.get(LOCK_DIRECTORY_VARIABLE)
     if folder:
+        _refuse_readable(Path(folder))
         Path(folder).mkdir(parents=True, exist_ok=True)
     return Path(folder or tempfile.gettempdir()) / f"hf_eval-gpu-{gpu_uuid}.lock"
+
+
+@functools.cache
+def _refuse_readable(folder: Path) -> None:
+    """Raise where ``folder`` lies in a tree the workers may read
+    (:func:`hf_eval.isolation.walls.default_readable`)."""
+    resolved = folder.resolve()
+    for tree in sandbox.default_readable():
+        if resolved.is_relative_to(Path(tree).resolve()):
+            raise sandbox.SandboxError(
+                f"{LOCK_DIRECTORY_VARIABLE}={folder}: the GPU lock directory lies in {tree}, "
+                "which every worker may read (a worker could hold the lock); choose one "
+                "outside it (the default, the temporary folder, is)")
 
 
 #: The GPU locks this thread holds (their paths): taken again inside, a lock is already

@@ -36,13 +36,7 @@ from hf_eval.dataset import Dataset
 from hf_eval.isolation import walls as sandbox
 from hf_eval.isolation.protocol import Reply
 from hf_eval.isolation.walls import SandboxError
-from hf_eval.isolation.workers import (
-    Isolation,
-    StandInFailed,
-    WorkerFailure,
-    WorkerHandle,
-    gpu_lock,
-)
+from hf_eval.isolation.workers import Isolation, StandInFailed, WorkerFailure, gpu_lock
 from hf_eval.judge.input_sets import InputSnapshot, scale_probe
 from hf_eval.judge.records import CaseRecord, RecordError, Status, validate_record
 from hf_eval.judge.report import ReportWriter, environment, read_report
@@ -323,37 +317,27 @@ class Lane:
         return self.compute_reference(definition, inputs)
 
     def _end_candidates(self) -> None:
-        """(CUDA) End every candidate's worker of the lane, and wait for those still
-        ending, so that nothing of theirs holds the GPU."""
+        """(CUDA) End every candidate's worker of the lane (each waited for as long as
+        :data:`~hf_eval.isolation.workers.END_TIMEOUT_S`), so that nothing of theirs holds
+        the GPU, and give the audit's own cached memory back."""
         self.isolation.shutdown()
-        self.isolation.dying = [h for h in self.isolation.dying if not h.close()]
         torch.cuda.empty_cache()
 
-    def _truth_in_session(self, definition: Definition, inputs: list[object],
-                          handle: WorkerHandle) -> tuple[torch.Tensor, ...]:
+    def _truth_in_session(self, definition: Definition, inputs: list[object]
+                          ) -> tuple[torch.Tensor, ...]:
         """A fresh set's truth, computed while the candidate's worker lives. On CUDA, a
-        failure is tried again, first with the audit's own cached memory given back
-        (computed then, nobody's failure), then with the candidate's worker ended:
-        computed then, the candidate held what the truth needed (the GPU's memory, say),
-        its RUNTIME_ERROR; failing again, the data's (the caller's DATA_ERROR)."""
+        failure is tried once more with the audit's own cached memory given back; failing
+        again, it is the data's (the caller's DATA_ERROR). The candidate's worker is not
+        ended to see whether it was the cause: it holds the trial's own inputs, which the
+        harness put there, so a truth that computes without it would not say whose memory
+        was short ("What remains", "A worker's GPU memory")."""
         try:
             return self.compute_reference(definition, inputs)
         except Exception:
             if self.device.type != "cuda":
                 raise
         torch.cuda.empty_cache()
-        try:
-            return self.compute_reference(definition, inputs)
-        except Exception:  # noqa: BLE001 - tried once more below, without the candidate
-            pass
-        handle.kill()
-        handle.close()
-        self._end_candidates()
-        self.compute_reference(definition, inputs)
-        raise Failure({"status": Status.RUNTIME_ERROR.value, "fatal": True,
-                       "reason": "the audit's truth of an input set failed on the GPU while "
-                                 "this candidate's worker lived, and computed once it was "
-                                 "ended (the worker held what it needed: memory, say)"})
+        return self.compute_reference(definition, inputs)
 
     def reference(self, definition: Definition, row: Located, inputs: list[object],
                   tag: str, snapshot: InputSnapshot | None = None
@@ -440,7 +424,7 @@ class Lane:
             session = Session(handle, self.isolation.stand_in, case.definition, case.task,
                               self.device, main,
                               reference or (lambda inputs: self._truth_in_session(
-                                  case.definition, inputs, handle)),
+                                  case.definition, inputs)),
                               self.audit.secret, timeout, strict)
             session.setup_ms["load"] = round((time.perf_counter() - t_load) * 1e3, 3)
             result = self._judge(session, case, loaded)

@@ -292,8 +292,6 @@ class InputSet:
         if callable(self.truth):
             try:
                 self.truth = self.truth()
-            except Failure:  # the truth's function found the candidate to blame
-                raise
             except Exception as exc:  # noqa: BLE001 - the data's fault, never a candidate's
                 raise ReferenceFailed(exc) from exc
         return self.truth
