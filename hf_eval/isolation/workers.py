@@ -366,21 +366,22 @@ def gpu_lock_path(gpu_uuid: str) -> Path:
     lock directory a worker could read is refused: a worker could ``flock`` the file
     (a read-only descriptor suffices) and hold every audit of the GPU."""
     folder = os.environ.get(LOCK_DIRECTORY_VARIABLE)
-    if folder:
-        _refuse_readable(Path(folder))
-        Path(folder).mkdir(parents=True, exist_ok=True)
-    return Path(folder or tempfile.gettempdir()) / f"hf_eval-gpu-{gpu_uuid}.lock"
+    if not folder:
+        return Path(tempfile.gettempdir()) / f"hf_eval-gpu-{gpu_uuid}.lock"
+    resolved = Path(folder).resolve()  # what is checked is what is opened, whatever the
+    _refuse_readable(resolved, folder)  # working directory or a link becomes later
+    resolved.mkdir(parents=True, exist_ok=True)
+    return resolved / f"hf_eval-gpu-{gpu_uuid}.lock"
 
 
 @functools.cache
-def _refuse_readable(folder: Path) -> None:
-    """Raise where ``folder`` lies in a tree the workers may read
-    (:func:`hf_eval.isolation.walls.default_readable`)."""
-    resolved = folder.resolve()
+def _refuse_readable(resolved: Path, given: str) -> None:
+    """Raise where the lock directory ``resolved`` (set as ``given``) lies in a tree the
+    workers may read (:func:`hf_eval.isolation.walls.default_readable`)."""
     for tree in sandbox.default_readable():
         if resolved.is_relative_to(Path(tree).resolve()):
             raise sandbox.SandboxError(
-                f"{LOCK_DIRECTORY_VARIABLE}={folder}: the GPU lock directory lies in {tree}, "
+                f"{LOCK_DIRECTORY_VARIABLE}={given}: the GPU lock directory lies in {tree}, "
                 "which every worker may read (a worker could hold the lock); choose one "
                 "outside it (the default, the temporary folder, is)")
 
