@@ -4,7 +4,8 @@ device-wide synchronise, so outside the candidate's clock), and holds the GIL fo
 after the events (flagging every trial, so the guard adds trials). The stand-in's runs
 wait for the GPU to be free before they start, which held the audit up to 10 s a run, free
 to the candidate. The wait is now at most GPU_DRAIN_S (2 s) over the whole session: the
-candidate's RUNTIME_ERROR."""
+candidate's RUNTIME_ERROR. (Graph capture is refused, so that its calls run in the timed
+trials.)"""
 import threading
 import time
 
@@ -24,6 +25,8 @@ def _later(device):
 
 
 def run(x, w, scale):
+    if torch.cuda.is_current_stream_capturing():
+        raise RuntimeError("no graphs here")  # eager timing: run is called in every trial
     y, c = lent_kit.answer(x, w, scale)
     f = lent_kit.trial_frame()
     if f is not None and x.is_cuda and f.f_locals["request"].get("unmask"):
