@@ -303,10 +303,11 @@ class Lane:
     def _reference_or_room(self, definition: Definition, inputs: list[object]
                            ) -> tuple[torch.Tensor, ...]:
         """A case's truth. On CUDA, where it failed while a candidate's worker was kept
-        alive (between the workloads of a definition) or was still ending, every such
-        worker is ended first and the truth computed once more: the GPU's memory or
-        state a candidate held (an allocation, a module that could not load: "out of
-        memory" comes under several exception types) never makes the data fail."""
+        alive (between the workloads of a definition) or was still ending, the lane's
+        candidate workers are ended (those still ending are not waited for again) and the
+        truth computed once more: the GPU's memory or state a kept candidate held (an
+        allocation, a module that could not load: "out of memory" comes under several
+        exception types) does not make the data fail."""
         try:
             return self.compute_reference(definition, inputs)
         except Exception:
