@@ -314,15 +314,9 @@ class Lane:
             if self.device.type != "cuda" or not (self.isolation.workers
                                                    or self.isolation.dying):
                 raise
-        self._end_candidates()
-        return self.compute_reference(definition, inputs)
-
-    def _end_candidates(self) -> None:
-        """(CUDA) End every candidate's worker of the lane (each waited for as long as
-        :data:`~hf_eval.isolation.workers.END_TIMEOUT_S`), so that nothing of theirs holds
-        the GPU, and give the audit's own cached memory back."""
-        self.isolation.shutdown()
+        self.isolation.shutdown()  # each waited for at most END_TIMEOUT_S
         torch.cuda.empty_cache()
+        return self.compute_reference(definition, inputs)
 
     def _truth_in_session(self, definition: Definition, inputs: list[object]
                           ) -> tuple[torch.Tensor, ...]:

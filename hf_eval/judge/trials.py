@@ -441,9 +441,6 @@ class Session:
     _drained_s: float = 0.0
     """(CUDA) Seconds the stand-in's runs have waited so far for the GPU to be free after
     the candidate's replies (at most :data:`GPU_DRAIN_S` in a session)."""
-    _split: tuple[float, float] = (0.0, 0.0)
-    """The last clocked request's time on the audit's clock (ms): until its reply came,
-    and then its checks and the seal's copy (``_clocked``; a diagnostic of host stalls)."""
     _runs: dict[tuple[str, int, bool], list[float]] = field(default_factory=dict)
     """Every stand-in run of the session per request shape (method, calls, cold), in ms:
     the cheapest is the request's cost, their spread the host clock's noise."""
@@ -789,12 +786,13 @@ class Session:
         return changed
 
     def _clocked(self, worker: _WorkerState, message: dict, judged: list[int],
-                 seal: _Seal, timeout: float, when: str) -> tuple[Reply, float]:
+                 seal: _Seal, timeout: float, when: str) -> tuple[Reply, float, float]:
         """One trial request on the audit's clock: from sending it until the sampled
         elements of the judged outputs are copied; then, off the clock, the worker's own
         checks of what the trial left (``checked``: a candidate that switched them off
         gains no time, as the stand-in's runs do not hold them either). (reply,
-        milliseconds)"""
+        milliseconds, and of them those until the reply came: a diagnostic of host
+        stalls)"""
         if self.device.type == "cuda":  # the audit's own device work (a reference, say)
             torch.cuda.synchronize(self.device)  # ends before the clock: no GPU sharing
         collecting = gc.isenabled()
@@ -806,10 +804,8 @@ class Session:
             self._check_outputs(reply, len(message["ids"]), when)
             self._take(worker, judged, seal)
             ms = (time.perf_counter() - t0) * 1e3
-            # where the clock's time went on this side (a diagnostic of host stalls)
-            self._split = ((t_reply - t0) * 1e3, ms - (t_reply - t0) * 1e3)
             self._request({"op": "checked"}, timeout, worker=worker)
-            return reply, ms
+            return reply, ms, (t_reply - t0) * 1e3
         finally:
             if collecting:
                 gc.enable()
@@ -843,8 +839,8 @@ class Session:
         timeout = self.timeout * (TIMING_TIMEOUT_FACTOR if len(sets) > 1 or timed else 1)
         armed = profile and self.device.type == "cuda" and self._arm()
         seal = self._seal_plan(sets, judged)
-        reply, wall_ms = self._clocked(self._candidate, message, judged, seal, timeout, when)
-        split = self._split
+        reply, wall_ms, reply_ms = self._clocked(self._candidate, message, judged, seal,
+                                                 timeout, when)
         cupti = self._request({"op": "disarm", "read": True})[0].cupti if armed else None
         allowed_before = self.fresh_allowed
         verdict = self._judge_all(self._outputs(judged, seal), sets, when, seal)
@@ -863,11 +859,11 @@ class Session:
             runs, copies, replies = [], [], []
             for _ in range(STAND_IN_RUNS.get(self.device.type, 5)):
                 self._as_after_a_switch(wall_ms)
-                run, run_ms = self._clocked(self.stand_in, stand_in, judged,
-                                            self._seal_plan(sets, judged), timeout,
-                                            "stand-in")
+                run, run_ms, run_reply_ms = self._clocked(
+                    self.stand_in, stand_in, judged, self._seal_plan(sets, judged), timeout,
+                    "stand-in")
                 runs.append(run_ms)
-                replies.append(round(self._split[0], 4))
+                replies.append(round(run_reply_ms, 4))
                 copies.append(run.phases_ms.get("outputs", 0.0))
         finally:
             self.handle.thaw()
@@ -876,7 +872,8 @@ class Session:
         clock = "cuda-events" if self.device.type == "cuda" else "cpu-clock"
         phases = {**{f"candidate_{k}": round(v, 4) for k, v in reply.phases_ms.items()},
                   "candidate_wall": round(wall_ms, 4), "candidate_gated": reply.gated,
-                  "candidate_reply": round(split[0], 4), "candidate_take": round(split[1], 4),
+                  "candidate_reply": round(reply_ms, 4),
+                  "candidate_take": round(wall_ms - reply_ms, 4),
                   "stand_in_replies": replies,
                   "stand_in_runs": [round(r, 4) for r in runs],
                   "stand_in_outputs": round(min(copies), 4),
