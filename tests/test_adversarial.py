@@ -644,6 +644,26 @@ def test_hardcoded_scale_passes_normally_and_fails_the_scale_probe(tmp_path):
     assert results[True].reason.startswith("scale probe: y: ")
 
 
+def test_a_case_that_answers_each_request_just_before_its_deadline_times_out(tmp_path):
+    """Four calls of 0.85 x the call timeout: none late, together past the case's budget
+    (three call timeouts). The honest solution audited next on the same case passes."""
+    from hf_eval.judge.trials import CASE_BUDGET_FACTOR
+    from tests.conftest import build_toy_root
+
+    timeout = 2.0
+    root = build_toy_root(tmp_path, call_timeout_s=timeout)
+    candidates = [_candidate("stall_every_request", tmp_path, str(timeout)),
+                  _candidate("honest-after-stall", tmp_path, source="honest")]
+    stalled, honest = Audit(open_dataset(root), AuditConfig(
+        report=tmp_path / "r.jsonl", solutions="none", extra_solutions=candidates,
+        suite="first")).run()
+    assert stalled.status is Status.TIMEOUT, stalled.reason
+    assert stalled.reason == ("the case's requests to the worker took more than "
+                              f"{CASE_BUDGET_FACTOR * timeout:.0f} s in all "
+                              f"({CASE_BUDGET_FACTOR} times the task's call timeout)")
+    assert honest.status is Status.PASSED, honest.reason
+
+
 def test_source_path_escaping_the_package_is_refused(tmp_path):
     (tmp_path / "outside.py").write_text("def run(*a):\n    pass\n")
     package = tmp_path / "pkg"

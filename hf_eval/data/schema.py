@@ -477,7 +477,8 @@ class TaskConfig(Model):
     chose it; the audit's default runs the device's, else ``cpu``'s, else the baseline."""
     call_timeout_s: Annotated[float, Field(gt=0)] = 300.0
     """The deadline in seconds of each request to a solution's worker (loading it, a call);
-    a timing request gets three times it. > 0; 300 by default."""
+    a timing request gets three times it, and a case's requests together three times it.
+    > 0; 300 by default."""
     diagnostic_tolerance: Tolerance | None = None
     """A stricter bound reported by ``audit --strict-diagnostic``, never used for
     acceptance."""

@@ -196,6 +196,13 @@ RETRY_WALL_MAX_MS = 1000.0
 #: input check) may take in one session, together: a worker that drags them out to
 #: stall the audit gets TIMEOUT (each such request also has at most the task's timeout).
 HARNESS_BUDGET_S = 120.0
+#: A case's requests to the candidate's worker (its calls, warm-up, ``prepare``, capture,
+#: trials and the harness's own requests) may take this many times the task's per-call
+#: timeout together. Each request has its own deadline too; without a case's, a worker
+#: that answered every one just before it held the case (and, on CUDA, the GPU's lock)
+#: for their sum, hours at the default timeout. An honest case spends a small share of
+#: it: on the H200 the slowest measured took 24 s, on the 2-core CPU machine under 1 min.
+CASE_BUDGET_FACTOR = 3
 #: The requests that run no candidate code.
 HARNESS_OPS = frozenset({"register", "reload", "slots", "forget", "changed", "stage", "arm",
                          "disarm", "checked"})
@@ -446,9 +453,13 @@ class Session:
     the cheapest is the request's cost, their spread the host clock's noise."""
     _harness_s: float = HARNESS_BUDGET_S
     """Seconds left for requests that run no candidate code (:data:`HARNESS_BUDGET_S`)."""
+    _case_s: float = 0.0
+    """Seconds left for the case's requests to the candidate's worker, together
+    (:data:`CASE_BUDGET_FACTOR` times :attr:`timeout` on creation)."""
 
     def __post_init__(self) -> None:
         self._candidate = _WorkerState(self.handle)
+        self._case_s = CASE_BUDGET_FACTOR * self.timeout
         # This session's own stream of fresh content: one candidate's worker cannot learn
         # (and hand on, through any channel the host keeps) answers valid for another's.
         self.secret = hashlib.sha256(self.secret + secrets.token_bytes(32)).digest()
@@ -478,18 +489,36 @@ class Session:
                  worker: _WorkerState | None = None) -> tuple[dict, float]:
         worker = worker or self._candidate
         timeout = timeout or self.timeout
-        harness = message["op"] in HARNESS_OPS and worker is self._candidate
+        candidate = worker is self._candidate
+        harness = message["op"] in HARNESS_OPS and candidate
+        # A budget that is shorter than the request's own deadline names the timeout.
+        budgets = []
         if harness:  # no candidate code runs: a budget for the session, not per request
-            if self._harness_s <= 0:
-                raise WorkerFailure(Status.TIMEOUT, "the worker took more than "
-                                    f"{HARNESS_BUDGET_S:.0f} s over the harness's own requests")
-            timeout = min(timeout, self._harness_s)
+            budgets.append((self._harness_s, f"the worker took more than "
+                            f"{HARNESS_BUDGET_S:.0f} s over the harness's own requests"))
+        if candidate:
+            budgets.append((self._case_s, "the case's requests to the worker took more "
+                            f"than {CASE_BUDGET_FACTOR * self.timeout:.0f} s in all "
+                            f"({CASE_BUDGET_FACTOR} times the task's call timeout)"))
+        bound = None
+        for left, reason in budgets:
+            if left <= 0:
+                raise WorkerFailure(Status.TIMEOUT, reason)
+            if left < timeout:
+                timeout, bound = left, reason
         t0 = time.perf_counter()
         try:
             reply, wall_ms = worker.handle.request(message, timeout)
+        except WorkerFailure as failure:
+            if failure.status is Status.TIMEOUT and bound is not None:
+                raise WorkerFailure(Status.TIMEOUT, bound) from None
+            raise
         finally:
+            spent = time.perf_counter() - t0
             if harness:
-                self._harness_s -= time.perf_counter() - t0
+                self._harness_s -= spent
+            if candidate:
+                self._case_s -= spent
         if reply.error is not None:
             # Whatever the worker says went wrong is a RUNTIME_ERROR in its words; its last
             # frames go into the record (the candidate's own code, nothing of the audit's).
