@@ -323,6 +323,36 @@ def test_harness_gpu_lock_lives_in_the_lock_directory(tmp_path, monkeypatch):
     assert (tmp_path / "locks").is_dir()
 
 
+def test_a_gpu_lock_file_is_its_users_alone(tmp_path):
+    """Created 0600, an older one narrowed to it; a link in its place or a file of
+    another owner is refused, naming the file: a worker of another uid cannot open it,
+    whatever tree its folder comes to lie in."""
+    import os
+    import stat
+
+    from hf_eval.isolation.walls import SandboxError
+    from hf_eval.isolation.workers import open_lock_file
+
+    fresh, older = tmp_path / "fresh.lock", tmp_path / "older.lock"
+    older.write_text("")
+    older.chmod(0o644)
+    for path in (fresh, older):
+        os.close(open_lock_file(path))
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    link = tmp_path / "link.lock"
+    link.symlink_to(fresh)
+    with pytest.raises(SandboxError, match=rf"^{link}: the GPU lock file cannot be opened"):
+        open_lock_file(link)
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another owner needs root")
+    theirs = tmp_path / "theirs.lock"
+    theirs.write_text("")
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(SandboxError, match=rf"^{theirs}: the GPU lock file is owned by uid "
+                       r"65534, not by this audit's \(uid 0\)"):
+        open_lock_file(theirs)
+
+
 def test_a_gpu_lock_directory_a_worker_could_read_is_refused(monkeypatch):
     """A worker may read the harness's own tree: a lock file there could be held by it
     (``flock`` needs only a read-only descriptor), and every audit of the GPU with it."""

@@ -23,6 +23,7 @@ import os
 import secrets
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -405,14 +406,40 @@ def gpu_lock(device: torch.device):
     if path in held:
         yield
         return
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    fd = open_lock_file(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         held.add(path)
         try:
             yield
         finally:
             held.discard(path)
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def open_lock_file(path: Path) -> int:
+    """A descriptor of the lock file ``path``, which only this user may open: created
+    with mode 0600, an older one of this user's narrowed to it. Whatever tree the file
+    comes to lie in (a bind mount of its folder, say), a worker of another uid cannot
+    open it to hold the lock (``flock`` needs only a read-only descriptor). A file of
+    another owner is refused, naming it."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:  # a link in its place, a folder of another user's, ...
+        raise sandbox.SandboxError(f"{path}: the GPU lock file cannot be opened "
+                                   f"({exc.strerror})") from None
+    info = os.fstat(fd)
+    if info.st_uid != os.geteuid():
+        os.close(fd)
+        raise sandbox.SandboxError(
+            f"{path}: the GPU lock file is owned by uid {info.st_uid}, not by this audit's "
+            f"(uid {os.geteuid()}): remove it, or set {LOCK_DIRECTORY_VARIABLE} to a folder "
+            "of this user's")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.fchmod(fd, 0o600)
+    return fd
 
 
 class Isolation:
