@@ -138,6 +138,9 @@ EXPECTED = {
     "preimport_numpy_random": ("PASSED", r"^$"),
     # harness requests answered just before their deadline (the handler table is immutable)
     "drip_feed_stall": ("PASSED", r"^$"),
+    # a child held in a 40 GiB page-table walk keeps the worker from freezing for seconds
+    "freeze_populate_stall": ("RUNTIME_ERROR", r"^the worker's processes did not stop "
+                              r"within 1 s when frozen \(while the stand-in was timed\)$"),
     "mutate_timed_input_forge_changed": ("INCORRECT_NUMERICAL",
                                          r"^eager timing trial 1: input\(s\) modified: x$"),
     # on CPU the audit reads the private copy it lent, whatever the worker's check says
@@ -483,6 +486,7 @@ def records() -> dict[str, dict]:
             "read_workload_file": str(root / "workloads/toy/toy_linear_n8_k16.jsonl"),
             "network": str(server.getsockname()[1]),
             "file_table_within_reach": str(1 << 30),  # LIMITS' memory cap, 1G
+            "freeze_populate_stall": "40",  # GiB: seconds of walking on any machine
             "declare_passed_reply": "PASSED",
             "declare_data_error_reply": "DATA_ERROR",
             "declare_unknown_status_reply": "SKIPPED",
@@ -658,10 +662,35 @@ def test_a_case_that_answers_each_request_just_before_its_deadline_times_out(tmp
         report=tmp_path / "r.jsonl", solutions="none", extra_solutions=candidates,
         suite="first")).run()
     assert stalled.status is Status.TIMEOUT, stalled.reason
-    assert stalled.reason == ("the case's requests to the worker took more than "
-                              f"{CASE_BUDGET_FACTOR * timeout:.0f} s in all "
-                              f"({CASE_BUDGET_FACTOR} times the task's call timeout)")
+    assert stalled.reason == (
+        "the case's requests to the worker, and the waits for its processes to stop, took "
+        f"more than {CASE_BUDGET_FACTOR * timeout:.0f} s in all ({CASE_BUDGET_FACTOR} times "
+        "the task's call timeout)")
     assert honest.status is Status.PASSED, honest.reason
+
+
+def test_a_worker_that_keeps_lent_memory_is_not_kept_for_the_next_workload(tmp_path):
+    """The audit's memory the worker still holds after a workload would pile up, outside
+    the worker's cap, across the workloads a worker is kept for: such a worker is
+    replaced before its next workload (a note says so), its verdicts unchanged; the
+    honest worker, which holds nothing lent for earlier workloads, is kept."""
+    from tests.conftest import build_toy_root
+
+    root = build_toy_root(tmp_path)
+    notes = {}
+    for name in ("keep_lent_inputs", "honest"):
+        audit = Audit(open_dataset(root), AuditConfig(
+            report=tmp_path / f"{name}.jsonl", solutions="none", suite="all",
+            extra_solutions=[_candidate(name, tmp_path)]))
+        records = audit.run()
+        assert [r.status for r in records] == [Status.PASSED] * 3, [r.reason for r in records]
+        notes[name] = audit.notes
+    replaced = [n for n in notes["keep_lent_inputs"] if "was replaced before its next" in n]
+    assert len(replaced) == 2 and all(
+        re.fullmatch(r"the worker of candidate-keep_lent_inputs was replaced before its next "
+                     r"workload: it still held [0-9.]+ MiB the audit lent for earlier ones", n)
+        for n in replaced), notes
+    assert not any("replaced" in n for n in notes["honest"]), notes
 
 
 def test_source_path_escaping_the_package_is_refused(tmp_path):

@@ -439,14 +439,48 @@ def test_a_worker_that_does_not_freeze_fails(tmp_path, monkeypatch):
     from hf_eval.judge.audit import Audit, AuditConfig
     from tests.conftest import build_toy_root
 
-    monkeypatch.setattr(workers.WorkerHandle, "freeze", lambda self: False)
+    monkeypatch.setattr(workers.WorkerHandle, "freeze", lambda self, timeout: False)
     root = build_toy_root(tmp_path, call_timeout_s=10.0)
     [record] = Audit(open_dataset(root), AuditConfig(
         report=tmp_path / "r.jsonl", solutions="none", suite="first",
         extra_solutions=[_solution("honest", tmp_path)])).run()
     assert record.status is Status.RUNTIME_ERROR
-    assert record.reason == ("the worker's processes did not stop when frozen (while the "
-                             "stand-in was timed)")
+    assert record.reason == ("the worker's processes did not stop within 1 s when frozen "
+                             "(while the stand-in was timed)")
+
+
+def test_the_waits_for_a_worker_to_freeze_count_against_the_cases_budget(tmp_path,
+                                                                         monkeypatch):
+    """A worker whose processes take long to freeze (one held in the kernel) holds the
+    audit while the stand-in waits: those waits are charged to the case's budget (three
+    call timeouts), so they cannot stretch a case past it."""
+    import time
+
+    from hf_eval.dataset import open_dataset
+    from hf_eval.isolation import workers
+    from hf_eval.judge.audit import Audit, AuditConfig
+    from hf_eval.judge.trials import CASE_BUDGET_FACTOR, FREEZE_TIMEOUT_S
+    from tests.conftest import build_toy_root
+
+    waits = []
+
+    def slow_freeze(self, timeout):
+        waits.append(timeout)
+        time.sleep(timeout)  # frozen at the last moment it is allowed
+        return True
+
+    monkeypatch.setattr(workers.WorkerHandle, "freeze", slow_freeze)
+    timeout = 0.5  # a budget of 1.5 s: the CPU's two timed trials wait 1 s and 0.5 s
+    root = build_toy_root(tmp_path, call_timeout_s=timeout)
+    [record] = Audit(open_dataset(root), AuditConfig(
+        report=tmp_path / "r.jsonl", solutions="none", suite="first",
+        extra_solutions=[_solution("honest", tmp_path)])).run()
+    assert record.status is Status.TIMEOUT, record.reason
+    assert record.reason == (
+        "the case's requests to the worker, and the waits for its processes to stop, took "
+        f"more than {CASE_BUDGET_FACTOR * timeout:.0f} s in all ({CASE_BUDGET_FACTOR} times "
+        "the task's call timeout)")
+    assert waits[0] == FREEZE_TIMEOUT_S and len(waits) == 2 and waits[1] < 0.5, waits
 
 
 @needs_groups

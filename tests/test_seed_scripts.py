@@ -343,6 +343,15 @@ def test_a_gpu_lock_file_is_its_users_alone(tmp_path):
     link.symlink_to(fresh)
     with pytest.raises(SandboxError, match=rf"^{link}: the GPU lock file cannot be opened"):
         open_lock_file(link)
+    named_twice = tmp_path / "named-twice.lock"
+    os.link(fresh, named_twice)
+    with pytest.raises(SandboxError, match=rf"^{named_twice}: the GPU lock file has 2 names"):
+        open_lock_file(named_twice)
+    named_twice.unlink()
+    fifo = tmp_path / "fifo.lock"
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(SandboxError, match=rf"^{fifo}: the GPU lock file is not a regular"):
+        open_lock_file(fifo)
     if os.geteuid() != 0:
         pytest.skip("giving a file to another owner needs root")
     theirs = tmp_path / "theirs.lock"
@@ -351,6 +360,32 @@ def test_a_gpu_lock_file_is_its_users_alone(tmp_path):
     with pytest.raises(SandboxError, match=rf"^{theirs}: the GPU lock file is owned by uid "
                        r"65534, not by this audit's \(uid 0\)"):
         open_lock_file(theirs)
+
+
+def test_a_gpu_lock_file_removed_while_held_is_taken_again(tmp_path, monkeypatch):
+    """The file a lock was taken on is removed before the lock is held (a cleaner of the
+    temporary folder): the lock is taken again on the file the path names now, which the
+    next audit will lock too."""
+    import fcntl
+    import os
+
+    from hf_eval.isolation import workers
+
+    path = tmp_path / "gpu.lock"
+    flocked, real = [], fcntl.flock
+
+    def flock(fd, operation):
+        flocked.append(os.fstat(fd).st_ino)
+        if len(flocked) == 1:
+            path.unlink()  # between the open and the lock: the lock is on nothing
+        real(fd, operation)
+
+    monkeypatch.setattr(workers.fcntl, "flock", flock)
+    fd = workers._locked(path)
+    try:
+        assert len(flocked) == 2 and os.fstat(fd).st_ino == path.stat().st_ino
+    finally:
+        os.close(fd)
 
 
 def test_a_gpu_lock_directory_a_worker_could_read_is_refused(monkeypatch):

@@ -174,6 +174,11 @@ class Channel:
     def __init__(self, sock: socket.socket, restricted: bool) -> None:
         self.sock = sock
         self.restricted = restricted
+        #: (The audit's end) Every memfd sent on this channel, by inode: the number of
+        #: the case it was first lent for (:attr:`case`) and its size in bytes.
+        self.lent: dict[int, tuple[int, int]] = {}
+        #: (The audit's end) The case the worker serves now; the audit counts them.
+        self.case = 0
 
     # ------------------------------------------------------------------ sending
     def send(self, obj: object, deadline: float | None = None) -> None:
@@ -182,6 +187,9 @@ class Channel:
             pickler = _Pickler(buffer)
             pickler.dump(obj)
             fds, data = pickler.fds, buffer.getvalue()
+            for fd in fds:
+                info = os.fstat(fd)
+                self.lent.setdefault(info.st_ino, (self.case, info.st_size))
         else:  # a reply: JSON, so that reading it runs no code and builds no object
             fds, data = [], _dumps(obj, default=_plain).encode()
         header = _HEADER.pack(len(data), len(fds))

@@ -190,6 +190,11 @@ def reserve_file_table(parents: dict[str, Path], memory_bytes: int) -> bool:
     return True
 
 
+#: Seconds :meth:`Group.kill` waits for its group to freeze before it signals (cgroup v1,
+#: where no ``cgroup.kill`` ends a group at once).
+KILL_FREEZE_S = 0.2
+
+
 class Group:
     """A worker's group (v2) or groups (v1, one per controller); :meth:`create` returns
     None where none can be made."""
@@ -289,9 +294,10 @@ class Group:
             return False
         return True
 
-    def freeze(self) -> bool:
-        """Stop every member (they keep their state); True once all are frozen."""
-        return self._set_frozen(True)
+    def freeze(self, timeout: float = 5.0) -> bool:
+        """Stop every member (they keep their state); True once all are frozen within
+        ``timeout`` seconds."""
+        return self._set_frozen(True, timeout)
 
     def thaw(self) -> bool:
         return self._set_frozen(False)
@@ -307,19 +313,27 @@ class Group:
             except OSError:
                 pass
         if not killed:
-            self.freeze()
-            for pid in self.members():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            # Frozen, no member can fork between the signals. A member held in the kernel
+            # (a long page-table walk, say) keeps the group from freezing: the signals
+            # go out after KILL_FREEZE_S all the same, and again to whatever is left.
+            self.freeze(KILL_FREEZE_S)
+            self._signal_members()
             self.thaw()
         deadline = time.monotonic() + timeout
         while self.members():
             if time.monotonic() > deadline:
                 return False
+            if not killed:
+                self._signal_members()
             time.sleep(0.002)
         return True
+
+    def _signal_members(self) -> None:
+        for pid in self.members():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def out_of_memory(self) -> bool:
         """Whether the kernel killed a member for the group's memory limit."""

@@ -299,10 +299,40 @@ class WorkerHandle:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def freeze(self) -> bool | None:
+    def held_from_earlier_cases(self) -> int:
+        """Bytes of the memory lent for cases before the current one (every memfd the
+        audit sent, :attr:`Channel.lent`) that the worker's processes still map or hold
+        a descriptor of. The audit wrote those pages, so they are charged to its group,
+        not the worker's: a worker kept between workloads that keeps them would pile up
+        memory no cap of its own bounds."""
+        earlier = {ino: size for ino, (case, size) in self.channel.lent.items()
+                   if case < self.channel.case}
+        if not earlier:
+            return 0
+        pids = self.group.members() if self.group is not None else [self.process.pid]
+        held: set[int] = set()
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/maps") as maps:
+                    for line in maps:
+                        fields = line.split(maxsplit=5)
+                        if len(fields) == 6 and fields[5].startswith("/memfd:"):
+                            held.add(int(fields[4]))
+                for entry in os.scandir(f"/proc/{pid}/fd"):
+                    try:
+                        if os.readlink(entry.path).startswith("/memfd:"):
+                            held.add(os.stat(entry.path).st_ino)
+                    except OSError:  # closed meanwhile
+                        continue
+            except OSError:  # the process ended meanwhile
+                continue
+        return sum(size for ino, size in earlier.items() if ino in held)
+
+    def freeze(self, timeout: float = 5.0) -> bool | None:
         """Stop every process of this worker (while the stand-in is timed): True once all
-        are frozen, False if some did not stop in time, None where there is no group."""
-        return None if self.group is None else self.group.freeze()
+        are frozen, False if some did not stop within ``timeout`` seconds, None where
+        there is no group."""
+        return None if self.group is None else self.group.freeze(timeout)
 
     def thaw(self) -> None:
         if self.group is not None:
@@ -406,9 +436,8 @@ def gpu_lock(device: torch.device):
     if path in held:
         yield
         return
-    fd = open_lock_file(path)
+    fd = _locked(path)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         held.add(path)
         try:
             yield
@@ -419,24 +448,50 @@ def gpu_lock(device: torch.device):
         os.close(fd)
 
 
+def _locked(path: Path) -> int:
+    """A descriptor of the lock file ``path``, exclusively locked: the file the path
+    names once the lock is held (one removed meanwhile, by a cleaner of the temporary
+    folder say, would be a lock no other audit sees), taken again until it is."""
+    while True:
+        fd = open_lock_file(path)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            now = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        held = os.fstat(fd)
+        if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+            return fd
+        os.close(fd)
+
+
 def open_lock_file(path: Path) -> int:
-    """A descriptor of the lock file ``path``, which only this user may open: created
-    with mode 0600, an older one of this user's narrowed to it. Whatever tree the file
-    comes to lie in (a bind mount of its folder, say), a worker of another uid cannot
-    open it to hold the lock (``flock`` needs only a read-only descriptor). A file of
-    another owner is refused, naming it."""
+    """A descriptor of the lock file ``path``, which only this user may open: a regular
+    file of one name, created with mode 0600, an older one of this user's narrowed to it.
+    Whatever tree the file comes to lie in (a bind mount of its folder, say), a worker of
+    another uid cannot open it to hold the lock (``flock`` needs only a read-only
+    descriptor). A link in its place, another kind of file, a file with other names or
+    of another owner is refused, naming it."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as exc:  # a link in its place, a folder of another user's, ...
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                     | os.O_NONBLOCK, 0o600)  # (a FIFO in its place would block the open)
+    except OSError as exc:  # a link in its place, a folder, another user's file, ...
         raise sandbox.SandboxError(f"{path}: the GPU lock file cannot be opened "
                                    f"({exc.strerror})") from None
     info = os.fstat(fd)
+    problem = None
     if info.st_uid != os.geteuid():
+        problem = (f"is owned by uid {info.st_uid}, not by this audit's (uid "
+                   f"{os.geteuid()})")
+    elif not stat.S_ISREG(info.st_mode):
+        problem = "is not a regular file"
+    elif info.st_nlink != 1:
+        problem = f"has {info.st_nlink} names (a hard link to another file)"
+    if problem is not None:
         os.close(fd)
-        raise sandbox.SandboxError(
-            f"{path}: the GPU lock file is owned by uid {info.st_uid}, not by this audit's "
-            f"(uid {os.geteuid()}): remove it, or set {LOCK_DIRECTORY_VARIABLE} to a folder "
-            "of this user's")
+        raise sandbox.SandboxError(f"{path}: the GPU lock file {problem}: remove it, or "
+                                   f"set {LOCK_DIRECTORY_VARIABLE} to a folder of this "
+                                   "user's")
     if stat.S_IMODE(info.st_mode) & 0o077:
         os.fchmod(fd, 0o600)
     return fd
@@ -540,6 +595,15 @@ class Isolation:
         for other in [k for k in self.workers if k != key]:
             self.discard(other)
         found = self.workers.get(key)
+        if found is not None and found[0].alive() and found[1].error is None:
+            found[0].channel.case += 1  # a new case: what was lent before is earlier now
+            held = found[0].held_from_earlier_cases()
+            if held:
+                self.notes.append(f"the worker of {solution.name} was replaced before its "
+                                  f"next workload: it still held {held / 2**20:.1f} MiB the "
+                                  "audit lent for earlier ones")
+                self.discard(key)
+                found = None
         if found is None or not found[0].alive() or found[1].error is not None:
             if found is not None:
                 self.discard(key)

@@ -423,7 +423,7 @@ class Lane:
                               self.audit.secret, timeout, strict)
             session.setup_ms["load"] = round((time.perf_counter() - t_load) * 1e3, 3)
             result = self._judge(session, case, loaded)
-            session.forget([main.id], graph=True)
+            session.forget([main.id], graph=True, slots=True)
         except ReferenceFailed as exc:  # the data's fault: the candidate is not judged
             self.isolation.discard(key)
             result = {"status": Status.DATA_ERROR.value, "reason": str(exc)}
@@ -432,7 +432,7 @@ class Lane:
             fatal = result.pop("fatal", False) or isinstance(exc, WorkerFailure)
             if not fatal and session is not None:
                 try:  # the worker is fine; drop what it holds of this case
-                    session.forget(list(session.registered), graph=True)
+                    session.forget(list(session.registered), graph=True, slots=True)
                 except (Failure, WorkerFailure):
                     fatal = True
             if fatal:

@@ -197,12 +197,18 @@ RETRY_WALL_MAX_MS = 1000.0
 #: stall the audit gets TIMEOUT (each such request also has at most the task's timeout).
 HARNESS_BUDGET_S = 120.0
 #: A case's requests to the candidate's worker (its calls, warm-up, ``prepare``, capture,
-#: trials and the harness's own requests) may take this many times the task's per-call
-#: timeout together. Each request has its own deadline too; without a case's, a worker
-#: that answered every one just before it held the case (and, on CUDA, the GPU's lock)
-#: for their sum, hours at the default timeout. An honest case spends a small share of
-#: it: on the H200 the slowest measured took 24 s, on the 2-core CPU machine under 1 min.
+#: trials and the harness's own requests), and the waits for its processes to freeze,
+#: may take this many times the task's per-call timeout together. Each request has its
+#: own deadline too; without a case's, a worker that answered every one just before it
+#: held the case (and, on CUDA, the GPU's lock) for their sum, hours at the default
+#: timeout. An honest case spends a small share of it: the slowest measured on the H200
+#: took 24 s (a dense GEMM), the dense GEMM dev cases on the 2-core CPU machine about
+#: 10 s each (:class:`CpuTimingRule`).
 CASE_BUDGET_FACTOR = 3
+#: Seconds the candidate's worker may take to freeze before the stand-in's runs (its
+#: processes idle in a wait freeze in well under a millisecond; one held in the kernel,
+#: in a long page-table walk say, delays it). The wait counts against the case's budget.
+FREEZE_TIMEOUT_S = 1.0
 #: The requests that run no candidate code.
 HARNESS_OPS = frozenset({"register", "reload", "slots", "forget", "changed", "stage", "arm",
                          "disarm", "checked"})
@@ -497,9 +503,7 @@ class Session:
             budgets.append((self._harness_s, f"the worker took more than "
                             f"{HARNESS_BUDGET_S:.0f} s over the harness's own requests"))
         if candidate:
-            budgets.append((self._case_s, "the case's requests to the worker took more "
-                            f"than {CASE_BUDGET_FACTOR * self.timeout:.0f} s in all "
-                            f"({CASE_BUDGET_FACTOR} times the task's call timeout)"))
+            budgets.append((self._case_s, self._case_budget_spent()))
         bound = None
         for left, reason in budgets:
             if left <= 0:
@@ -525,6 +529,12 @@ class Session:
             more = {"traceback": reply.traceback} if reply.traceback else {}
             raise _failure(Status.RUNTIME_ERROR, reply.error, fatal=True, **more)
         return reply, wall_ms
+
+    def _case_budget_spent(self) -> str:
+        """The reason of a case that ran past its budget (:data:`CASE_BUDGET_FACTOR`)."""
+        return (f"the case's requests to the worker, and the waits for its processes to "
+                f"stop, took more than {CASE_BUDGET_FACTOR * self.timeout:.0f} s in all "
+                f"({CASE_BUDGET_FACTOR} times the task's call timeout)")
 
     def _register(self, worker: _WorkerState, sets: list[InputSet]) -> None:
         """Hand the worker the sets it does not hold yet (outside any clock). A timed set
@@ -564,13 +574,20 @@ class Session:
                                       worker=worker)[0].pinned
 
     def forget(self, ids: list[str], graph: bool = False,
-               arenas: list[str] | None = None) -> None:
+               arenas: list[str] | None = None, slots: bool = False) -> None:
+        """The workers drop these sets (and the graph, the arenas); with ``slots``, at
+        the case's end, the candidate's worker drops its output slots too, so that a
+        worker kept for the next workload holds nothing lent for this one
+        (:meth:`~hf_eval.isolation.workers.WorkerHandle.held_from_earlier_cases`)."""
         for worker in self._workers():
             self._request({"op": "forget", "ids": ids, "graph": graph}, worker=worker)
             worker.registered.difference_update(ids)
             worker.arenas.difference_update(arenas or [])
             for arena_id in arenas or []:
                 worker.privates.pop(arena_id, None)
+        if slots and self._candidate.slots:
+            self._request({"op": "slots", "slots": []})
+            self._candidate.slots = []
 
     def release_stand_in(self) -> None:
         """Drop everything the stand-in holds of this session: a candidate's failure can
@@ -880,10 +897,16 @@ class Session:
         # and samples); its cheapest run is the request's cost. The candidate's worker is
         # frozen meanwhile, so none of its threads can slow the stand-in.
         stand_in = {**message, "method": "graph" if method == "graph" else "eager"}
-        if self.handle.freeze() is False:  # a thread held in the kernel, say
+        t_freeze = time.perf_counter()
+        frozen = self.handle.freeze(min(FREEZE_TIMEOUT_S, max(0.0, self._case_s)))
+        self._case_s -= time.perf_counter() - t_freeze  # the candidate's processes' doing
+        if frozen is False:  # a thread held in the kernel, say
             self.handle.thaw()
+            if self._case_s <= 0:
+                raise WorkerFailure(Status.TIMEOUT, self._case_budget_spent())
             raise _failure(Status.RUNTIME_ERROR, "the worker's processes did not stop "
-                           "when frozen (while the stand-in was timed)", fatal=True)
+                           f"within {FREEZE_TIMEOUT_S:.0f} s when frozen (while the "
+                           "stand-in was timed)", fatal=True)
         try:
             runs, copies, replies = [], [], []
             for _ in range(STAND_IN_RUNS.get(self.device.type, 5)):
