@@ -171,7 +171,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print("error: the selection matches no case (see 'list definitions', 'list suites' "
               "and the --uuid values)", file=sys.stderr)
         return 2
-    for note in audit.notes:
+    shown = list(audit.notes)
+    for note in shown:
         print(f"note: {safe_text(note)}", file=sys.stderr)
     progress, on_record = _progress(total)
     with progress:
@@ -181,6 +182,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             print(f"error: {safe_text(exc)}", file=sys.stderr)
             return 2
         except AuditAborted as exc:
+            _new_notes(audit.notes, shown)
             for chunk in traceback.format_exception(exc.__cause__ or exc):
                 for line in chunk.rstrip("\n").split("\n"):
                     print(safe_text(line), file=sys.stderr)
@@ -191,8 +193,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
             return 2
     if args.ray is not None:
         print(f"note: {safe_text(audit.summary())}", file=sys.stderr)
+    _new_notes(audit.notes, shown)
     print_summary([r.model_dump(mode="json") for r in records], report=report)
     return 2 if blocking or audit.refused else exit_code(records)
+
+
+def _new_notes(notes: list[str], shown: list[str]) -> None:
+    """Print the notes the run itself added (a worker replaced or slow to die)."""
+    from hf_eval.judge.report import safe_text
+
+    for note in notes:
+        if note not in shown:
+            print(f"note: {safe_text(note)}", file=sys.stderr)
 
 
 def _device_problem(device: str) -> str | None:

@@ -693,6 +693,24 @@ def test_a_worker_that_keeps_lent_memory_is_not_kept_for_the_next_workload(tmp_p
     assert not any("replaced" in n for n in notes["honest"]), notes
 
 
+def test_the_command_line_prints_what_the_run_noted(tmp_path):
+    """A note the run itself adds (here, the worker replaced before its next workload)
+    reaches the user of ``hf-eval audit``, after the cases, on stderr."""
+    from tests.cli_kit import hf_eval, no_traceback
+    from tests.conftest import build_toy_root
+
+    root = build_toy_root(tmp_path)
+    package = copy_candidate(HERE / "keep_lent_inputs", tmp_path / "keep")
+    done = hf_eval("--root", root, "audit", "--candidate", package / "main.py", "--suite",
+                   "all", "--definitions", DEFINITION, "--solutions", "none", "--report",
+                   tmp_path / "r.jsonl")
+    no_traceback(done)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^note: the worker of candidate-\S+ was replaced before its next "
+                     r"workload: it still held [0-9.]+ MiB the audit lent for earlier ones$",
+                     done.stderr, re.M), done.stderr
+
+
 def test_source_path_escaping_the_package_is_refused(tmp_path):
     (tmp_path / "outside.py").write_text("def run(*a):\n    pass\n")
     package = tmp_path / "pkg"
