@@ -536,6 +536,8 @@ class AuditService:
                                                      devices=[str(self.device)]))
         self.cases = WarmCases(warm_definitions)
         self.lane = WarmLane(self.audit, self.device, self.cases)
+        #: How many of the lane's notes the server's log has shown.
+        self._logged_notes = 0
         self.env = environment(self.device)
         self.writer = ReportWriter(self.report, append=True)
         self._jobs: queue.Queue[Job | None] = queue.Queue()
@@ -762,6 +764,10 @@ class AuditService:
         except Exception as exc:  # noqa: BLE001 - the next request gets a new lane
             _log(f"error: ending the candidate's worker: {type(exc).__name__}: {exc}")
             self._replace_lane()
+        notes = self.lane.isolation.notes  # what the request's cases noted, as it comes
+        for note in notes[self._logged_notes:]:
+            _log(f"note: {note}")
+        self._logged_notes = len(notes)
 
     def _replace_lane(self) -> None:
         """After a harness failure: end the lane's workers and start a new lane (the kept
@@ -772,6 +778,7 @@ class AuditService:
             _log(f"error: closing the failed lane: {type(exc).__name__}: {exc}")
         self.notes += self.lane.isolation.notes
         self.lane = WarmLane(self.audit, self.device, self.cases)
+        self._logged_notes = 0
 
 
 def _log(text: str) -> None:
