@@ -669,45 +669,83 @@ def test_a_case_that_answers_each_request_just_before_its_deadline_times_out(tmp
     assert honest.status is Status.PASSED, honest.reason
 
 
-def test_a_worker_that_keeps_lent_memory_is_not_kept_for_the_next_workload(tmp_path):
-    """The audit's memory the worker still holds after a workload would pile up, outside
-    the worker's cap, across the workloads a worker is kept for: such a worker is
-    replaced before its next workload (a note says so), its verdicts unchanged; the
-    honest worker, which holds nothing lent for earlier workloads, is kept."""
+def _new_workers(monkeypatch) -> list[str]:
+    """The names of the solutions each new candidate worker is started for, as they
+    start."""
+    started = []
+    new_handle = workers.Isolation._new_handle
+
+    def counted(self, solution):
+        started.append(solution.name)
+        return new_handle(self, solution)
+
+    monkeypatch.setattr(workers.Isolation, "_new_handle", counted)
+    return started
+
+
+def test_a_worker_serves_the_next_workload_while_it_was_lent_little(tmp_path, monkeypatch):
+    """The memory the audit lent a worker (its pages charged to the audit) could be kept
+    alive by it past a workload, out of sight: a worker serves the next workload only
+    while what it was lent for earlier ones is at most ``HF_EVAL_WORKER_KEPT_LENT``,
+    else a new worker does, and the user is told once. Verdicts are unchanged."""
     from tests.conftest import build_toy_root
 
     root = build_toy_root(tmp_path)
-    notes = {}
-    for name in ("keep_lent_inputs", "honest"):
+    started = _new_workers(monkeypatch)
+    for bound, expected in (("1G", 1), ("0", 3)):
+        monkeypatch.setenv("HF_EVAL_WORKER_KEPT_LENT", bound)
+        started.clear()
         audit = Audit(open_dataset(root), AuditConfig(
-            report=tmp_path / f"{name}.jsonl", solutions="none", suite="all",
-            extra_solutions=[_candidate(name, tmp_path)]))
+            report=tmp_path / f"{bound}.jsonl", solutions="none", suite="all",
+            extra_solutions=[_candidate("honest", tmp_path / bound)]))
         records = audit.run()
         assert [r.status for r in records] == [Status.PASSED] * 3, [r.reason for r in records]
-        notes[name] = audit.notes
-    replaced = [n for n in notes["keep_lent_inputs"] if "was replaced before its next" in n]
-    assert len(replaced) == 2 and all(
-        re.fullmatch(r"the worker of candidate-keep_lent_inputs was replaced before its next "
-                     r"workload: it still held [0-9.]+ MiB the audit lent for earlier ones", n)
-        for n in replaced), notes
-    assert not any("replaced" in n for n in notes["honest"]), notes
+        assert started == ["candidate-honest"] * expected, started
+        renewed = [n for n in audit.notes if "is replaced before a workload" in n]
+        assert len(renewed) == (expected > 1), audit.notes
+    assert re.fullmatch(r"the worker of candidate-honest is replaced before a workload once the "
+                        r"memory lent to it for earlier ones passes 0 MiB \(here [0-9]+ MiB; "
+                        r"HF_EVAL_WORKER_KEPT_LENT\)", renewed[0]), renewed
 
 
-def test_the_command_line_prints_what_the_run_noted(tmp_path):
-    """A note the run itself adds (here, the worker replaced before its next workload)
-    reaches the user of ``hf-eval audit``, after the cases, on stderr."""
+def test_a_later_load_counts_against_the_workload_that_needed_it(tmp_path, monkeypatch):
+    """An import of 3.5 s is within the load's own deadline; the first load is the
+    solution's setup, every later one (a new worker for a later workload) is charged to
+    that workload's budget: past it, TIMEOUT."""
+    from hf_eval.judge.trials import CASE_BUDGET_FACTOR
+    from tests.conftest import build_toy_root
+
+    monkeypatch.setenv("HF_EVAL_WORKER_KEPT_LENT", "0")
+    timeout = 1.0
+    root = build_toy_root(tmp_path, call_timeout_s=timeout)
+    records = Audit(open_dataset(root), AuditConfig(
+        report=tmp_path / "r.jsonl", solutions="none", suite="all",
+        extra_solutions=[_candidate("slow_import", tmp_path, "3.5")])).run()
+    assert [r.status for r in records] == [Status.PASSED] + [Status.TIMEOUT] * 2, \
+        [r.reason for r in records]
+    for record in records[1:]:
+        assert re.fullmatch(
+            r"the case's requests to the worker, and the waits for its processes to stop, "
+            rf"took more than {CASE_BUDGET_FACTOR * timeout:.0f} s in all "
+            rf"\({CASE_BUDGET_FACTOR} times the task's call timeout\), 3\.[5-9] s of them "
+            r"reloading the worker", record.reason), record.reason
+
+
+def test_the_command_line_prints_what_the_run_noted(tmp_path, monkeypatch):
+    """A note the run itself adds (here, the worker replaced before a workload) reaches
+    the user of ``hf-eval audit``, after the cases, on stderr."""
     from tests.cli_kit import hf_eval, no_traceback
     from tests.conftest import build_toy_root
 
+    monkeypatch.setenv("HF_EVAL_WORKER_KEPT_LENT", "0")
     root = build_toy_root(tmp_path)
-    package = copy_candidate(HERE / "keep_lent_inputs", tmp_path / "keep")
+    package = copy_candidate(HERE / "honest", tmp_path / "honest")
     done = hf_eval("--root", root, "audit", "--candidate", package / "main.py", "--suite",
                    "all", "--definitions", DEFINITION, "--solutions", "none", "--report",
                    tmp_path / "r.jsonl")
     no_traceback(done)
     assert done.returncode == 0, done.stderr
-    assert re.search(r"^note: the worker of candidate-\S+ was replaced before its next "
-                     r"workload: it still held [0-9.]+ MiB the audit lent for earlier ones$",
+    assert re.search(r"^note: the worker of candidate-\S+ is replaced before a workload once",
                      done.stderr, re.M), done.stderr
 
 

@@ -435,6 +435,22 @@ def _alive(pid: int) -> bool:
     return info is not None and not info[1]
 
 
+def test_a_process_named_in_bytes_that_are_not_text_is_read_all_the_same() -> None:
+    """Any process may name itself any bytes (``PR_SET_NAME``), and the harness reads every
+    process's status while it leases and reaps uids: a name that is not UTF-8 must not
+    stop it (a worker of one audit would otherwise stop every other on the host)."""
+    code = ("import ctypes, sys, time; ctypes.CDLL(None).prctl(15, b'\\xff\\xfe', 0, 0, 0); "
+            "print(open('/proc/self/comm', 'rb').read(), flush=True); time.sleep(30)")
+    named = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert named.stdout.readline().strip() == repr(b"\xff\xfe\n").encode()
+        assert sandbox._status_uids(named.pid) == ({os.getuid()}, False)
+        assert named.pid in sandbox._live_pids(os.getuid())
+    finally:
+        named.kill()
+        named.wait()
+
+
 @pytest.mark.skipif(not ROOT, reason="reap() kills by uid: needs root and a worker uid")
 def test_reap_kills_what_the_candidate_left_and_nothing_else(tmp_path: Path) -> None:
     require_landlock()

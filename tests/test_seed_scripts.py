@@ -316,8 +316,9 @@ def test_audit_lock_held_by_another_run_is_refused(tmp_path, work):
 
 def test_harness_gpu_lock_lives_in_the_lock_directory(tmp_path, monkeypatch):
     monkeypatch.delenv(LOCK_DIRECTORY_VARIABLE, raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # not followed: every audit must find it
     default = gpu_lock_path("GPU-1")
-    assert default.name == "hf_eval-gpu-GPU-1.lock" and default.parent != tmp_path
+    assert default == Path("/tmp/hf_eval-gpu-GPU-1.lock")
     monkeypatch.setenv(LOCK_DIRECTORY_VARIABLE, str(tmp_path / "locks"))
     assert gpu_lock_path("GPU-1") == tmp_path / "locks" / "hf_eval-gpu-GPU-1.lock"
     assert (tmp_path / "locks").is_dir()
@@ -360,6 +361,42 @@ def test_a_gpu_lock_file_is_its_users_alone(tmp_path):
     with pytest.raises(SandboxError, match=rf"^{theirs}: the GPU lock file is owned by uid "
                        r"65534, not by this audit's \(uid 0\)"):
         open_lock_file(theirs)
+
+
+def test_a_wait_for_another_audits_gpu_lock_ends_when_the_audit_is_stopped(tmp_path):
+    """Another process holds the lock: the wait goes on until the audit's stop event is
+    set (Ctrl-C), then ends with LockWaitStopped naming the file."""
+    import threading
+
+    from hf_eval.isolation import workers
+
+    path = tmp_path / "gpu.lock"
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import fcntl, sys, time; f = open(sys.argv[1], 'w'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); "
+                               "time.sleep(60)", str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        stop, outcome = threading.Event(), []
+
+        def wait():
+            try:
+                workers._locked(path, stop)
+                outcome.append("locked")
+            except workers.LockWaitStopped as exc:
+                outcome.append(str(exc))
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        waiter.join(0.3)
+        assert waiter.is_alive() and not outcome  # still waiting: the lock is held
+        stop.set()
+        waiter.join(10)
+        assert outcome == [f"stopped while waiting for {path} (another audit of the GPU "
+                           "holds it)"]
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_a_gpu_lock_file_removed_while_held_is_taken_again(tmp_path, monkeypatch):

@@ -86,6 +86,13 @@ class Limits:
     default 4 GiB)."""
     shm_bytes: int
     """The size in bytes of ``/dev/shm``'s tmpfs (``HF_EVAL_WORKER_SHM``; default 1 GiB)."""
+    kept_lent_bytes: int = 1 << 30
+    """A solution's worker is kept for its next workload only while the memory the audit
+    lent it for earlier workloads holds at most this many bytes
+    (``HF_EVAL_WORKER_KEPT_LENT``; default 1 GiB): the audit wrote those pages, so they
+    are charged to its group, not the worker's, and a worker can keep them alive past
+    the workload out of sight (mapped, by a descriptor, in a pipe). Dev suites stay in
+    one worker; workloads of gigabytes each get a new one."""
 
     @classmethod
     def from_environment(cls) -> Limits:
@@ -93,7 +100,8 @@ class Limits:
                                            max(4 << 30, _physical_memory() // 2)),
                    pids=int(os.environ.get("HF_EVAL_WORKER_PIDS", "512")),
                    private_bytes=_env_bytes("HF_EVAL_WORKER_DISK", 4 << 30),
-                   shm_bytes=_env_bytes("HF_EVAL_WORKER_SHM", 1 << 30))
+                   shm_bytes=_env_bytes("HF_EVAL_WORKER_SHM", 1 << 30),
+                   kept_lent_bytes=_env_bytes("HF_EVAL_WORKER_KEPT_LENT", 1 << 30))
 
 
 def _unified() -> bool:

@@ -970,9 +970,10 @@ def remove_private_dir(path: Path) -> None:
 
 
 def _status_uids(pid: int) -> tuple[set[int], bool] | None:
-    """The real and effective uids of ``pid`` and whether it is a zombie; None if gone."""
+    """The real and effective uids of ``pid`` and whether it is a zombie; None if gone.
+    Read as bytes: its ``Name`` line is whatever the process named itself (any bytes)."""
     try:
-        text = Path(f"/proc/{pid}/status").read_text()
+        text = Path(f"/proc/{pid}/status").read_bytes().decode("utf-8", "replace")
     except (FileNotFoundError, ProcessLookupError):
         return None
     uids: set[int] = set()

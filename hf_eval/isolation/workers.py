@@ -26,7 +26,6 @@ import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -299,34 +298,14 @@ class WorkerHandle:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def held_from_earlier_cases(self) -> int:
-        """Bytes of the memory lent for cases before the current one (every memfd the
-        audit sent, :attr:`Channel.lent`) that the worker's processes still map or hold
-        a descriptor of. The audit wrote those pages, so they are charged to its group,
-        not the worker's: a worker kept between workloads that keeps them would pile up
-        memory no cap of its own bounds."""
-        earlier = {ino: size for ino, (case, size) in self.channel.lent.items()
-                   if case < self.channel.case}
-        if not earlier:
-            return 0
-        pids = self.group.members() if self.group is not None else [self.process.pid]
-        held: set[int] = set()
-        for pid in pids:
-            try:
-                with open(f"/proc/{pid}/maps") as maps:
-                    for line in maps:
-                        fields = line.split(maxsplit=5)
-                        if len(fields) == 6 and fields[5].startswith("/memfd:"):
-                            held.add(int(fields[4]))
-                for entry in os.scandir(f"/proc/{pid}/fd"):
-                    try:
-                        if os.readlink(entry.path).startswith("/memfd:"):
-                            held.add(os.stat(entry.path).st_ino)
-                    except OSError:  # closed meanwhile
-                        continue
-            except OSError:  # the process ended meanwhile
-                continue
-        return sum(size for ino, size in earlier.items() if ino in held)
+    def lent_for_earlier_cases(self) -> int:
+        """Bytes of the memory the audit lent this worker for cases before the current one
+        (every memfd it was sent, :attr:`Channel.lent`). The audit wrote those pages, so
+        they are charged to its group, not the worker's, and a worker can keep them alive
+        (mapped, by a descriptor, in a pipe) past the case, out of sight of any scan: what
+        it was lent bounds what it can hold."""
+        return sum(size for case, size in self.channel.lent.values()
+                   if case < self.channel.case)
 
     def freeze(self, timeout: float = 5.0) -> bool | None:
         """Stop every process of this worker (while the stand-in is timed): True once all
@@ -385,7 +364,7 @@ class WorkerHandle:
         return True
 
 
-#: Names the folder of the per-GPU lock files (default: the temporary folder). Every audit
+#: Names the folder of the per-GPU lock files (default: /tmp). Every audit
 #: that shares a GPU must use the same folder; ``scripts/audit_solutions.py
 #: --lock-directory`` sets it.
 LOCK_DIRECTORY_VARIABLE = "HF_EVAL_LOCK_DIRECTORY"
@@ -393,12 +372,13 @@ LOCK_DIRECTORY_VARIABLE = "HF_EVAL_LOCK_DIRECTORY"
 
 def gpu_lock_path(gpu_uuid: str) -> Path:
     """The lock file of one physical GPU: ``hf_eval-gpu-<uuid>.lock`` in
-    ``$HF_EVAL_LOCK_DIRECTORY`` (created when absent), else in the temporary folder. A
-    lock directory a worker could read is refused: a worker could ``flock`` the file
-    (a read-only descriptor suffices) and hold every audit of the GPU."""
+    ``$HF_EVAL_LOCK_DIRECTORY`` (created when absent), else in ``/tmp`` (whatever
+    ``TMPDIR`` says, so that every audit of the GPU finds it). A lock directory a worker
+    could read is refused: a worker could ``flock`` the file (a read-only descriptor
+    suffices) and hold every audit of the GPU."""
     folder = os.environ.get(LOCK_DIRECTORY_VARIABLE)
-    if not folder:
-        return Path(tempfile.gettempdir()) / f"hf_eval-gpu-{gpu_uuid}.lock"
+    if not folder:  # one folder whatever TMPDIR an audit runs with, as the uid locks
+        return UID_LOCK_DIRECTORY / f"hf_eval-gpu-{gpu_uuid}.lock"
     resolved = Path(folder).resolve()  # what is checked is what is opened, whatever the
     _refuse_readable(resolved, folder)  # working directory or a link becomes later
     resolved.mkdir(parents=True, exist_ok=True)
@@ -414,18 +394,25 @@ def _refuse_readable(resolved: Path, given: str) -> None:
             raise sandbox.SandboxError(
                 f"{LOCK_DIRECTORY_VARIABLE}={given}: the GPU lock directory lies in {tree}, "
                 "which every worker may read (a worker could hold the lock); choose one "
-                "outside it (the default, the temporary folder, is)")
+                "outside it (the default, /tmp, is)")
 
 
+#: Seconds between two tries of a GPU lock another audit holds.
+LOCK_POLL_S = 0.05
 #: The GPU locks this thread holds (their paths): taken again inside, a lock is already
 #: held (a second ``flock`` of the same file from one thread would wait for itself).
 _HELD = threading.local()
 
 
+class LockWaitStopped(RuntimeError):
+    """The audit was stopped (Ctrl-C) while it waited for a GPU's lock."""
+
+
 @contextmanager
-def gpu_lock(device: torch.device):
+def gpu_lock(device: torch.device, stop: threading.Event | None = None):
     """An exclusive lock per GPU, so two audits never use one GPU at once while either
-    judges a candidate or computes a truth on it (re-entrant within a thread)."""
+    judges a candidate or computes a truth on it (re-entrant within a thread). The wait
+    for another audit's lock ends with :class:`LockWaitStopped` once ``stop`` is set."""
     if device.type != "cuda":
         yield
         return
@@ -436,7 +423,7 @@ def gpu_lock(device: torch.device):
     if path in held:
         yield
         return
-    fd = _locked(path)
+    fd = _locked(path, stop)
     try:
         held.add(path)
         try:
@@ -448,13 +435,23 @@ def gpu_lock(device: torch.device):
         os.close(fd)
 
 
-def _locked(path: Path) -> int:
+def _locked(path: Path, stop: threading.Event | None = None) -> int:
     """A descriptor of the lock file ``path``, exclusively locked: the file the path
     names once the lock is held (one removed meanwhile, by a cleaner of the temporary
-    folder say, would be a lock no other audit sees), taken again until it is."""
+    folder say, would be a lock no other audit sees), taken again until it is. While
+    another process holds it, ``stop`` is looked at every :data:`LOCK_POLL_S`."""
     while True:
         fd = open_lock_file(path)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if stop is not None and stop.is_set():
+                    os.close(fd)
+                    raise LockWaitStopped(f"stopped while waiting for {path} (another "
+                                          "audit of the GPU holds it)") from None
+                time.sleep(LOCK_POLL_S)
         try:
             now = os.stat(path, follow_symlinks=False)
         except FileNotFoundError:
@@ -501,7 +498,8 @@ class Isolation:
     """At most one live worker per solution; a worker is replaced after any fatal failure.
 
     A solution's worker stays up while the audit moves between workloads of one
-    definition, and is ended as soon as another solution needs one: at most one
+    definition (as long as it was lent at most ``Limits.kept_lent_bytes`` for the
+    earlier ones), and is ended as soon as another solution needs one: at most one
     candidate's worker lives at a time, so none runs while another is timed. A new
     solution always gets a worker that never served anything before (forked by the
     spawner: a fraction of a second). Every worker holds a uid of its own
@@ -511,6 +509,13 @@ class Isolation:
     def __init__(self, device: torch.device) -> None:
         self.device = device
         self.workers: dict[str, tuple[WorkerHandle, protocol.Reply]] = {}
+        #: Solutions (by hash) whose worker was loaded at least once here: a later load
+        #: is a reload, which counts against the case that needed it.
+        self.loaded: set[str] = set()
+        #: Whether the last :meth:`worker` call loaded a solution loaded here before.
+        self.reloaded = False
+        #: Solutions whose worker was replaced for the memory lent to it (noted once).
+        self.renewed: set[str] = set()
         self._stand_in: WorkerHandle | None = None
         #: A worker started before its candidate is known (:meth:`spare`), or None.
         self._spare: WorkerHandle | None = None
@@ -596,17 +601,25 @@ class Isolation:
             self.discard(other)
         found = self.workers.get(key)
         if found is not None and found[0].alive() and found[1].error is None:
-            found[0].channel.case += 1  # a new case: what was lent before is earlier now
-            held = found[0].held_from_earlier_cases()
-            if held:
-                self.notes.append(f"the worker of {solution.name} was replaced before its "
-                                  f"next workload: it still held {held / 2**20:.1f} MiB the "
-                                  "audit lent for earlier ones")
+            handle = found[0]
+            handle.channel.case += 1  # a new case: what was lent before is earlier now
+            lent = handle.lent_for_earlier_cases()
+            if lent > handle.limits.kept_lent_bytes:
+                if key not in self.renewed:
+                    self.renewed.add(key)
+                    self.notes.append(
+                        f"the worker of {solution.name} is replaced before a workload once "
+                        f"the memory lent to it for earlier ones passes "
+                        f"{handle.limits.kept_lent_bytes / 2**20:.0f} MiB (here "
+                        f"{lent / 2**20:.0f} MiB; HF_EVAL_WORKER_KEPT_LENT)")
                 self.discard(key)
                 found = None
+        self.reloaded = False
         if found is None or not found[0].alive() or found[1].error is not None:
             if found is not None:
                 self.discard(key)
+            self.reloaded = key in self.loaded
+            self.loaded.add(key)
             handle = self._new_handle(solution)
             # Importing the solution (which may JIT-compile kernels) gets at least
             # LOAD_TIMEOUT_S, whatever the per-call timeout.

@@ -344,7 +344,7 @@ class Lane:
         if cached is not None:
             return cached, "cache", 0.0
         snapshot = snapshot or InputSnapshot(list(definition.inputs), inputs)
-        with gpu_lock(self.device):  # no other audit's candidate is judged meanwhile
+        with gpu_lock(self.device, self.audit._interrupted):  # no other audit's candidate
             t0 = time.perf_counter()
             try:
                 outputs = self._reference_or_room(definition, inputs)
@@ -411,6 +411,7 @@ class Lane:
             self.isolation.discard(key)
             return {"status": Status.COMPILE_ERROR.value, "reason": loaded.error,
                     **({"traceback": loaded.traceback} if loaded.traceback else {})}
+        reload_s = time.perf_counter() - t_load if self.isolation.reloaded else 0.0
         main = InputSet(f"m-{case.key}", case.inputs, case.reference)
         strict = (case.task.diagnostic_tolerance
                   if self.audit.config.strict_diagnostic else None)
@@ -420,10 +421,10 @@ class Lane:
                               self.device, main,
                               reference or (lambda inputs: self._truth_in_session(
                                   case.definition, inputs)),
-                              self.audit.secret, timeout, strict)
+                              self.audit.secret, timeout, strict, reload_s)
             session.setup_ms["load"] = round((time.perf_counter() - t_load) * 1e3, 3)
             result = self._judge(session, case, loaded)
-            session.forget([main.id], graph=True, slots=True)
+            session.forget([main.id], graph=True)
         except ReferenceFailed as exc:  # the data's fault: the candidate is not judged
             self.isolation.discard(key)
             result = {"status": Status.DATA_ERROR.value, "reason": str(exc)}
@@ -432,7 +433,7 @@ class Lane:
             fatal = result.pop("fatal", False) or isinstance(exc, WorkerFailure)
             if not fatal and session is not None:
                 try:  # the worker is fine; drop what it holds of this case
-                    session.forget(list(session.registered), graph=True, slots=True)
+                    session.forget(list(session.registered), graph=True)
                 except (Failure, WorkerFailure):
                     fatal = True
             if fatal:
@@ -462,7 +463,7 @@ class Lane:
         CUDA all of them hold the GPU's lock: no other audit's session (its calls, its
         references) runs on the GPU while this one times, nor while its stand-in waits
         for the GPU to be free (work it found there is then its own candidate's)."""
-        with gpu_lock(self.device):
+        with gpu_lock(self.device, self.audit._interrupted):
             return self._judge_steps(session, case, loaded)
 
     def _judge_steps(self, session: Session, case: Case, loaded: Reply) -> dict:

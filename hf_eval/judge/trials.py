@@ -197,8 +197,9 @@ RETRY_WALL_MAX_MS = 1000.0
 #: stall the audit gets TIMEOUT (each such request also has at most the task's timeout).
 HARNESS_BUDGET_S = 120.0
 #: A case's requests to the candidate's worker (its calls, warm-up, ``prepare``, capture,
-#: trials and the harness's own requests), and the waits for its processes to freeze,
-#: may take this many times the task's per-call timeout together. Each request has its
+#: trials and the harness's own requests), the waits for its processes to freeze and a
+#: reload of the worker the case needed, may take this many times the task's per-call
+#: timeout together. Each request has its
 #: own deadline too; without a case's, a worker that answered every one just before it
 #: held the case (and, on CUDA, the GPU's lock) for their sum, hours at the default
 #: timeout. An honest case spends a small share of it: the slowest measured on the H200
@@ -410,6 +411,9 @@ class Session:
     """The task's diagnostic tolerance when the audit reports it (``--strict-diagnostic``):
     every judged call's outputs are compared by it as well, into the verdict's
     ``diagnostic`` (never its status); None: not reported."""
+    spent_s: float = 0.0
+    """Seconds of the case's budget spent before the session: a reload of the candidate's
+    worker (a solution's later loads count against the case that needed them)."""
     counter: int = 0
     """Fresh input sets drawn so far: the next draw's sets are numbered from one past it,
     and its seed depends on that number."""
@@ -465,7 +469,7 @@ class Session:
 
     def __post_init__(self) -> None:
         self._candidate = _WorkerState(self.handle)
-        self._case_s = CASE_BUDGET_FACTOR * self.timeout
+        self._case_s = CASE_BUDGET_FACTOR * self.timeout - self.spent_s
         # This session's own stream of fresh content: one candidate's worker cannot learn
         # (and hand on, through any channel the host keeps) answers valid for another's.
         self.secret = hashlib.sha256(self.secret + secrets.token_bytes(32)).digest()
@@ -534,7 +538,9 @@ class Session:
         """The reason of a case that ran past its budget (:data:`CASE_BUDGET_FACTOR`)."""
         return (f"the case's requests to the worker, and the waits for its processes to "
                 f"stop, took more than {CASE_BUDGET_FACTOR * self.timeout:.0f} s in all "
-                f"({CASE_BUDGET_FACTOR} times the task's call timeout)")
+                f"({CASE_BUDGET_FACTOR} times the task's call timeout)"
+                + (f", {self.spent_s:.1f} s of them reloading the worker"
+                   if self.spent_s else ""))
 
     def _register(self, worker: _WorkerState, sets: list[InputSet]) -> None:
         """Hand the worker the sets it does not hold yet (outside any clock). A timed set
@@ -574,20 +580,13 @@ class Session:
                                       worker=worker)[0].pinned
 
     def forget(self, ids: list[str], graph: bool = False,
-               arenas: list[str] | None = None, slots: bool = False) -> None:
-        """The workers drop these sets (and the graph, the arenas); with ``slots``, at
-        the case's end, the candidate's worker drops its output slots too, so that a
-        worker kept for the next workload holds nothing lent for this one
-        (:meth:`~hf_eval.isolation.workers.WorkerHandle.held_from_earlier_cases`)."""
+               arenas: list[str] | None = None) -> None:
         for worker in self._workers():
             self._request({"op": "forget", "ids": ids, "graph": graph}, worker=worker)
             worker.registered.difference_update(ids)
             worker.arenas.difference_update(arenas or [])
             for arena_id in arenas or []:
                 worker.privates.pop(arena_id, None)
-        if slots and self._candidate.slots:
-            self._request({"op": "slots", "slots": []})
-            self._candidate.slots = []
 
     def release_stand_in(self) -> None:
         """Drop everything the stand-in holds of this session: a candidate's failure can
