@@ -89,19 +89,22 @@ class Limits:
     kept_lent_bytes: int = 1 << 30
     """A solution's worker is kept for its next workload only while the memory the audit
     lent it for earlier workloads holds at most this many bytes
-    (``HF_EVAL_WORKER_KEPT_LENT``; default 1 GiB): the audit wrote those pages, so they
-    are charged to its group, not the worker's, and a worker can keep them alive past
-    the workload out of sight (mapped, by a descriptor, in a pipe). Dev suites stay in
-    one worker; workloads of gigabytes each get a new one."""
+    (``HF_EVAL_WORKER_KEPT_LENT``; default a quarter of the memory the worker's cap
+    leaves the rest of the machine, at least 1 GiB: 16 GiB on a 128 GiB host): the audit
+    wrote those pages, so they are charged to its group, not the worker's, and a worker
+    can keep them alive past the workload out of sight (mapped, by a descriptor, in a
+    pipe). Past it, the next workload gets a new worker."""
 
     @classmethod
     def from_environment(cls) -> Limits:
-        return cls(memory_bytes=_env_bytes("HF_EVAL_WORKER_MEMORY",
-                                           max(4 << 30, _physical_memory() // 2)),
+        memory = _env_bytes("HF_EVAL_WORKER_MEMORY", max(4 << 30, _physical_memory() // 2))
+        left = max(0, _physical_memory() - memory)
+        return cls(memory_bytes=memory,
                    pids=int(os.environ.get("HF_EVAL_WORKER_PIDS", "512")),
                    private_bytes=_env_bytes("HF_EVAL_WORKER_DISK", 4 << 30),
                    shm_bytes=_env_bytes("HF_EVAL_WORKER_SHM", 1 << 30),
-                   kept_lent_bytes=_env_bytes("HF_EVAL_WORKER_KEPT_LENT", 1 << 30))
+                   kept_lent_bytes=_env_bytes("HF_EVAL_WORKER_KEPT_LENT",
+                                              max(1 << 30, left // 4)))
 
 
 def _unified() -> bool:
