@@ -437,13 +437,16 @@ def _alive(pid: int) -> bool:
 
 def test_a_process_named_in_bytes_that_are_not_text_is_read_all_the_same() -> None:
     """Any process may name itself any bytes (``PR_SET_NAME``), and the harness reads every
-    process's status while it leases and reaps uids: a name that is not UTF-8 must not
-    stop it (a worker of one audit would otherwise stop every other on the host)."""
-    code = ("import ctypes, sys, time; ctypes.CDLL(None).prctl(15, b'\\xff\\xfe', 0, 0, 0); "
+    process's status while it leases and reaps uids: a name that is not UTF-8, or that
+    holds what Python takes for a line break (the kernel escapes only newlines) followed
+    by a forged field, must not stop it or be read as a field (a worker of one audit
+    would otherwise stop every other on the host)."""
+    code = ("import ctypes, sys, time; "
+            "ctypes.CDLL(None).prctl(15, b'\\xff\\x1cUid:\\tx', 0, 0, 0); "
             "print(open('/proc/self/comm', 'rb').read(), flush=True); time.sleep(30)")
     named = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     try:
-        assert named.stdout.readline().strip() == repr(b"\xff\xfe\n").encode()
+        assert named.stdout.readline().strip() == repr(b"\xff\x1cUid:\tx\n").encode()
         assert sandbox._status_uids(named.pid) == ({os.getuid()}, False)
         assert named.pid in sandbox._live_pids(os.getuid())
     finally:

@@ -978,7 +978,7 @@ def _status_uids(pid: int) -> tuple[set[int], bool] | None:
         return None
     uids: set[int] = set()
     zombie = False
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines: a name may hold \x1c, \x85, ...
         if line.startswith("Uid:"):
             uids = set(map(int, line.split()[1:3]))
         elif line.startswith("State:"):
