@@ -708,27 +708,46 @@ def test_a_worker_serves_the_next_workload_while_it_was_lent_little(tmp_path, mo
                         r"HF_EVAL_WORKER_KEPT_LENT\)", renewed[0]), renewed
 
 
-def test_a_later_load_counts_against_the_workload_that_needed_it(tmp_path, monkeypatch):
-    """An import of 3.5 s is within the load's own deadline; the first load is the
-    solution's setup, every later one (a new worker for a later workload) is charged to
-    that workload's budget: past it, TIMEOUT."""
+def test_a_load_after_the_candidates_own_failure_counts_against_the_next_case(tmp_path):
+    """A worker the candidate's crash ended is loaded again for the next workload: that
+    load (2 s of import here) counts against the workload's budget (3 s), which its
+    0.4 s calls then pass. The first load is the solution's setup, and never counted."""
     from hf_eval.judge.trials import CASE_BUDGET_FACTOR
     from tests.conftest import build_toy_root
 
-    monkeypatch.setenv("HF_EVAL_WORKER_KEPT_LENT", "0")
     timeout = 1.0
     root = build_toy_root(tmp_path, call_timeout_s=timeout)
     records = Audit(open_dataset(root), AuditConfig(
         report=tmp_path / "r.jsonl", solutions="none", suite="all",
-        extra_solutions=[_candidate("slow_import", tmp_path, "3.5")])).run()
-    assert [r.status for r in records] == [Status.PASSED] + [Status.TIMEOUT] * 2, \
+        extra_solutions=[_candidate("crash_then_slow_reload", tmp_path, "2.0")])).run()
+    assert [r.status for r in records] == [Status.RUNTIME_ERROR] + [Status.TIMEOUT] * 2, \
         [r.reason for r in records]
     for record in records[1:]:
         assert re.fullmatch(
             r"the case's requests to the worker, and the waits for its processes to stop, "
             rf"took more than {CASE_BUDGET_FACTOR * timeout:.0f} s in all "
-            rf"\({CASE_BUDGET_FACTOR} times the task's call timeout\), 3\.[5-9] s of them "
+            rf"\({CASE_BUDGET_FACTOR} times the task's call timeout\), 2\.[0-9] s of them "
             r"reloading the worker", record.reason), record.reason
+
+
+def test_a_load_the_audit_caused_counts_against_no_case(tmp_path, monkeypatch):
+    """Loads the audit causes (a new worker for each workload, here by the lent-memory
+    bound) are not the candidate's doing: a 3.5 s import beside a 3 s budget passes
+    every workload. After the candidate's own failure, a load has at most the case's
+    budget."""
+    from tests.conftest import build_toy_root
+
+    monkeypatch.setenv("HF_EVAL_WORKER_KEPT_LENT", "0")
+    root = build_toy_root(tmp_path, call_timeout_s=1.0)
+    records = Audit(open_dataset(root), AuditConfig(
+        report=tmp_path / "r.jsonl", solutions="none", suite="all",
+        extra_solutions=[_candidate("slow_import", tmp_path, "3.5")])).run()
+    assert [r.status for r in records] == [Status.PASSED] * 3, [r.reason for r in records]
+    crashed = Audit(open_dataset(root), AuditConfig(
+        report=tmp_path / "c.jsonl", solutions="none", suite="all",
+        extra_solutions=[_candidate("crash_then_slow_reload", tmp_path / "c", "3.5")])).run()
+    assert [r.status for r in crashed] == [Status.RUNTIME_ERROR] + [Status.TIMEOUT] * 2
+    assert [r.reason for r in crashed[1:]] == ["no answer within 3 s"] * 2
 
 
 def test_the_command_line_prints_what_the_run_noted(tmp_path, monkeypatch):

@@ -397,7 +397,7 @@ def _refuse_readable(resolved: Path, given: str) -> None:
                 "outside it (the default, /tmp, is)")
 
 
-#: Seconds between two tries of a GPU lock another audit holds.
+#: Seconds between two looks at the stop event while another audit holds a GPU lock.
 LOCK_POLL_S = 0.05
 #: The GPU locks this thread holds (their paths): taken again inside, a lock is already
 #: held (a second ``flock`` of the same file from one thread would wait for itself).
@@ -435,6 +435,36 @@ def gpu_lock(device: torch.device, stop: threading.Event | None = None):
         os.close(fd)
 
 
+def _wait_for_lock(fd: int, path: Path, stop: threading.Event | None) -> None:
+    """``flock(fd, LOCK_EX)``, waited for in the kernel's queue (a loop of tries would lose
+    to a holder that takes the lock again at once, between two cases); the wait is
+    abandoned once ``stop`` is set, and a lock granted after that is let go at once."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    granted, abandoned, decided = threading.Event(), threading.Event(), threading.Lock()
+
+    def wait() -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with decided:
+            if not abandoned.is_set():
+                granted.set()
+                return
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+    threading.Thread(target=wait, name="gpu-lock-wait", daemon=True).start()
+    while not granted.wait(LOCK_POLL_S):
+        if stop is not None and stop.is_set():
+            with decided:
+                if not granted.is_set():
+                    abandoned.set()  # the waiting thread closes the descriptor
+                    raise LockWaitStopped(f"stopped while waiting for {path} (another "
+                                          "audit of the GPU holds it)")
+
+
 def _locked(path: Path, stop: threading.Event | None = None) -> int:
     """A descriptor of the lock file ``path``, exclusively locked: the file the path
     names once the lock is held (one removed meanwhile, by a cleaner of the temporary
@@ -442,16 +472,7 @@ def _locked(path: Path, stop: threading.Event | None = None) -> int:
     another process holds it, ``stop`` is looked at every :data:`LOCK_POLL_S`."""
     while True:
         fd = open_lock_file(path)
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if stop is not None and stop.is_set():
-                    os.close(fd)
-                    raise LockWaitStopped(f"stopped while waiting for {path} (another "
-                                          "audit of the GPU holds it)") from None
-                time.sleep(LOCK_POLL_S)
+        _wait_for_lock(fd, path, stop)
         try:
             now = os.stat(path, follow_symlinks=False)
         except FileNotFoundError:
@@ -509,11 +530,14 @@ class Isolation:
     def __init__(self, device: torch.device) -> None:
         self.device = device
         self.workers: dict[str, tuple[WorkerHandle, protocol.Reply]] = {}
-        #: Solutions (by hash) whose worker was loaded at least once here: a later load
-        #: is a reload, which counts against the case that needed it.
-        self.loaded: set[str] = set()
-        #: Whether the last :meth:`worker` call loaded a solution loaded here before.
-        self.reloaded = False
+        #: Solutions (by hash) whose worker was ended by the candidate's own failure
+        #: (:meth:`discard` with ``failed``): their next load counts against its case.
+        self.failed: set[str] = set()
+        #: Seconds the last :meth:`worker` call spent loading a solution again after its
+        #: own failure (0 for any other load: a first one, or one the audit caused).
+        self.reload_s = 0.0
+        #: Workers being ended (:meth:`_end`), which :meth:`kill_all` reaches too.
+        self.ending: set[WorkerHandle] = set()
         #: Solutions whose worker was replaced for the memory lent to it (noted once).
         self.renewed: set[str] = set()
         self._stand_in: WorkerHandle | None = None
@@ -526,7 +550,12 @@ class Isolation:
 
     def _end(self, handle: WorkerHandle, what: str) -> None:
         started = time.monotonic()
-        if not handle.close():
+        self.ending.add(handle)
+        try:
+            ended = handle.close()
+        finally:
+            self.ending.discard(handle)
+        if not ended:
             self.dying.append(handle)
             self.notes.append(f"the worker of {what} was still dying "
                               f"{time.monotonic() - started:.0f} s after it was killed")
@@ -592,10 +621,12 @@ class Isolation:
             self._end(handle, "the spare worker")
         return WorkerHandle(solution, self.device)
 
-    def worker(self, solution: Solution, timeout: float
+    def worker(self, solution: Solution, timeout: float, reload_timeout: float | None = None
                ) -> tuple[WorkerHandle, protocol.Reply]:
         """The solution's live worker, or a new one (every other candidate's worker is
-        ended first); the load reply says whether the candidate loaded."""
+        ended first); the load reply says whether the candidate loaded. A load after the
+        solution's own failure (:attr:`failed`) has at most ``reload_timeout`` seconds
+        (the case's budget), and its seconds are :attr:`reload_s`."""
         key = solution_hash(solution)
         for other in [k for k in self.workers if k != key]:
             self.discard(other)
@@ -614,30 +645,40 @@ class Isolation:
                         f"{lent / 2**20:.0f} MiB; HF_EVAL_WORKER_KEPT_LENT)")
                 self.discard(key)
                 found = None
-        self.reloaded = False
+        self.reload_s = 0.0
         if found is None or not found[0].alive() or found[1].error is not None:
             if found is not None:
-                self.discard(key)
-            self.reloaded = key in self.loaded
-            self.loaded.add(key)
+                self.discard(key, failed=True)  # (it died, or its load failed)
+            again = key in self.failed
+            self.failed.discard(key)
             handle = self._new_handle(solution)
             # Importing the solution (which may JIT-compile kernels) gets at least
-            # LOAD_TIMEOUT_S, whatever the per-call timeout.
+            # LOAD_TIMEOUT_S, whatever the per-call timeout; again after its own failure,
+            # no more than its case may take.
+            deadline = max(timeout, LOAD_TIMEOUT_S)
+            if again and reload_timeout is not None:
+                deadline = min(deadline, reload_timeout)
             STARTING.add(handle)  # until it is one of :attr:`workers`
+            t0 = time.perf_counter()
             try:
                 reply, _ = handle.request({"op": "load", "solution": solution.model_dump_json(),
-                                           "device": str(self.device)},
-                                          max(timeout, LOAD_TIMEOUT_S))
+                                           "device": str(self.device)}, deadline)
             except BaseException:
                 self._end(handle, solution.name)
                 raise
             finally:
                 STARTING.discard(handle)
+                if again:
+                    self.reload_s = time.perf_counter() - t0
             self.workers[key] = (handle, replace(reply, walls=handle.walls))
         return self.workers[key]
 
-    def discard(self, solution_key: str) -> None:
-        """Drop a solution's worker (after a timeout, crash or fatal error)."""
+    def discard(self, solution_key: str, failed: bool = False) -> None:
+        """Drop a solution's worker; ``failed``: for the candidate's own failure (a
+        timeout, crash, failed import or fatal error), so that its next load counts
+        against the case that needs it."""
+        if failed:
+            self.failed.add(solution_key)
         found = self.workers.pop(solution_key, None)
         if found is not None:
             self._end(found[0], f"solution {solution_key[:12]}")
@@ -651,7 +692,7 @@ class Isolation:
         """SIGKILL every worker now, the stand-in too (from another thread, on Ctrl-C):
         a request in flight fails, and :meth:`close` then removes what is left."""
         for handle in ([found[0] for found in list(self.workers.values())]
-                       + [self._stand_in, self._spare, *list(STARTING)]):
+                       + [self._stand_in, self._spare, *list(STARTING), *list(self.ending)]):
             if handle is not None:
                 handle.kill()
 

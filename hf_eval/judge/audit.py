@@ -41,6 +41,7 @@ from hf_eval.judge.input_sets import InputSnapshot, scale_probe
 from hf_eval.judge.records import CaseRecord, RecordError, Status, validate_record
 from hf_eval.judge.report import ReportWriter, environment, read_report
 from hf_eval.judge.trials import (
+    CASE_BUDGET_FACTOR,
     CPU_TIMING,
     Failure,
     InputSet,
@@ -403,15 +404,16 @@ class Lane:
         key = solution_hash(solution)
         t_load = time.perf_counter()
         try:
-            handle, loaded = self.isolation.worker(solution, timeout)
+            handle, loaded = self.isolation.worker(solution, timeout,
+                                                   CASE_BUDGET_FACTOR * timeout)
         except WorkerFailure as failure:
-            self.isolation.discard(key)
+            self.isolation.discard(key, failed=True)
             return {"status": failure.status.value, "reason": str(failure)}
         if loaded.error is not None:  # the candidate did not import: its failure
-            self.isolation.discard(key)
+            self.isolation.discard(key, failed=True)
             return {"status": Status.COMPILE_ERROR.value, "reason": loaded.error,
                     **({"traceback": loaded.traceback} if loaded.traceback else {})}
-        reload_s = time.perf_counter() - t_load if self.isolation.reloaded else 0.0
+        reload_s = self.isolation.reload_s
         main = InputSet(f"m-{case.key}", case.inputs, case.reference)
         strict = (case.task.diagnostic_tolerance
                   if self.audit.config.strict_diagnostic else None)
@@ -437,13 +439,13 @@ class Lane:
                 except (Failure, WorkerFailure):
                     fatal = True
             if fatal:
-                self.isolation.discard(key)
+                self.isolation.discard(key, failed=True)
         except StandInFailed as exc:
             result = self._stand_in_failed(key, exc)
         except (SandboxError, DataError, AuditAborted, SharedGpuBusy):
             raise  # the harness's own failure, the data's or the host's: not this candidate's
         except Exception as exc:  # noqa: BLE001 - a candidate never stops the audit
-            self.isolation.discard(key)
+            self.isolation.discard(key, failed=True)
             result = {"status": Status.RUNTIME_ERROR.value,
                       "reason": f"the audit could not judge this candidate's output: "
                                 f"{type(exc).__name__}: {str(exc)[:300]}"}

@@ -198,13 +198,13 @@ RETRY_WALL_MAX_MS = 1000.0
 HARNESS_BUDGET_S = 120.0
 #: A case's requests to the candidate's worker (its calls, warm-up, ``prepare``, capture,
 #: trials and the harness's own requests), the waits for its processes to freeze and a
-#: reload of the worker the case needed, may take this many times the task's per-call
-#: timeout together. Each request has its
-#: own deadline too; without a case's, a worker that answered every one just before it
-#: held the case (and, on CUDA, the GPU's lock) for their sum, hours at the default
-#: timeout. An honest case spends a small share of it: the slowest measured on the H200
-#: took 24 s (a dense GEMM), the dense GEMM dev cases on the 2-core CPU machine about
-#: 10 s each (:class:`CpuTimingRule`).
+#: load of the worker after the candidate's own failure in an earlier case, may take
+#: this many times the task's per-call timeout together. Each request has its own
+#: deadline too; without a case's, a worker that answered every one just before it held
+#: the case (and, on CUDA, the GPU's lock) for their sum, hours at the default timeout.
+#: An honest case spends a small share of it: the slowest measured on the H200 took
+#: 24 s (a dense GEMM), the dense GEMM dev cases on the 2-core CPU machine about 10 s
+#: each (:class:`CpuTimingRule`).
 CASE_BUDGET_FACTOR = 3
 #: Seconds the candidate's worker may take to freeze before the stand-in's runs (its
 #: processes idle in a wait freeze in well under a millisecond; one held in the kernel,
@@ -412,8 +412,9 @@ class Session:
     every judged call's outputs are compared by it as well, into the verdict's
     ``diagnostic`` (never its status); None: not reported."""
     spent_s: float = 0.0
-    """Seconds of the case's budget spent before the session: a reload of the candidate's
-    worker (a solution's later loads count against the case that needed them)."""
+    """Seconds of the case's budget spent before the session: a load of the candidate's
+    worker after its own failure (in an earlier case), which counts against the case
+    that needed it."""
     counter: int = 0
     """Fresh input sets drawn so far: the next draw's sets are numbered from one past it,
     and its seed depends on that number."""

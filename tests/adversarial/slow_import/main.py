@@ -1,6 +1,6 @@
-"""Right answers, after an import that sleeps (seconds written in by the test): under
-the load's own deadline, but every later load of the solution (a new worker for a later
-workload) counts against that workload's budget."""
+"""Right answers, after an import that sleeps (seconds written in by the test): within
+the load's own deadline, and more than a short case's budget. A new worker the audit
+starts for a later workload loads it again, which counts against no case."""
 import time
 
 import torch
