@@ -750,6 +750,18 @@ def test_a_load_the_audit_caused_counts_against_no_case(tmp_path, monkeypatch):
     assert [r.reason for r in crashed[1:]] == ["no answer within 3 s"] * 2
 
 
+def test_a_candidates_failure_is_forgotten_when_its_workers_are_ended():
+    """The mark that makes a solution's next load count against its case lasts until
+    the isolation ends its workers (another definition; every ``hf-eval serve``
+    request starts so): another client posting the same sources to make them fail
+    leaves nothing behind for the owner's next request."""
+    iso = workers.Isolation(torch.device("cpu"))
+    iso.discard("a-solution-hash", failed=True)
+    assert iso.failed == {"a-solution-hash"}
+    iso.shutdown()
+    assert iso.failed == set()
+
+
 def test_the_command_line_prints_what_the_run_noted(tmp_path, monkeypatch):
     """A note the run itself adds (here, the worker replaced before a workload) reaches
     the user of ``hf-eval audit``, after the cases, on stderr."""

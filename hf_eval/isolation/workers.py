@@ -684,9 +684,12 @@ class Isolation:
             self._end(found[0], f"solution {solution_key[:12]}")
 
     def shutdown(self) -> None:
-        """End every candidate worker (the stand-in stays for the next one)."""
+        """End every candidate worker (the stand-in stays for the next one) and forget
+        whose failure ended one: what follows (another definition, another request to
+        ``hf-eval serve``, which may post the same sources) starts anew."""
         for key in list(self.workers):
             self.discard(key)
+        self.failed.clear()
 
     def kill_all(self) -> None:
         """SIGKILL every worker now, the stand-in too (from another thread, on Ctrl-C):

@@ -387,7 +387,7 @@ class Lane:
         with that worker ended. Started then, the candidate was the cause (it held some
         resource of the host, say its open-file table): its RUNTIME_ERROR. Failing again,
         the harness's own failure, which stops the audit."""
-        self.isolation.discard(key)
+        self.isolation.discard(key, failed=True)
         self.isolation.stand_in()  # raises StandInFailed again: the harness's failure
         return {"status": Status.RUNTIME_ERROR.value,
                 "reason": f"{failure} while this candidate's worker lived; it started "
