@@ -24,6 +24,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -291,6 +292,7 @@ attempt("mkdir", lambda: os.mkdir({str(tmp_path / "newdir")!r}))
 os.makedirs({str(private / "a" / "b")!r})
 open({str(private / "a" / "b" / "ok.txt")!r}, "w").write("ok")
 import tempfile
+import time
 with tempfile.NamedTemporaryFile(dir=None) as f:
     f.write(b"tmp ok")  # TMPDIR is the private dir
 open({str(outside[3])!r}, "w").write("private shm")
@@ -452,6 +454,26 @@ def test_a_process_named_in_bytes_that_are_not_text_is_read_all_the_same() -> No
     finally:
         named.kill()
         named.wait()
+
+
+def test_a_process_whose_main_thread_ended_is_alive_while_another_runs() -> None:
+    """The main thread's status reads as a zombie once it has ended, but the process runs
+    on in its other threads: the uid sweep must still see it live (and kill it)."""
+    code = ("import ctypes, threading, time; "
+            "threading.Thread(target=time.sleep, args=(30,)).start(); "
+            "print('started', flush=True); ctypes.CDLL(None).pthread_exit(None)")
+    headless = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert headless.stdout.readline().strip() == b"started"
+        deadline = time.monotonic() + 10
+        while b"Z" not in Path(f"/proc/{headless.pid}/stat").read_bytes().split()[2:3]:
+            assert time.monotonic() < deadline, "the main thread did not end"
+            time.sleep(0.01)
+        assert sandbox._status_uids(headless.pid) == ({os.getuid()}, False)
+        assert headless.pid in sandbox._live_pids(os.getuid())
+    finally:
+        headless.kill()
+        headless.wait()
 
 
 @pytest.mark.skipif(not ROOT, reason="reap() kills by uid: needs root and a worker uid")

@@ -983,7 +983,28 @@ def _status_uids(pid: int) -> tuple[set[int], bool] | None:
             uids = set(map(int, line.split()[1:3]))
         elif line.startswith("State:"):
             zombie = line.split()[1] in ("Z", "X")
+    if zombie:  # its main thread; a process whose main thread ended may run on in others
+        zombie = not any(_task_running(pid, tid) for tid in _tasks(pid))
     return uids, zombie
+
+
+def _tasks(pid: int) -> list[str]:
+    try:
+        return os.listdir(f"/proc/{pid}/task")
+    except OSError:  # gone meanwhile
+        return []
+
+
+def _task_running(pid: int, tid: str) -> bool:
+    """Whether thread ``tid`` of ``pid`` is alive (not a zombie, not gone)."""
+    try:
+        status = Path(f"/proc/{pid}/task/{tid}/status").read_bytes()
+    except OSError:
+        return False
+    for line in status.split(b"\n"):
+        if line.startswith(b"State:"):
+            return line.split()[1] not in (b"Z", b"X")
+    return False
 
 
 def _live_pids(uid: int) -> list[int]:

@@ -53,6 +53,9 @@ START_TIMEOUT_S = 60.0
 #: How long the audit waits for an ended worker's processes to vanish before it starts the
 #: next one (killed, they may still be dying: a teardown of gigabytes of page tables).
 END_TIMEOUT_S = 120.0
+#: Seconds an isolation that closes waits, for all of them together, for workers still
+#: dying after END_TIMEOUT_S.
+DYING_LAST_WAIT_S = 5.0
 #: What a worker may write to stdout and stderr together (the rest is refused).
 LOG_BYTES = 1 << 20
 #: Environment variables a worker inherits (everything else is dropped).
@@ -707,4 +710,8 @@ class Isolation:
         if self._stand_in is not None:
             self._end(self._stand_in, "the stand-in")
             self._stand_in = None
-        self.dying = [h for h in self.dying if not h.close()]  # a last wait for each
+        # A last wait for those still dying, DYING_LAST_WAIT_S for all of them together
+        # (each was waited for END_TIMEOUT_S when it was ended); the rest are left to die.
+        deadline = time.monotonic() + DYING_LAST_WAIT_S
+        self.dying = [h for h in self.dying
+                      if not h.close(max(0.0, deadline - time.monotonic()))]
