@@ -717,9 +717,13 @@ def test_a_load_after_the_candidates_own_failure_counts_against_the_next_case(tm
 
     timeout = 1.0
     root = build_toy_root(tmp_path, call_timeout_s=timeout)
-    records = Audit(open_dataset(root), AuditConfig(
+    audited = Audit(open_dataset(root), AuditConfig(
         report=tmp_path / "r.jsonl", solutions="none", suite="all",
-        extra_solutions=[_candidate("crash_then_slow_reload", tmp_path, "2.0")])).run()
+        extra_solutions=[_candidate("crash_then_slow_reload", tmp_path, "2.0"),
+                         _candidate("honest-after", tmp_path, source="honest")])).run()
+    records = [r for r in audited if r.solution == "candidate-crash_then_slow_reload"]
+    honest = [r for r in audited if r.solution == "candidate-honest-after"]
+    assert [r.status for r in honest] == [Status.PASSED] * 3, [r.reason for r in honest]
     assert [r.status for r in records] == [Status.RUNTIME_ERROR] + [Status.TIMEOUT] * 2, \
         [r.reason for r in records]
     for record in records[1:]:
