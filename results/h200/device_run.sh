@@ -65,6 +65,7 @@ environment() {
   [ -f "$S/env.txt" ] && return 0
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
       --format=csv; nproc
+    nvidia-smi topo -m; lscpu | grep -i -e numa -e 'model name'
     echo "nvcc: $(command -v nvcc) ninja: $(command -v ninja) CUDA_HOME=${CUDA_HOME:-}"
     python3 - <<'PY'
 import importlib.metadata as md, sys, torch
