@@ -10,20 +10,17 @@ row's position p is token row * topk + p (index -1 where the position is unused,
 a token of zero bytes). The solution's output is checked on the H200.
 """
 
-from __future__ import annotations
+from tests.triton_kit import interpreter_only  # noqa: I001
 
 import sys
 import types
 
-from tests import triton_kit  # noqa: I001 - sets TRITON_INTERPRET before triton's import
+import pytest
+import torch
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import triton  # noqa: E402
+from tests import kit
 
-from tests import kit  # noqa: E402
-
-pytestmark = triton_kit.interpreter_only
+pytestmark = interpreter_only
 
 NAME = "mixed_mla_decode_deepseek41_h64_d512_k8128_k4512"
 SOLUTION = "flashmla_sm90_repack_mixed_mla_h64"
@@ -51,7 +48,7 @@ def _repacked(module, kv8, kv4, idx8, idx4):
     i8 = torch.empty((rows, 1, n8), dtype=torch.int32)
     i4 = torch.empty((rows, 1, n4), dtype=torch.int32)
     tokens = module.TOKENS
-    module._repack[(rows, triton.cdiv(n8, tokens) + triton.cdiv(n4, tokens))](
+    module._repack[(rows, -(-n8 // tokens) - (-n4 // tokens))](
         kv8.view(torch.int32), idx8.contiguous(), c8.view(torch.int32), i8, n8, kv4,
         kv4.view(torch.int32), idx4.contiguous(), c4.view(torch.int16), c4.view(torch.int32),
         i4, n4, TOKENS=tokens)
