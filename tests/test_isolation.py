@@ -411,6 +411,48 @@ def test_a_worker_slow_to_die_never_stops_the_audit(tmp_path, monkeypatch):
     assert slow and all(not p.exists() for p in slow[0].paths.values())  # ended at last
 
 
+def test_the_end_of_one_solutions_worker_is_in_no_other_solutions_record(tmp_path,
+                                                                          monkeypatch):
+    """The worker of the solution audited before is ended before the next solution's
+    clock starts: its end (up to END_TIMEOUT_S for a candidate slow to die) is in neither
+    the next record's load time nor its wall seconds. The audit's clock is made to jump
+    by 1000 s while a candidate's worker ends, so where that end is counted shows."""
+    from hf_eval.dataset import open_dataset
+    from hf_eval.judge import audit as audit_module
+    from hf_eval.judge.audit import Audit, AuditConfig
+    from tests.conftest import build_toy_root
+
+    jumped = [0.0]
+
+    class Clock:
+        def __getattr__(self, name):
+            return getattr(time, name)
+
+        def perf_counter(self):
+            return time.perf_counter() + jumped[0]
+
+    real_end = Isolation._end
+
+    def end(self, handle, what):
+        real_end(self, handle, what)
+        if what.startswith("solution "):
+            jumped[0] += 1000.0
+
+    monkeypatch.setattr(audit_module, "time", Clock())
+    monkeypatch.setattr(Isolation, "_end", end)
+    root = build_toy_root(tmp_path)
+    first, second = _solution("honest", tmp_path), _solution("slow_honest", tmp_path)
+    audit = Audit(open_dataset(root), AuditConfig(
+        report=tmp_path / "r.jsonl", solutions="none", suite="first",
+        extra_solutions=[first, second]))
+    records = audit.run()
+    assert [r.status for r in records] == [Status.PASSED, Status.PASSED]
+    assert jumped[0] >= 1000.0  # the first worker was ended before the second loaded
+    for record in records:
+        assert record.wall_seconds < 1000.0
+        assert record.setup_ms["load"] < 1000.0 * 1e3
+
+
 @needs_groups
 def test_the_groups_of_dead_audits_are_swept(hierarchy):
     from hf_eval.isolation import limits

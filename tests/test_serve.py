@@ -662,6 +662,36 @@ def test_a_stop_does_not_wait_for_a_candidate_that_imports_slowly(tmp_path):
     assert read_report(report) == []
 
 
+def test_a_suite_the_dataset_cannot_select_is_refused_and_the_next_request_judged(tmp_path):
+    """A task whose dev list names a UUID that is no workload: a request for that suite
+    gets a 400 naming the suite and the rule, and the judge goes on reading requests (the
+    exception had ended its only reader, and every later request waited for ever)."""
+    root = build_toy_root(tmp_path)
+    task_file = root / "tasks" / f"{DEF}.json"
+    task = json.loads(task_file.read_text())
+    missing = "00000000-0000-5000-8000-000000000000"
+    task["dev"] = [*task["dev"], missing]
+    task_file.write_text(json.dumps(task))
+    report, stderr = tmp_path / "serve.jsonl", tmp_path / "serve.stderr"
+    process, url = start_server(root, report, tmp_path / "cache", stderr)
+    try:
+        served = Served(process, url, report, stderr)
+        refused = audit(served, {"definition": DEF, "suite": "dev", "name": "toy_dev",
+                                 "main_py": GOOD_SOLUTION})
+        assert refused.status == 400, refused.raw
+        error = json.loads(refused.raw[0])["error"]
+        assert error.startswith(f"suite: 'dev' of {DEF} cannot be selected: ")
+        assert f"dev UUID {missing} is not a workload of {DEF}" in error
+        answer = audit(served, {"definition": DEF, "suite": "sample", "name": "toy_after",
+                                "main_py": GOOD_SOLUTION})
+        complete(answer, "toy_after")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(WAIT_S)
+    assert "Traceback" not in stderr.read_text()
+    assert [r["solution"] for r in read_report(report)] == ["toy_after"] * 3
+
+
 # ----------------------------------------------------------------------------- the CLI audit
 def test_the_cli_audit_prints_one_progress_line_per_case_when_not_a_terminal(toy_root,
                                                                              tmp_path):

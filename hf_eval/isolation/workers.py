@@ -631,8 +631,7 @@ class Isolation:
         solution's own failure (:attr:`failed`) has at most ``reload_timeout`` seconds
         (the case's budget), and its seconds are :attr:`reload_s`."""
         key = solution_hash(solution)
-        for other in [k for k in self.workers if k != key]:
-            self.discard(other)
+        self.end_others(key)
         found = self.workers.get(key)
         if found is not None and found[0].alive() and found[1].error is None:
             handle = found[0]
@@ -675,6 +674,13 @@ class Isolation:
                     self.reload_s = time.perf_counter() - t0
             self.workers[key] = (handle, replace(reply, walls=handle.walls))
         return self.workers[key]
+
+    def end_others(self, solution_key: str) -> None:
+        """End every worker but that of the solution ``solution_key`` names (one
+        candidate's processes at a time). The audit calls it before a case's clock starts,
+        so that no record carries the end of another solution's worker."""
+        for other in [k for k in self.workers if k != solution_key]:
+            self.discard(other)
 
     def discard(self, solution_key: str, failed: bool = False) -> None:
         """Drop a solution's worker; ``failed``: for the candidate's own failure (a

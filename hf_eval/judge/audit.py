@@ -715,6 +715,7 @@ class Audit:
                        "hashes": {**base["hashes"], "solution": solution_hash(solution)}}
             return
         for solution in todo:
+            lane.isolation.end_others(solution_hash(solution))  # outside this record's time
             t0 = time.perf_counter()
             result = lane.judge(solution, case)
             record = {**base, "solution": solution.name,

@@ -670,9 +670,7 @@ class AuditService:
             unknown = [u for u in dict.fromkeys(request.uuids) if u not in known]
             if unknown:
                 raise RequestError(400, _unknown_uuids(name, unknown))
-            return select_workloads(self.dataset, task, name, request.suite,
-                                    list(dict.fromkeys(request.uuids)))
-        if request.suite == "fresh":
+        if request.suite == "fresh" and not request.uuids:
             try:
                 recipes = load_cases(name)
             except DataError as err:
@@ -681,7 +679,14 @@ class AuditService:
                 raise RequestError(400, f"suite: fresh draws from the sample recipes (hf_eval/"
                                    f"families/<op_type>/{name}.cases.json); {name} has none")
             return None
-        rows = select_workloads(self.dataset, task, name, request.suite, [])
+        try:
+            rows = select_workloads(self.dataset, task, name, request.suite,
+                                    list(dict.fromkeys(request.uuids or [])))
+        except DataError as err:  # the task's suite names what the dataset lacks, say
+            raise RequestError(400, f"suite: {request.suite!r} of {name} cannot be "
+                               f"selected: {err}") from None
+        if request.uuids:
+            return rows
         if not rows:
             raise RequestError(400, f"suite: {request.suite!r} selects no workload of {name} "
                                "(see 'hf-eval list suites')")
@@ -834,6 +839,10 @@ def _judge_main(root: str, device: str, report: str, bodies: Connection, control
                         service.submit(job)
                     except RequestError as exc:
                         send(("refused", job_id, exc.status, exc.message, exc.allow))
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - one request, never the reader
+                        send(("refused", job_id, 500, "the judge could not admit the "
+                              f"request: {type(exc).__name__}: {exc}", None))
                         continue
             except (EOFError, OSError):
                 return
