@@ -120,6 +120,39 @@ def test_a_cpu_mask_is_keyed_by_every_bit_of_its_seed():
         assert not torch.equal(a, b), high_bit
 
 
+@pytest.mark.parametrize("words", [8, 4 * 65536 + 4, 3 * 65536 + 10, 5 * 65536 + 3])
+def test_a_cpu_mask_drawn_by_every_core_is_the_one_streams_bytes(monkeypatch, words):
+    """The CPU stream is drawn and XORed in ranges, one thread a core (so a reveal leaves
+    no core to a candidate's thread): whatever the number of cores and wherever the
+    ranges end, the bytes are numpy's one Philox stream of the seed, and every core
+    draws once the mask is large enough."""
+    import numpy as np
+
+    from hf_eval.isolation import reveal
+
+    seed = (1 << 127) + 987654321
+    stream = np.random.Philox(key=seed).random_raw(words)
+    real = reveal._Thread
+    for cores in (1, 2, 3, 7):
+        started = []
+
+        def counted(*args, started=started, **kwargs):
+            started.append(1)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(reveal, "_cpu_threads", lambda cores=cores: cores)
+        monkeypatch.setattr(reveal, "_Thread", counted)
+        mask = mask_into(torch.empty(words * 8, dtype=torch.uint8), seed)
+        assert np.array_equal(mask.view(torch.int64).numpy().view(np.uint64), stream)
+        content = torch.randint(0, 256, (words * 8,), dtype=torch.uint8)
+        arena = content.clone()
+        unmask(arena, seed, torch.empty_like(arena))
+        assert torch.equal(arena.view(torch.int64), content.view(torch.int64) ^ mask.view(
+            torch.int64))
+        expected = min(cores, max(1, words // reveal._CPU_WORDS_PER_THREAD)) - 1
+        assert len(started) == 2 * expected  # helpers beside the calling thread, per draw
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_an_arena_written_from_a_gpu_is_page_locked_once_and_restores_the_content():
     """On CUDA the audit page-locks the shared buffer at the first write (one DMA copy a

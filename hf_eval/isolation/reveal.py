@@ -8,8 +8,9 @@ So the content is staged *masked*: the floating inputs that vary between sets ar
 into one shared byte buffer, an :class:`Arena`, and XORed with a stream of random bytes
 drawn from a seed that stays in the audit. The clocked request carries the seed; the
 worker regenerates the same stream on its own device and XORs its private copy of the
-arena in one pass (two kernels on a GPU, whatever the number of sets), then calls the
-candidate. Until then the staged bytes are indistinguishable from noise.
+arena in one pass (two kernels on a GPU, whatever the number of sets; on the CPU every
+core draws and XORs a range of its own), then calls the candidate. Until then the
+staged bytes are indistinguishable from noise.
 
 Both sides draw the stream with :func:`mask_into`: torch's generator of the device
 (Philox on CUDA, the CPU generator on CPU), so the audit draws it on the worker's own
@@ -19,7 +20,9 @@ device type, with the same torch build, and gets the same bytes.
 from __future__ import annotations
 
 import ctypes
+import os
 import secrets
+import threading
 import weakref
 from dataclasses import dataclass, field
 
@@ -34,11 +37,53 @@ ALIGN = 256
 
 #: Bits of a mask's seed: the CPU stream is keyed with all of them, a GPU's with 64.
 SEED_BITS = 128
-#: CPU mask bytes drawn per step (bounds the temporary buffer).
+#: CPU mask bytes drawn per step of one thread (bounds its temporary buffer).
 _CPU_CHUNK = 1 << 24
-#: The generators, bound at import: in a worker, before any candidate code (a candidate
-#: that rebinds ``numpy.random.Philox`` or ``torch.Generator`` changes names, not these).
-_Philox, _Generator = np.random.Philox, torch.Generator
+#: Mask words a CPU thread draws at least: a smaller mask is drawn by fewer threads.
+_CPU_WORDS_PER_THREAD = 1 << 16
+#: What the mask is drawn with, bound at import: in a worker, before any candidate code (a
+#: candidate that rebinds ``numpy.random.Philox``, ``torch.Generator`` or
+#: ``threading.Thread`` changes names, not these).
+_Philox, _Generator, _Thread, _xor = (np.random.Philox, torch.Generator, threading.Thread,
+                                      np.bitwise_xor)
+_affinity = os.sched_getaffinity
+
+
+def _cpu_threads() -> int:
+    """Threads a CPU mask is drawn by: one per core this process may run on. A reveal
+    that left a core idle would let a candidate's thread decrypt the content from the
+    seed and work on it there, unseen: the stand-in's reveal, which the audit subtracts as
+    the request's own cost, takes as long as the candidate's."""
+    return max(1, len(_affinity(0)))
+
+
+def _cpu_stream(words: np.ndarray, seed: int, xor: bool) -> None:
+    """Put the stream of ``seed`` into ``words`` (uint64), or XOR it in (``xor``): each
+    core draws a range of its own (numpy's Philox4x64-10 keyed with the seed's
+    :data:`SEED_BITS` bits, moved to the range's first 4-word block), without the GIL."""
+    n = words.size
+    threads = min(_cpu_threads(), max(1, n // _CPU_WORDS_PER_THREAD))
+    step = -(-n // threads)
+    step += -step % 4  # every range starts on a Philox block (4 words)
+
+    def draw(start: int) -> None:
+        end = min(n, start + step)
+        bits = _Philox(key=seed % (1 << SEED_BITS))
+        bits.advance(start // 4)
+        for first in range(start, end, _CPU_CHUNK // 8):
+            part = words[first:min(end, first + _CPU_CHUNK // 8)]
+            if xor:
+                _xor(part, bits.random_raw(part.size), out=part)
+            else:
+                part[:] = bits.random_raw(part.size)
+
+    helpers = [_Thread(target=draw, args=(start,), daemon=True)
+               for start in range(step, n, step)]
+    for helper in helpers:
+        helper.start()
+    draw(0)
+    for helper in helpers:
+        helper.join()
 
 
 def mask_into(buffer: torch.Tensor, seed: int) -> torch.Tensor:
@@ -52,16 +97,16 @@ def mask_into(buffer: torch.Tensor, seed: int) -> torch.Tensor:
         generator = _Generator(buffer.device).manual_seed(seed % (1 << 64))
         buffer.view(torch.int64).random_(-(2 ** 63), 2 ** 63 - 1, generator=generator)
         return buffer
-    words = buffer.view(torch.int64).numpy().view(np.uint64)
-    bits = _Philox(key=seed % (1 << SEED_BITS))
-    for start in range(0, words.size, _CPU_CHUNK // 8):
-        chunk = words[start:start + _CPU_CHUNK // 8]
-        chunk[:] = bits.random_raw(chunk.size)
+    _cpu_stream(buffer.view(torch.int64).numpy().view(np.uint64), seed, xor=False)
     return buffer
 
 
 def unmask(arena: torch.Tensor, seed: int, scratch: torch.Tensor) -> None:
-    """XOR ``arena`` with the bytes of ``seed`` (``scratch``: a buffer of the same size)."""
+    """XOR ``arena`` with the bytes of ``seed`` (``scratch``: a buffer of the same size,
+    for a GPU's mask; on the CPU each core XORs its range as it draws it)."""
+    if arena.device.type == "cpu":
+        _cpu_stream(arena.view(torch.int64).numpy().view(np.uint64), seed, xor=True)
+        return
     mask_into(scratch, seed)
     arena.view(torch.int64).bitwise_xor_(scratch.view(torch.int64))
 
@@ -153,8 +198,7 @@ class Arena:
             for target, value in zip(targets, values):
                 target.copy_(value)
         self.seed = secrets.randbits(SEED_BITS)
-        mask = mask_into(torch.empty_like(staging), self.seed)
-        staging.view(torch.int64).bitwise_xor_(mask.view(torch.int64))
+        unmask(staging, self.seed, torch.empty_like(staging))  # XOR is its own inverse
         if staging is not self.buffer:
             self._pin()
             self.buffer.copy_(staging)
