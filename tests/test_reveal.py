@@ -132,7 +132,7 @@ def test_a_cpu_mask_drawn_by_every_core_is_the_one_streams_bytes(monkeypatch, wo
 
     seed = (1 << 127) + 987654321
     stream = np.random.Philox(key=seed).random_raw(words)
-    real = reveal._Thread
+    real = reveal._start_thread
     for cores in (1, 2, 3, 7):
         started = []
 
@@ -141,7 +141,7 @@ def test_a_cpu_mask_drawn_by_every_core_is_the_one_streams_bytes(monkeypatch, wo
             return real(*args, **kwargs)
 
         monkeypatch.setattr(reveal, "_cpu_threads", lambda cores=cores: cores)
-        monkeypatch.setattr(reveal, "_Thread", counted)
+        monkeypatch.setattr(reveal, "_start_thread", counted)
         mask = mask_into(torch.empty(words * 8, dtype=torch.uint8), seed)
         assert np.array_equal(mask.view(torch.int64).numpy().view(np.uint64), stream)
         content = torch.randint(0, 256, (words * 8,), dtype=torch.uint8)
@@ -151,6 +151,60 @@ def test_a_cpu_mask_drawn_by_every_core_is_the_one_streams_bytes(monkeypatch, wo
             torch.int64))
         expected = min(cores, max(1, words // reveal._CPU_WORDS_PER_THREAD)) - 1
         assert len(started) == 2 * expected  # helpers beside the calling thread, per draw
+
+
+def test_a_patched_thread_class_is_not_on_the_reveals_path(monkeypatch):
+    """A candidate that replaced ``threading.Thread.start`` and ``join`` (to run the
+    reveal's helpers on a thread it started at import, skipping a start and a join that
+    the stand-in pays, or to return from the join before the helper is done) changes
+    nothing: the helpers are started and waited for through ``_thread``'s builtins, and
+    the reveal's bytes are whole when it returns."""
+    import threading
+
+    import numpy as np
+
+    from hf_eval.isolation import reveal
+
+    def refused(*args, **kwargs):
+        raise AssertionError("threading.Thread used by the reveal")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    monkeypatch.setattr(threading.Thread, "join", refused)
+    monkeypatch.setattr(reveal, "_cpu_threads", lambda: 4)
+    words = 4 * reveal._CPU_WORDS_PER_THREAD
+    seed = 12345678901234567890
+    content = torch.randint(0, 256, (words * 8,), dtype=torch.uint8)
+    arena = content.clone()
+    unmask(arena, seed, torch.empty_like(arena))
+    stream = np.random.Philox(key=seed).random_raw(words)
+    assert np.array_equal(arena.view(torch.int64).numpy().view(np.uint64),
+                          content.view(torch.int64).numpy().view(np.uint64) ^ stream)
+
+
+def test_a_helper_that_fails_fails_the_reveal(monkeypatch):
+    """A helper's error is raised by the reveal once every helper is done, not lost with
+    its thread (the bytes would be half revealed)."""
+    from hf_eval.isolation import reveal
+
+    real = reveal._Philox
+
+    class Broken:
+        def __init__(self, key):
+            self.bits = real(key=key)
+
+        def advance(self, blocks):
+            if blocks:
+                raise MemoryError("a helper's draw failed")
+            self.bits.advance(blocks)
+
+        def random_raw(self, size):
+            return self.bits.random_raw(size)
+
+    monkeypatch.setattr(reveal, "_Philox", Broken)
+    monkeypatch.setattr(reveal, "_cpu_threads", lambda: 2)
+    arena = torch.zeros(2 * reveal._CPU_WORDS_PER_THREAD * 8, dtype=torch.uint8)
+    with pytest.raises(MemoryError, match="a helper's draw failed"):
+        unmask(arena, 1, torch.empty_like(arena))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -19,10 +19,10 @@ device type, with the same torch build, and gets the same bytes.
 
 from __future__ import annotations
 
+import _thread
 import ctypes
 import os
 import secrets
-import threading
 import weakref
 from dataclasses import dataclass, field
 
@@ -42,10 +42,12 @@ _CPU_CHUNK = 1 << 24
 #: Mask words a CPU thread draws at least: a smaller mask is drawn by fewer threads.
 _CPU_WORDS_PER_THREAD = 1 << 16
 #: What the mask is drawn with, bound at import: in a worker, before any candidate code (a
-#: candidate that rebinds ``numpy.random.Philox``, ``torch.Generator`` or
-#: ``threading.Thread`` changes names, not these).
-_Philox, _Generator, _Thread, _xor = (np.random.Philox, torch.Generator, threading.Thread,
-                                      np.bitwise_xor)
+#: candidate that rebinds ``numpy.random.Philox`` or ``torch.Generator`` changes names, not
+#: these). The helper threads are the interpreter's own (``_thread``): a start and a lock,
+#: builtins whose behaviour no Python code can replace, where ``threading.Thread``'s
+#: ``start`` and ``join`` are looked up on a class a candidate could patch.
+_Philox, _Generator, _xor = np.random.Philox, torch.Generator, np.bitwise_xor
+_start_thread, _new_lock = _thread.start_new_thread, _thread.allocate_lock
 _affinity = os.sched_getaffinity
 
 
@@ -77,13 +79,29 @@ def _cpu_stream(words: np.ndarray, seed: int, xor: bool) -> None:
             else:
                 part[:] = bits.random_raw(part.size)
 
-    helpers = [_Thread(target=draw, args=(start,), daemon=True)
-               for start in range(step, n, step)]
-    for helper in helpers:
-        helper.start()
-    draw(0)
-    for helper in helpers:
-        helper.join()
+    failures: list[BaseException] = []
+
+    def helper(start: int, done) -> None:
+        try:
+            draw(start)
+        except BaseException as error:  # noqa: BLE001 - raised again by the caller
+            failures.append(error)
+        finally:
+            done.release()
+
+    waits = []
+    for start in range(step, n, step):
+        done = _new_lock()
+        done.acquire()
+        _start_thread(helper, (start, done))
+        waits.append(done)
+    try:
+        draw(0)
+    finally:
+        for done in waits:
+            done.acquire()
+    if failures:
+        raise failures[0]
 
 
 def mask_into(buffer: torch.Tensor, seed: int) -> torch.Tensor:
