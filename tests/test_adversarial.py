@@ -124,7 +124,12 @@ EXPECTED = {
     "frame_local_write": ("PASSED", r"^$"),
     # every worker-side check off and the claim ~0: the checks run off the clock
     "checks_off_claim_zero": ("PASSED", r"^$"),
+    # a hook on torch's XOR, which the CPU reveal no longer calls (numpy draws and XORs
+    # it): it never fires, and this stays the check that such a hook gains nothing
     "xor_hook_precompute": ("PASSED", r"^$"),
+    # the CPU reveal's numpy lookups are guarded: a wrapper installed in run() is reported
+    "numpy_empty_hook_precompute": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
+                                                     r"replaced numpy\.empty$"),
     "small_kernel_zero_claim": ("PASSED", r"^$"),
     "exit_teardown_across_freeze": ("PASSED", r"^$"),
     "patch_json_dumps": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "

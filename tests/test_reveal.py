@@ -181,6 +181,40 @@ def test_a_patched_thread_class_is_not_on_the_reveals_path(monkeypatch):
                           content.view(torch.int64).numpy().view(np.uint64) ^ stream)
 
 
+def test_every_name_the_cpu_stream_looks_up_in_numpy_is_guarded(monkeypatch):
+    """numpy's Philox is compiled, yet it looks some names up in its modules' globals as
+    it is built and draws (``numpy.empty`` for each draw's buffer, say): a candidate that
+    replaced one would run its code inside the reveal. Each global of those modules is
+    replaced in turn by one that raises; every one the stream then fails on must be among
+    the names the worker's integrity check holds (``LOOKED_UP``, part of ``GUARDED``)."""
+    import sys
+
+    import numpy as np
+
+    from hf_eval.isolation import reveal, server
+
+    monkeypatch.setattr(reveal, "_cpu_threads", lambda: 2)
+    words = np.zeros(4 * reveal._CPU_WORDS_PER_THREAD, dtype=np.uint64)
+
+    def refused(*args, **kwargs):
+        raise LookupError("looked up")
+
+    modules = [m for name, m in sorted(sys.modules.items())
+               if m is not None and (name == "numpy" or name.startswith("numpy.random"))]
+    used = set()
+    for module in modules:
+        for name in [n for n in vars(module) if not n.startswith("__")]:
+            with monkeypatch.context() as patch:
+                patch.setattr(module, name, refused)
+                try:
+                    reveal._cpu_stream(words, 12345, xor=True)
+                except Exception:  # noqa: BLE001 - whatever the replacement broke
+                    used.add((module.__name__, name))
+    guarded = {(owner.__name__, name) for owner, name in server.GUARDED}
+    assert ("numpy", "empty") in used  # the scan sees the lookups it is for
+    assert used <= guarded, sorted(used - guarded)
+
+
 def test_a_helper_that_fails_fails_the_reveal(monkeypatch):
     """A helper's error is raised by the reveal once every helper is done, not lost with
     its thread (the bytes would be half revealed)."""

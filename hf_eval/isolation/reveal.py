@@ -27,6 +27,8 @@ import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.random._common as _np_common
+import numpy.random.bit_generator as _np_bit_generator
 import torch
 
 from hf_eval.data import memory
@@ -48,6 +50,17 @@ _CPU_WORDS_PER_THREAD = 1 << 16
 #: ``start`` and ``join`` are looked up on a class a candidate could patch.
 _Philox, _Generator, _xor = np.random.Philox, torch.Generator, np.bitwise_xor
 _start_thread, _new_lock = _thread.start_new_thread, _thread.allocate_lock
+#: The names numpy's Philox looks up in its modules' globals each time it is built or draws
+#: (compiled code, but these lookups are Python's): a candidate that replaced one would run
+#: its code inside the reveal. The worker's integrity check holds each to what it was
+#: before any candidate code (``GUARDED`` in :mod:`hf_eval.isolation.server`);
+#: ``tests/test_reveal.py`` finds them afresh for the numpy installed.
+LOOKED_UP = tuple((module, name) for module, names in (
+    (np, ("array", "asarray", "concatenate", "empty", "uint32", "uint64", "zeros")),
+    (_np_common, ("np",)),
+    (_np_bit_generator, ("np", "randbits", "RLock", "ISeedSequence", "_int_to_uint32_array",
+                         "_coerce_to_uint32_array")),
+) for name in names if name in vars(module))
 _affinity = os.sched_getaffinity
 
 

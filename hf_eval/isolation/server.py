@@ -37,7 +37,7 @@ from hf_eval.data.schema import Solution
 from hf_eval.data.sources import Entry, load_entry
 from hf_eval.isolation.channel import Channel, ChannelClosed
 from hf_eval.isolation.protocol import MAX_OUTPUTS, l2_flush_bytes
-from hf_eval.isolation.reveal import unmask
+from hf_eval.isolation.reveal import LOOKED_UP, unmask
 
 # Bound before any candidate code runs; checked unchanged after every request (a patched
 # function can only hurt the candidate here: the audit's clock and checks live elsewhere).
@@ -104,6 +104,7 @@ GUARDED = [
     (torch.UntypedStorage, "data_ptr"), (torch.UntypedStorage, "nbytes"),
     (torch.Tensor, "device"), (torch.Tensor, "shape"), (torch.Tensor, "dtype"),
     (torch.Tensor, "nbytes"), (torch.Tensor, "reshape"), (torch.Tensor, "view"),
+    *LOOKED_UP,
 ]
 
 
