@@ -30,10 +30,27 @@ def test_a_device_time_the_host_confirms_counts():
     assert counted([t, t]) == [10.0, 10.0]
 
 
-def test_hidden_work_in_every_trial_counts_at_what_the_host_implies():
+def test_hidden_work_in_every_trial_counts_at_what_each_trials_host_implies():
+    """No trial confirms the device time: each counts what its own host time implies, so
+    the method's median is the host's median, not its quietest trial (which would gain
+    work hidden in every trial the host's spread over an honest kernel's median)."""
     trials = [trial(device=1.0, host=21.5), trial(device=1.0, host=30.5)]
     assert all(t.flagged for t in trials)
-    assert counted(trials) == pytest.approx([20.0, 20.0])  # (21.5 - 0.5) / 1.05: the quietest
+    assert counted(trials) == pytest.approx([20.0, 28.571428])  # (host - 0.5) / 1.05
+
+
+def test_hidden_work_counts_at_its_median_trial_as_honest_work_does():
+    """The same 20-40 ms of work in five trials, once on the device clock and once hidden
+    from it behind a claim of 0: both medians are the middle trial's time (the hidden one
+    less the slack and the 5%), not the hidden work's quietest trial."""
+    hosts = [21.0, 40.0, 30.0, 25.0, 35.0]
+    honest = _statistics([trial(device=h, host=h) for h in hosts], iters=1,
+                         calls="eager calls", cold=False)
+    hidden = _statistics([trial(device=0.0, host=h) for h in hosts], iters=1,
+                         calls="eager calls", cold=False)
+    assert honest["median_ms"] == 30.0
+    assert hidden["median_ms"] == pytest.approx((30.0 - 0.5) / 1.05)
+    assert hidden["min_ms"] == pytest.approx((21.0 - 0.5) / 1.05)
 
 
 def test_one_noisy_trial_moves_nothing():
@@ -219,7 +236,7 @@ def test_a_method_whose_every_trial_is_flagged_gets_more_trials_until_one_is_not
 
 def test_hidden_work_in_every_trial_is_in_every_added_one_too(monkeypatch):
     """20 ms of work behind a 1 ms claim in every trial: the added trials are flagged as
-    well, no more than GUARD_RETRIES are run, and each counts what the quietest implies."""
+    well, no more than GUARD_RETRIES are run, and each counts what its own host implies."""
     from hf_eval.judge.trials import GUARD_MIN_MS, GUARD_RETRIES
 
     session, spec = _scripted_session([25.0 + k for k in range(10)], monkeypatch)
@@ -227,8 +244,8 @@ def test_hidden_work_in_every_trial_is_in_every_added_one_too(monkeypatch):
     retries = GUARD_RETRIES["cuda"]
     assert out["trials"] == 3 + retries and out["extra_trials"] == retries
     assert out["flagged"] == out["trials"]
-    implied = (25.0 - 5.0 - GUARD_MIN_MS) / (1 + GUARD_REL)
-    assert out["counted_trials_ms"] == pytest.approx([implied] * out["trials"])
+    implied = [(25.0 + k - 5.0 - GUARD_MIN_MS) / (1 + GUARD_REL) for k in range(out["trials"])]
+    assert out["counted_trials_ms"] == pytest.approx(implied)
 
 
 def test_no_trial_is_added_where_the_quietest_trial_took_long(monkeypatch):

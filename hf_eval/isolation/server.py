@@ -104,15 +104,16 @@ GUARDED = [
     (torch.UntypedStorage, "data_ptr"), (torch.UntypedStorage, "nbytes"),
     (torch.Tensor, "device"), (torch.Tensor, "shape"), (torch.Tensor, "dtype"),
     (torch.Tensor, "nbytes"), (torch.Tensor, "reshape"), (torch.Tensor, "view"),
-    *LOOKED_UP,
+    (torch.Tensor, "numpy"), *LOOKED_UP,
 ]
 
 
 #: Standard-library modules a reply passes through on its way out (the channel's JSON
-#: encoder, and ``socket``: ``send_fds`` and the socket class's methods): snapshotted like
+#: encoder, ``socket``: ``send_fds`` and the socket class's methods, and ``array``, whose
+#: ``array`` carries the descriptors): snapshotted like
 #: the harness's own, and so is ``builtins`` (every harness function looks up ``zip``,
 #: ``len``, ``type`` there).
-REPLY_PATH = ("json", "json.encoder", "socket")
+REPLY_PATH = ("json", "json.encoder", "socket", "array")
 
 
 def _harness_namespaces() -> list[tuple[str, dict]]:

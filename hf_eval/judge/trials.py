@@ -1285,7 +1285,8 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
     """Per-call times over trials, in milliseconds (the median also in microseconds,
     ``median_us``, the published report's unit): each trial counts at its device time,
     and at least at the device time the least host time of the method implies
-    (:data:`GUARD_REL`); a trial that needed the timed-call allowance counts at no less
+    (:data:`GUARD_REL`), or, where every trial is flagged, at least at what its own host
+    time implies; a trial that needed the timed-call allowance counts at no less
     than the slowest that did not (where none did, the slowest trial), and sets no
     bound. ``extra`` trials were added because every earlier one was flagged. Where
     CUPTI's span over every stream (in the profiled trial) exceeds the events' median by
@@ -1308,9 +1309,14 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
     # what even the quietest trial confirms (a trial that needed the allowance may have
     # skipped work unseen in its other calls: it lowers no bound)
     floor = min(t.implied_ms for t in clean)
-    slowest = max(max(t.device_ms, floor) for t in clean)
-    counted = [max(t.device_ms, floor, slowest if t.allowance else 0.0) / iters
-               for t in trials]
+    # Where every trial is flagged (the added ones too), no trial confirms the device
+    # time: each counts what its own host time implies. Work hidden in every trial is
+    # then counted at its own median, as an honest kernel is at its device times'
+    # median, not at its quietest trial (which would gain it the host's spread).
+    own = all(t.flagged for t in clean)
+    base = [max(t.device_ms, t.implied_ms if own else floor) for t in trials]
+    slowest = max(b for b, t in zip(base, trials) if not t.allowance or clean is trials)
+    counted = [max(b, slowest if t.allowance else 0.0) / iters for b, t in zip(base, trials)]
     device = [t.device_ms / iters for t in trials]
     host = [t.host_ms / iters for t in trials]
     median = statistics.median(counted)
