@@ -29,6 +29,7 @@ from hf_eval.isolation import workers
 from hf_eval.isolation.walls import WORKER_UID_BASE
 from hf_eval.judge.audit import Audit, AuditConfig
 from hf_eval.judge.records import Status, reported_time
+from hf_eval.judge.trials import GUARD_RETRIES
 from tests.adversarial_kit import copy_candidate
 from tests.conftest import solution_json
 
@@ -135,6 +136,8 @@ EXPECTED = {
                                            r"Tensor\.numpy$"),
     "reply_array_late_write": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
                                                 r"replaced array\.array$"),
+    "reply_socket_constant_late_write": ("RUNTIME_ERROR", r"^harness integrity: candidate "
+                                                         r"code replaced _socket\.SCM_RIGHTS$"),
     "small_kernel_zero_claim": ("PASSED", r"^$"),
     "exit_teardown_across_freeze": ("PASSED", r"^$"),
     "patch_json_dumps": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
@@ -572,7 +575,8 @@ def test_timing_cheats_gain_no_speedup(records, name):
     """The honest work takes 20 ms a call; a cheat that skipped it, or forged its time,
     would report ~0 ms, or 86% (what the guard's ratio let through before it was 5%)."""
     timing = records[name]["timing"]["eager"]
-    assert timing["trials"] == 2 and timing["iters"] == 1
+    assert timing["trials"] - timing["extra_trials"] == 2 and timing["iters"] == 1
+    assert timing["extra_trials"] <= GUARD_RETRIES["cpu"]
     assert timing["median_ms"] >= 18.0, timing  # at most GUARD_REL and the slack below
     assert timing["min_ms"] >= 18.0, timing
 
@@ -583,7 +587,7 @@ def test_forged_event_time_is_overruled_by_the_audits_clock(records):
     timing = records["forge_event_time"]["timing"]["eager"]
     assert timing["device_median_ms"] < 1.0  # what the worker claimed for 20 ms of work
     assert timing["host_median_ms"] >= 19.0  # what the audit saw
-    assert timing["flagged"] == timing["trials"] == 2
+    assert timing["flagged"] == timing["trials"] >= 2
     for counted, host in zip(timing["counted_trials_ms"], timing["host_trials_ms"]):
         assert counted >= (host - 2.0) / 1.05 - 1e-6  # GUARD_MAX_MS, GUARD_REL
     assert timing["median_ms"] >= timing["host_implied_ms"]
@@ -603,14 +607,16 @@ def test_checks_switched_off_hide_no_work(records):
     the stand-in's requests alike; run inside it, the stand-in's floor subtracted about a
     millisecond this candidate never paid), so the claim is overruled at what it implies."""
     timing = records["checks_off_claim_zero"]["timing"]["eager"]
-    assert timing["flagged"] == timing["trials"] == 2
+    assert timing["flagged"] >= 2, timing  # (an added trial may claim its work honestly)
     assert min(timing["host_trials_ms"]) >= 19.7, timing
+    assert min(timing["counted_trials_ms"]) >= 18.0, timing
 
 
 def test_every_timed_call_got_fresh_content(records):
     record = records["honest"]
-    # first call on the workload, 2 timed trials, 1 second input set: 3 fresh sets
-    assert record["content"]["fresh_sets"] == 3
+    # first call on the workload, each timed trial (2, and any the guard added), 1 second
+    # input set
+    assert record["content"]["fresh_sets"] == record["timing"]["eager"]["trials"] + 1
     assert re.fullmatch(r"[0-9a-f]{64}", record["content"]["secret_sha256"])
     assert record["second_input_set"] == {"status": "PASSED", "changed": True}
 

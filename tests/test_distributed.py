@@ -247,7 +247,8 @@ def test_interrupted_run_resumes_without_a_duplicate_line(cluster, toy_root, tmp
     records = [json.loads(line) for line in lines]
     assert sorted(_keys(records)) == sorted(("toy_linear_n8_k16", u, "torch_toy")
                                             for u in UUIDS)
-    assert all(r["status"] == "PASSED" and r["timing"]["eager"]["trials"] == 2
+    assert all(r["status"] == "PASSED"
+               and r["timing"]["eager"]["trials"] - r["timing"]["eager"]["extra_trials"] == 2
                for r in records)  # timed through the Ray lanes as through local ones
 
 

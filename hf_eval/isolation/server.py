@@ -109,11 +109,12 @@ GUARDED = [
 
 
 #: Standard-library modules a reply passes through on its way out (the channel's JSON
-#: encoder, ``socket``: ``send_fds`` and the socket class's methods, and ``array``, whose
-#: ``array`` carries the descriptors): snapshotted like
+#: encoder, ``socket``: ``send_fds`` and the socket class's methods, ``_socket``, whose
+#: constants ``send_fds`` reads as it sends, and ``array``, whose ``array`` carries the
+#: descriptors): snapshotted like
 #: the harness's own, and so is ``builtins`` (every harness function looks up ``zip``,
 #: ``len``, ``type`` there).
-REPLY_PATH = ("json", "json.encoder", "socket", "array")
+REPLY_PATH = ("json", "json.encoder", "socket", "_socket", "array")
 
 
 def _harness_namespaces() -> list[tuple[str, dict]]:

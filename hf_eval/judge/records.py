@@ -89,11 +89,12 @@ class MethodTiming(TypedDict, total=False):
     allowance_trials: int
     """Trials in which a judged call needed the timed-call allowance."""
     extra_trials: int
-    """Trials run beyond the task's because every earlier one was flagged (at most
-    :data:`hf_eval.judge.trials.GUARD_RETRIES`): counted like the others, they give the
-    guard a chance at a trial the host's own noise spared."""
+    """Trials run beyond the task's because at least half of the earlier ones were
+    flagged (at most :data:`hf_eval.judge.trials.GUARD_RETRIES`): counted like the
+    others, they give the median a chance at trials the host's own noise spared."""
     host_implied_ms: float
-    """The device time the quietest trial's host time implies: no trial counts less."""
+    """The median over trials of the device time each trial's host time implies (each
+    trial counts at least its own)."""
     guard_slack_ms: float
     """The guard's slack per call (the median over trials)."""
     output_copy_ms: float

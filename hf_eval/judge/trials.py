@@ -26,12 +26,12 @@ The scheme (docs/verdicts.md says why each known cheat fails under it):
   raised to CUPTI's span over every stream where one untimed,
   profiled trial shows device work off that stream. That figure is the worker's claim,
   so the audit also times the whole request on its own clock and subtracts what the
-  same request costs a stand-in worker that never loads candidate code. Every trial of
-  a method counts at least the device time that the method's least host time implies
-  (:data:`GUARD_REL`, a slack for the host clock's noise): work hidden from the device
-  timer in every trial gains at most that tolerance. A method whose every trial is
-  flagged runs up to :data:`GUARD_RETRIES` more (on CUDA), so that a stall of the host
-  alone does not set the bound.
+  same request costs a stand-in worker that never loads candidate code. Every trial
+  counts at least the device time its own host time implies (:data:`GUARD_REL`, a slack
+  for the host clock's noise): work hidden from the device timer gains at most that
+  tolerance, and the method's median is a trial's. A method with at least half of its
+  trials flagged runs up to :data:`GUARD_RETRIES` more, so that stalls of the host alone
+  do not set the median.
 * **Two L2 states.** ``graph`` is the published method (a CUDA graph of ``iters`` calls
   per replay, inputs as their reveal left them); ``cold`` replays the same graph after
   reading twice the L2 cache's size of another buffer, so no input is L2-resident (and
@@ -181,13 +181,14 @@ GUARD_REL = 0.05
 GUARD_SPREAD = 3.0
 GUARD_MIN_MS = 0.25
 GUARD_MAX_MS = 2.0
-#: Trials a method may add while every one so far is flagged. The host's own stalls
+#: Trials a method may add while at least half so far are flagged. The host's own stalls
 #: (tens of ms in a request, in the candidate's and the stand-in's alike: on the H100,
 #: about half the requests of a one-call QSA decode case) flagged all three trials of
-#: honest cases, which then counted at the quietest one's host time, 10-100x the
-#: device's. Work hidden in every trial is in every added one too, so no bound falls.
-#: None on the CPU, whose times are for orientation (:class:`CpuTimingRule`).
-GUARD_RETRIES = {"cuda": 3, "cpu": 0}
+#: honest cases; each trial counts what its own host time implies, so the median must
+#: come from trials the stalls spared. Work hidden in every trial is in every added one
+#: too, so no count falls. On CUDA four: three stalled trials and four quiet ones end
+#: with a quiet median.
+GUARD_RETRIES = {"cuda": 4, "cpu": 2}
 #: No trial is added once any trial of the method took longer than this on the audit's
 #: clock: a candidate that flags trials at will and stalls them (counted at its host
 #: time) stretches a case by at most GUARD_RETRIES such stalls a method.
@@ -1116,11 +1117,12 @@ class Session:
 
     def _retry(self, trials: list[TrialTime], added: int) -> bool:
         """Whether to add a trial: fewer than :data:`GUARD_RETRIES` added so far, the
-        guard flags every trial (read against every stand-in run), and none took more
-        than :data:`RETRY_WALL_MAX_MS` on the audit's clock."""
+        guard flags at least half of the trials (read against every stand-in run: the
+        median would then be a flagged trial's), and none took more than
+        :data:`RETRY_WALL_MAX_MS` on the audit's clock."""
         return (added < GUARD_RETRIES[self.device.type] and bool(trials)
                 and max(t.wall_ms for t in trials) <= RETRY_WALL_MAX_MS
-                and all(t.flagged for t in self._settled(trials)))
+                and 2 * sum(t.flagged for t in self._settled(trials)) >= len(trials))
 
     def time_graph(self, method: str, spec: TimingConfig) -> dict[str, dict]:
         """The published method and its cold-L2 counterpart: a graph of ``iters`` calls
@@ -1284,11 +1286,10 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
                 cupti: Cupti | None = None, extra: int = 0) -> dict:
     """Per-call times over trials, in milliseconds (the median also in microseconds,
     ``median_us``, the published report's unit): each trial counts at its device time,
-    and at least at the device time the least host time of the method implies
-    (:data:`GUARD_REL`), or, where every trial is flagged, at least at what its own host
-    time implies; a trial that needed the timed-call allowance counts at no less
-    than the slowest that did not (where none did, the slowest trial), and sets no
-    bound. ``extra`` trials were added because every earlier one was flagged. Where
+    and at least at the device time its own host time implies (:data:`GUARD_REL`); a
+    trial that needed the timed-call allowance counts at no less than the slowest that
+    did not (where none did, the slowest trial). ``extra`` trials were added because at
+    least half of the earlier ones were flagged. Where
     CUPTI's span over every stream (in the profiled trial) exceeds the events' median by
     more than its own overhead explains, device work ran outside the timed stream: every
     trial's device time is then at least that span."""
@@ -1306,15 +1307,14 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
             trials = [replace(t, device_ms=max(t.device_ms, cupti.span_ms),
                               clock="cupti-span") for t in trials]
     clean = [t for t in trials if not t.allowance] or trials
-    # what even the quietest trial confirms (a trial that needed the allowance may have
-    # skipped work unseen in its other calls: it lowers no bound)
-    floor = min(t.implied_ms for t in clean)
-    # Where every trial is flagged (the added ones too), no trial confirms the device
-    # time: each counts what its own host time implies. Work hidden in every trial is
-    # then counted at its own median, as an honest kernel is at its device times'
-    # median, not at its quietest trial (which would gain it the host's spread).
-    own = all(t.flagged for t in clean)
-    base = [max(t.device_ms, t.implied_ms if own else floor) for t in trials]
+    # Each trial counts at least what its own host time implies: a flagged trial's device
+    # time is not what the host saw. A quiet trial (or one whose claim was raised to look
+    # quiet) lowers no other, so work hidden in most trials is counted at its own median,
+    # as honest work is at its device times' median; a minority of trials slowed by the
+    # host's noise does not move the median. A trial that needed the allowance may have
+    # skipped work unseen in its other calls: it counts at no less than the slowest clean
+    # one.
+    base = [max(t.device_ms, t.implied_ms) for t in trials]
     slowest = max(b for b, t in zip(base, trials) if not t.allowance or clean is trials)
     counted = [max(b, slowest if t.allowance else 0.0) / iters for b, t in zip(base, trials)]
     device = [t.device_ms / iters for t in trials]
@@ -1329,7 +1329,7 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
            "flagged": sum(t.flagged for t in trials),
            "allowance_trials": sum(t.allowance for t in trials),
            "extra_trials": extra,
-           "host_implied_ms": floor / iters,
+           "host_implied_ms": statistics.median(t.implied_ms for t in trials) / iters,
            "guard_slack_ms": round(statistics.median(t.slack_ms for t in trials) / iters, 6),
            "output_copy_ms": round(statistics.median(t.copy_ms for t in trials) / iters, 6),
            # every trial, so a median moved by host noise in some trials can be read
