@@ -250,6 +250,19 @@ def test_a_method_mostly_flagged_gets_more_trials_until_most_are_not(monkeypatch
     assert out["counted_trials_ms"] == pytest.approx(stalled + [1.0] * 4)
 
 
+def test_the_trials_added_never_end_on_an_even_count_half_flagged(monkeypatch):
+    """Two trials and two added, two of the four stalled: the median would average a
+    stalled trial with a quiet one, so one more is added past the cap."""
+    from hf_eval.data.schema import Timing
+    from hf_eval.judge import trials
+
+    session, _ = _scripted_session([45.0, 38.0, 6.0, 6.0, 6.0, 99.0], monkeypatch)
+    monkeypatch.setitem(trials.GUARD_RETRIES, "cpu", 2)
+    out = session.time("eager", Timing(warmup=0, iters=1, trials=2))
+    assert out["trials"] == 5 and out["extra_trials"] == 3
+    assert out["flagged"] == 2 and out["median_ms"] == 1.0
+
+
 def test_hidden_work_in_every_trial_is_in_every_added_one_too(monkeypatch):
     """20 ms of work behind a 1 ms claim in every trial: the added trials are flagged as
     well, no more than GUARD_RETRIES are run, and each counts what its own host implies."""

@@ -187,8 +187,10 @@ GUARD_MAX_MS = 2.0
 #: honest cases; each trial counts what its own host time implies, so the median must
 #: come from trials the stalls spared. Work hidden in every trial is in every added one
 #: too, so no count falls. On CUDA four: three stalled trials and four quiet ones end
-#: with a quiet median.
-GUARD_RETRIES = {"cuda": 4, "cpu": 2}
+#: with a quiet median. One more runs where the count would end even
+#: (:meth:`Session._retry`). Each added trial also costs the audit a fresh set's
+#: reference and the stand-in's runs: on the CPU, whose times are for orientation, one.
+GUARD_RETRIES = {"cuda": 4, "cpu": 1}
 #: No trial is added once any trial of the method took longer than this on the audit's
 #: clock: a candidate that flags trials at will and stalls them (counted at its host
 #: time) stretches a case by at most GUARD_RETRIES such stalls a method.
@@ -1116,11 +1118,15 @@ class Session:
         return _statistics(self._settled(trials), iters, "eager calls", cold, cupti, extra)
 
     def _retry(self, trials: list[TrialTime], added: int) -> bool:
-        """Whether to add a trial: fewer than :data:`GUARD_RETRIES` added so far, the
-        guard flags at least half of the trials (read against every stand-in run: the
-        median would then be a flagged trial's), and none took more than
-        :data:`RETRY_WALL_MAX_MS` on the audit's clock."""
-        return (added < GUARD_RETRIES[self.device.type] and bool(trials)
+        """Whether to add a trial: fewer than :data:`GUARD_RETRIES` added so far (one
+        more where the task's trials and those would make an even count, whose median
+        would average a flagged trial with a quiet one), the guard flags at least half of
+        the trials (read against every stand-in run: the median would then be a flagged
+        trial's), and none took more than :data:`RETRY_WALL_MAX_MS` on the audit's
+        clock."""
+        most = GUARD_RETRIES[self.device.type]
+        most += (len(trials) - added + most + 1) % 2
+        return (added < most and bool(trials)
                 and max(t.wall_ms for t in trials) <= RETRY_WALL_MAX_MS
                 and 2 * sum(t.flagged for t in self._settled(trials)) >= len(trials))
 
