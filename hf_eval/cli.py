@@ -610,10 +610,6 @@ def entry(prog: str | None = None) -> None:
     """The program (``hf-eval``, ``python -m hf_eval``): :func:`main`, then exit with its
     code, or 130 if Ctrl-C came at any point, however late."""
     signal.signal(signal.SIGINT, _interrupt)  # for the process's life
-    # The audit's OpenMP threads sleep once a parallel region ends instead of spinning on
-    # the cores that the worker timed next runs on. Set before torch loads its OpenMP
-    # runtime, which reads it once; a worker's environment leaves it out (INHERITED).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     code = main(prog=prog)
     # Every worker and fork server has ended (main's clean-up). The interpreter's own
     # teardown is skipped: it resets Ctrl-C to the default, which would end the process

@@ -138,6 +138,8 @@ EXPECTED = {
                                                 r"replaced array\.array$"),
     "reply_socket_constant_late_write": ("RUNTIME_ERROR", r"^harness integrity: candidate "
                                                          r"code replaced _socket\.SCM_RIGHTS$"),
+    # the audit's OpenMP policy (PASSIVE) is not the worker's
+    "worker_openmp_policy": ("RUNTIME_ERROR", r"^RuntimeError: OMP_WAIT_POLICY=None$"),
     "small_kernel_zero_claim": ("PASSED", r"^$"),
     "exit_teardown_across_freeze": ("PASSED", r"^$"),
     "patch_json_dumps": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "

@@ -757,23 +757,19 @@ def test_a_relative_pythonpath_entry_is_refused_before_a_worker_starts() -> None
     assert inherited_environment({"PYTHONPATH": "/a::/b"}) == {"PYTHONPATH": "/a::/b"}
 
 
-def test_the_cli_process_sleeps_its_openmp_threads_and_a_worker_keeps_its_default() -> None:
+def test_an_audit_process_sleeps_its_openmp_threads_and_a_worker_keeps_its_default() -> None:
     """The audit's OpenMP threads spin for a while after each of its own parallel regions
     (a reference, a check) unless OMP_WAIT_POLICY says otherwise; spinning, they take the
-    cores that the worker timed next runs on. The CLI sets PASSIVE before torch loads, for
-    its own process only: the variable is not among those a worker inherits."""
-    from hf_eval.isolation.workers import inherited_environment
+    cores that the worker timed next runs on. Importing the package sets PASSIVE before
+    torch loads, in every process that audits (the command line, a library caller, the
+    metric, a Ray actor), and not in one whose environment marks it as running candidates
+    (the spawner and its workers: ``tests/adversarial/worker_openmp_policy``)."""
+    from hf_eval import WORKER_VARIABLE
 
-    script = textwrap.dedent("""
-        import atexit, os, sys
-        atexit.register(lambda: print("policy", os.environ.get("OMP_WAIT_POLICY")))
-        sys.argv = ["hf-eval", "--help"]
-        from hf_eval.cli import entry
-        entry()
-    """)
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert "policy PASSIVE" in done.stdout, done.stdout[-500:] + done.stderr[-500:]
-    assert "OMP_WAIT_POLICY" not in inherited_environment({"OMP_WAIT_POLICY": "PASSIVE",
-                                                           "PATH": "/usr/bin"})
+    script = "import os, hf_eval; print('policy', os.environ.get('OMP_WAIT_POLICY'))"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_WAIT_POLICY", WORKER_VARIABLE)}
+    for extra, expected in (({}, "policy PASSIVE"), ({WORKER_VARIABLE: "1"}, "policy None")):
+        done = subprocess.run([sys.executable, "-c", script], env={**env, **extra},
+                              capture_output=True, text=True, timeout=120)
+        assert done.stdout.strip() == expected, done.stdout[-500:] + done.stderr[-500:]

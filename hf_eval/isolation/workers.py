@@ -35,6 +35,7 @@ from pathlib import Path
 
 import torch
 
+from hf_eval import WORKER_VARIABLE
 from hf_eval.data import memory
 from hf_eval.data.schema import Solution
 from hf_eval.data.sources import solution_hash
@@ -181,7 +182,8 @@ class WorkerHandle:
                      "device": device.type,
                      "private_bytes": self.limits.private_bytes,
                      "shm_bytes": self.limits.shm_bytes}
-            base = inherited_environment(os.environ)
+            # (the marker keeps OpenMP's own wait policy in processes that run candidates)
+            base = {**inherited_environment(os.environ), WORKER_VARIABLE: "1"}
             # The worker's uid has no passwd entry: USER and LOGNAME answer getpass.getuser().
             env = {**base, **sandbox.private_env(self.private), "HF_EVAL_CACHE": str(self.private),
                    "PYTHONDONTWRITEBYTECODE": "1", "USER": "hf-eval-worker",
