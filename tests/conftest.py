@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+# First, before torch loads OpenMP: importing the package sets the audit's policy.
+import hf_eval  # noqa: F401
+
+# isort: split
+
 import json
 import os
 from pathlib import Path

@@ -769,7 +769,28 @@ def test_an_audit_process_sleeps_its_openmp_threads_and_a_worker_keeps_its_defau
     script = "import os, hf_eval; print('policy', os.environ.get('OMP_WAIT_POLICY'))"
     env = {k: v for k, v in os.environ.items()
            if k not in ("OMP_WAIT_POLICY", WORKER_VARIABLE)}
-    for extra, expected in (({}, "policy PASSIVE"), ({WORKER_VARIABLE: "1"}, "policy None")):
+    for extra, expected in (({}, "policy PASSIVE"), ({WORKER_VARIABLE: "1"}, "policy None"),
+                            ({WORKER_VARIABLE: ""}, "policy PASSIVE")):
         done = subprocess.run([sys.executable, "-c", script], env={**env, **extra},
                               capture_output=True, text=True, timeout=120)
         assert done.stdout.strip() == expected, done.stdout[-500:] + done.stderr[-500:]
+
+
+def test_the_report_says_whether_the_openmp_policy_came_before_torch() -> None:
+    """OpenMP reads its policy when torch loads it: a program that imported torch before
+    the package keeps OpenMP's default, and the report's environment says so. The metric's
+    script (which ``evaluate.load`` runs as a file of its own) imports the package first."""
+    from pathlib import Path
+
+    metric = Path(__file__).parents[1] / "hf_eval/kernel_acceptance/kernel_acceptance.py"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    script = ("import torch, hf_eval; from hf_eval.judge.report import environment; "
+              "print(environment(torch.device('cpu'))['omp_wait_policy'])")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.strip() == "PASSIVE (too late)", done.stderr[-500:]
+    script = ("import runpy, sys; runpy.run_path(sys.argv[1]); import hf_eval; "
+              "print(hf_eval.OPENMP_POLICY_IN_TIME)")
+    done = subprocess.run([sys.executable, "-c", script, str(metric)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip().endswith("True"), done.stdout[-500:] + done.stderr[-500:]

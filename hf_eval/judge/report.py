@@ -74,8 +74,14 @@ def environment(device: torch.device) -> dict:
     """What a reader needs to reproduce or compare a timing."""
     import torch
 
+    import hf_eval
+
     env = {"python": platform.python_version(), "torch": torch.__version__,
-           "platform": platform.platform(), "cpu_count": os.cpu_count(), "device": str(device)}
+           "platform": platform.platform(), "cpu_count": os.cpu_count(), "device": str(device),
+           # the audit's OpenMP threads: PASSIVE unless set otherwise, and "(too late)"
+           # where torch had loaded OpenMP before the package set it
+           "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "")
+           + ("" if hf_eval.OPENMP_POLICY_IN_TIME else " (too late)")}
     if device.type == "cuda":
         env["gpu"] = torch.cuda.get_device_name(device)
         env["cuda"] = torch.version.cuda

@@ -23,6 +23,11 @@ reference, the same code the audit applies to a candidate's returned outputs. A
 Solution JSON or a solution from the dataset is code that runs on this machine.
 """
 
+# First, before torch loads OpenMP: importing the package sets the audit's OpenMP policy.
+import hf_eval  # noqa: F401
+
+# isort: split
+
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
