@@ -17,6 +17,21 @@ WORKER_VARIABLE = "HF_EVAL_WORKER_PROCESS"
 if os.environ.get(WORKER_VARIABLE) != "1":
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-#: Whether the OpenMP policy above was in place before torch loaded OpenMP (a program that
-#: imported torch first keeps OpenMP's default; the report's environment says which).
-OPENMP_POLICY_IN_TIME = "torch" not in sys.modules
+
+
+def _openmp_loaded() -> bool:
+    """Whether an OpenMP runtime is in this process already (by torch or anything else)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            mapped = maps.read()
+    except OSError:
+        return "torch" in sys.modules
+    return "libgomp" in mapped or "libiomp" in mapped
+
+
+#: Whether the OpenMP policy above was in place before OpenMP was loaded (a program that
+#: loaded it first keeps what it had then; the report's environment says which).
+OPENMP_POLICY_IN_TIME = not _openmp_loaded()
+#: The OpenMP settings as this package found or set them, before torch loads OpenMP
+#: (``GOMP_SPINCOUNT`` overrides the policy's sleeping).
+OPENMP_SETTINGS = {name: os.environ.get(name) for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}

@@ -789,6 +789,14 @@ def test_the_report_says_whether_the_openmp_policy_came_before_torch() -> None:
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.stdout.strip() == "PASSIVE (too late)", done.stderr[-500:]
+    # in time, as OpenMP reads it: a spin count that overrides the policy is named, and a
+    # process marked as running candidates has OpenMP's default
+    script = script.replace("import torch, hf_eval", "import hf_eval, torch")
+    for extra, expected in (({"GOMP_SPINCOUNT": "infinite"}, "PASSIVE, GOMP_SPINCOUNT=infinite"),
+                            ({"HF_EVAL_WORKER_PROCESS": "1"}, "default")):
+        done = subprocess.run([sys.executable, "-c", script], env={**env, **extra},
+                              capture_output=True, text=True, timeout=120)
+        assert done.stdout.strip() == expected, done.stderr[-500:]
     script = ("import runpy, sys; runpy.run_path(sys.argv[1]); import hf_eval; "
               "print(hf_eval.OPENMP_POLICY_IN_TIME)")
     done = subprocess.run([sys.executable, "-c", script, str(metric)], env=env,

@@ -70,6 +70,17 @@ def safe_text(text: object) -> str:
                    for c in text)
 
 
+def _openmp_policy(package) -> str:
+    """The audit's OpenMP wait policy as OpenMP read it when it was loaded: PASSIVE unless
+    set otherwise ("default" where none was), the spin count where one overrides it, and
+    "(too late)" where OpenMP was loaded before the package set its policy."""
+    settings = package.OPENMP_SETTINGS
+    text = settings["OMP_WAIT_POLICY"] or "default"
+    if settings["GOMP_SPINCOUNT"] is not None:
+        text += f", GOMP_SPINCOUNT={settings['GOMP_SPINCOUNT']}"
+    return text + ("" if package.OPENMP_POLICY_IN_TIME else " (too late)")
+
+
 def environment(device: torch.device) -> dict:
     """What a reader needs to reproduce or compare a timing."""
     import torch
@@ -78,15 +89,13 @@ def environment(device: torch.device) -> dict:
 
     env = {"python": platform.python_version(), "torch": torch.__version__,
            "platform": platform.platform(), "cpu_count": os.cpu_count(), "device": str(device),
-           # the audit's OpenMP threads: PASSIVE unless set otherwise, and "(too late)"
-           # where torch had loaded OpenMP before the package set it
-           "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "")
-           + ("" if hf_eval.OPENMP_POLICY_IN_TIME else " (too late)")}
+           "omp_wait_policy": _openmp_policy(hf_eval)}
     if device.type == "cuda":
         env["gpu"] = torch.cuda.get_device_name(device)
         env["cuda"] = torch.version.cuda
     try:
         env["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
+                                           cwd=os.path.dirname(os.path.abspath(__file__)),
                                            text=True, timeout=5).stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         env["git_commit"] = None
