@@ -32,6 +32,17 @@ def answer(x, w, scale):
     return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
 
 
+def answers_into_slots(worker, pending):
+    """Write the right outputs of each pending call's inputs (call order) into the
+    worker's lent output slots, and forget them."""
+    for index, inputs in enumerate(pending):
+        if index < len(worker.slots):
+            y, c = answer(*inputs)
+            worker.slots[index][0].copy_(y)
+            worker.slots[index][1].copy_(c)
+    pending.clear()
+
+
 def zeros(x, w):
     """Outputs of the right shapes and types, all zero: a wrong answer."""
     return (torch.zeros(x.shape[0], w.shape[0], dtype=torch.bfloat16),
