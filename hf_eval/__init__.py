@@ -18,7 +18,6 @@ if os.environ.get(WORKER_VARIABLE) != "1":
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-
 def _openmp_loaded() -> bool:
     """Whether an OpenMP runtime is in this process already (by torch or anything else)."""
     try:
