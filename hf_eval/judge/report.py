@@ -70,10 +70,12 @@ def safe_text(text: object) -> str:
                    for c in text)
 
 
-def _openmp_policy(package) -> str:
+def _openmp_policy() -> str:
     """The audit's OpenMP wait policy as OpenMP read it when it was loaded: PASSIVE unless
     set otherwise ("default" where none was), the spin count where one overrides it, and
     "(too late)" where OpenMP was loaded before the package set its policy."""
+    import hf_eval as package
+
     settings = package.OPENMP_SETTINGS
     text = settings["OMP_WAIT_POLICY"] or "default"
     if settings["GOMP_SPINCOUNT"] is not None:
@@ -85,11 +87,9 @@ def environment(device: torch.device) -> dict:
     """What a reader needs to reproduce or compare a timing."""
     import torch
 
-    import hf_eval
-
     env = {"python": platform.python_version(), "torch": torch.__version__,
            "platform": platform.platform(), "cpu_count": os.cpu_count(), "device": str(device),
-           "omp_wait_policy": _openmp_policy(hf_eval)}
+           "omp_wait_policy": _openmp_policy()}
     if device.type == "cuda":
         env["gpu"] = torch.cuda.get_device_name(device)
         env["cuda"] = torch.version.cuda

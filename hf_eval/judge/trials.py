@@ -1312,7 +1312,6 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
         if off_stream:
             trials = [replace(t, device_ms=max(t.device_ms, cupti.span_ms),
                               clock="cupti-span") for t in trials]
-    clean = [t for t in trials if not t.allowance] or trials
     # Each trial counts at least what its own host time implies: a flagged trial's device
     # time is not what the host saw. A quiet trial (or one whose claim was raised to look
     # quiet) lowers no other, so work hidden in most trials is counted at its own median,
@@ -1321,7 +1320,7 @@ def _statistics(trials: list[TrialTime], iters: int, calls: str, cold: bool,
     # skipped work unseen in its other calls: it counts at no less than the slowest clean
     # one.
     base = [max(t.device_ms, t.implied_ms) for t in trials]
-    slowest = max(b for b, t in zip(base, trials) if not t.allowance or clean is trials)
+    slowest = max([b for b, t in zip(base, trials) if not t.allowance] or base)
     counted = [max(b, slowest if t.allowance else 0.0) / iters for b, t in zip(base, trials)]
     device = [t.device_ms / iters for t in trials]
     host = [t.host_ms / iters for t in trials]
