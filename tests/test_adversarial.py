@@ -138,6 +138,13 @@ EXPECTED = {
                                                 r"replaced array\.array$"),
     "reply_socket_constant_late_write": ("RUNTIME_ERROR", r"^harness integrity: candidate "
                                                          r"code replaced _socket\.SCM_RIGHTS$"),
+    # a tensor of the candidate's class in an arena or an input set: refused where the
+    # reveal and the checks read them, so none of its code runs there
+    "arena_private_subclass": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                                r"candidate code replaced (Worker\.arenas|"
+                                                r"a part of an arena)$"),
+    "input_subclass_alias": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                              r"candidate code replaced an input of a call$"),
     # the audit's OpenMP policy (PASSIVE) is not the worker's
     "worker_openmp_policy": ("RUNTIME_ERROR", r"^RuntimeError: OMP_WAIT_POLICY=None$"),
     "small_kernel_zero_claim": ("PASSED", r"^$"),

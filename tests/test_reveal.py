@@ -259,3 +259,36 @@ def test_an_arena_written_from_a_gpu_is_page_locked_once_and_restores_the_conten
         for k, inputs in enumerate(fresh):
             restored = Arena.place_in(private, arena.places[k][0])
             assert torch.equal(restored, inputs[0])
+
+
+def test_an_arena_with_a_part_of_another_class_is_refused_before_its_reveal():
+    """The worker's arena is read by the reveal inside the clock: a part replaced by a
+    tensor (or array) of another class, whose methods would be the candidate's code
+    there, is refused before anything of it is read, and an arena as made is not."""
+    import numpy as np
+
+    from hf_eval.isolation.server import CandidateError, _Arena, _arena_reshaped
+
+    class Other(torch.Tensor):
+        pass
+
+    class OtherArray(np.ndarray):
+        pass
+
+    source = torch.zeros(64, dtype=torch.uint8)
+    arena = _Arena(source, torch.device("cpu"), torch.empty_like(source))
+    assert not _arena_reshaped(arena)
+    arena.reveal(5)
+    assert torch.equal(arena.private, mask_into(torch.empty(64, dtype=torch.uint8), 5))
+    for name in ("source", "private", "scratch", "staged"):
+        changed = _Arena(source, torch.device("cpu"), torch.empty_like(source))
+        setattr(changed, name, torch.Tensor._make_subclass(Other, changed.private))
+        assert _arena_reshaped(changed), name
+        with pytest.raises(CandidateError, match="replaced a part of an arena"):
+            changed.reveal(5)
+    changed = _Arena(source, torch.device("cpu"), torch.empty_like(source))
+    changed.words = changed.words.view(OtherArray)
+    assert _arena_reshaped(changed)
+    changed = _Arena(source, torch.device("cpu"), torch.empty_like(source))
+    changed.extra = 1
+    assert _arena_reshaped(changed)

@@ -136,12 +136,15 @@ the worker          snapshotted before candidate code runs and  patch_torch,
                     reads through its defaults and the C        class_collect_self_restoring,
                     accessors, no module loaded before the      tensor_property_in_checked,
                     candidate may change class, the L2 flush's  torch_module_class_in_
-                    size comes with the request. A tripwire:    checked, cuda_l2_props_shrink
-                    candidate code that writes the process's
-                    memory (``ctypes``) switches it off, so
-                    nothing the worker says is trusted; what
-                    still rests on it on CUDA is in
-                    ``docs/verdicts.md`` ("What remains").
+                    size comes with the request, an arena's     checked, cuda_l2_props_shrink,
+                    parts and a set's inputs are read only as   arena_private_subclass,
+                    the plain tensors made (exact classes,      input_subclass_alias
+                    where they lay when registered). A
+                    tripwire: candidate code that writes the
+                    process's memory (``ctypes``) switches it
+                    off, so nothing the worker says is
+                    trusted; what still rests on it on CUDA is
+                    in ``docs/verdicts.md`` ("What remains").
 terminal            candidate text is printed with control      tests/test_report.py
                     characters escaped (``report.safe_text``).
 ==================  ==========================================  ===========================

@@ -31,13 +31,14 @@ import traceback
 import types
 from collections.abc import Callable
 
+import numpy as np
 import torch
 
 from hf_eval.data.schema import Solution
 from hf_eval.data.sources import Entry, load_entry
 from hf_eval.isolation.channel import Channel, ChannelClosed
 from hf_eval.isolation.protocol import MAX_OUTPUTS, l2_flush_bytes
-from hf_eval.isolation.reveal import LOOKED_UP, unmask
+from hf_eval.isolation.reveal import LOOKED_UP, unmask, unmask_words, words_of
 
 # Bound before any candidate code runs; checked unchanged after every request (a patched
 # function can only hurt the candidate here: the audit's clock and checks live elsewhere).
@@ -245,7 +246,34 @@ _SOCKET, _DEVICE, _TENSOR, _GC_NAMES = socket.socket, torch.device, torch.Tensor
 #: The harness's containers on a worker, by attribute, and the exact type of each (a
 #: tuple: candidate code cannot empty it in place).
 _CONTAINERS = (("sets", dict), ("sources", dict), ("arenas", dict), ("arena_of", dict),
-               ("launches", dict), ("produced", list), ("slots", list))
+               ("input_spans", dict), ("launches", dict), ("produced", list),
+               ("slots", list))
+#: The attributes of an arena, as it makes them, and the exact types each may have: a
+#: tensor of another class (or an array, for the CPU's words) would run its own code
+#: where the reveal or the input check reads it.
+_ARENA_PARTS = {"source": (_TENSOR,), "private": (_TENSOR,), "staged": (_TENSOR, type(None)),
+                "scratch": (_TENSOR,), "words": (np.ndarray, type(None)),
+                "storage": (int,), "seed": (int, type(None))}
+
+
+def _arena_reshaped(arena: object) -> bool:
+    """Whether ``arena`` is not an arena as :class:`_Arena` makes it: another class, other
+    attribute names, or a part of another type than :data:`_ARENA_PARTS` allows."""
+    if type(arena) is not _Arena:
+        return True
+    parts = vars(arena)
+    if type(parts) is not dict or any(type(name) is not str for name in list(parts)):
+        return True
+    return set(parts) != set(_ARENA_PARTS) or any(
+        type(parts[name]) not in kinds for name, kinds in _ARENA_PARTS.items())
+
+
+def _arena_parts(arena: object) -> dict:
+    """The parts of ``arena`` (its attributes), once they are seen to be what it made:
+    read them so, and no code of another class runs in what the harness does with them."""
+    if _arena_reshaped(arena):
+        raise CandidateError("harness integrity: candidate code replaced a part of an arena")
+    return vars(arena)
 
 
 def _gate_reshaped(parts: dict) -> bool:
@@ -303,7 +331,7 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
                                or _device_of(marker) != vars(worker).get("device")):
         problems.append("Worker.marker")
     arenas = state.get("arenas")
-    if type(arenas) is dict and any(type(a) is not _Arena for a in arenas.values()):
+    if type(arenas) is dict and any(_arena_reshaped(a) for a in arenas.values()):
         problems.append("Worker.arenas")
     slots = state.get("slots")
     if type(slots) is list and (not all(  # another type: the containers check above
@@ -402,6 +430,19 @@ def _span(t: torch.Tensor) -> tuple[int, int, str]:
     return start, start + _storage_nbytes(storage), str(_device_of(t))
 
 
+def _tensor_spans(values: list[object]) -> tuple[int | str, ...]:
+    """Where each plain tensor of ``values`` lies, flattened: its index, first and end
+    address, and device, in order (plain ints and strs, which compare with no code of
+    anyone's). A tensor of another class is not one: a list in which a candidate replaced
+    a tensor, or put one of its own class, spans otherwise."""
+    flat: list[int | str] = []
+    for i, t in enumerate(values):
+        if type(t) is _TENSOR:
+            start, end, device = _span(t)
+            flat += [i, start, end, device]
+    return tuple(flat)
+
+
 def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
     return a[2] == b[2] and a[0] < b[1] and b[0] < a[1] and a[0] != a[1] and b[0] != b[1]
 
@@ -493,6 +534,9 @@ class _Arena:
         # the mask, drawn inside the request; its pages faulted in now, outside the clock
         # (the stand-in's cheapest run never pays them)
         self.scratch = torch.zeros_like(self.private)
+        #: (CPU) The private copy's words, which the reveal XORs: made here, so that the
+        #: reveal reads no tensor method a candidate's subclass could answer.
+        self.words = words_of(self.private) if device.type == "cpu" else None
         self.storage = _untyped_storage(source).data_ptr()
         self.seed: int | None = None
 
@@ -505,11 +549,22 @@ class _Arena:
 
     def unmasked_source(self) -> torch.Tensor:
         """What the private copy must hold after the last unmask (for the input check)."""
-        expected = (self.source.to(self.private.device, copy=True) if self.staged is None
-                    else self.staged.clone())
-        if self.seed is not None:
-            unmask(expected, self.seed, self.scratch)
+        parts = _arena_parts(self)
+        staged, seed = parts["staged"], parts["seed"]
+        expected = (parts["source"].to(parts["private"].device, copy=True) if staged is None
+                    else staged.clone())
+        if seed is not None:
+            unmask(expected, seed, parts["scratch"])
         return expected
+
+    def reveal(self, seed: int) -> None:
+        """Unmask the private copy with ``seed``'s stream (inside the clocked request)."""
+        parts = _arena_parts(self)
+        parts["seed"] = seed
+        if parts["words"] is not None:
+            unmask_words(parts["words"], seed)
+        else:
+            unmask(parts["private"], seed, parts["scratch"])
 
 
 class LaunchGate:
@@ -591,6 +646,9 @@ class Worker:
         self.device_taken = False
         self.sets: dict[str, list[object]] = {}  # id -> inputs on the worker's device
         self.sources: dict[str, list[object]] = {}  # id -> the shared CPU inputs
+        #: id -> where its inputs' and sources' tensors lay when they were registered
+        #: (:func:`_tensor_spans`): a set whose tensors were replaced since spans otherwise.
+        self.input_spans: dict[str, tuple[tuple[int | str, ...], tuple[int | str, ...]]] = {}
         self.arenas: dict[str, _Arena] = {}  # id -> a trial's masked arena
         self.arena_of: dict[str, str] = {}  # set id -> arena id
         self.launches: dict[str, Callable[[], object]] = {}
@@ -649,6 +707,7 @@ class Worker:
                 on_device.append(value)
             self.sources[set_id] = sources
             self.sets[set_id] = on_device
+            self.input_spans[set_id] = (_tensor_spans(on_device), _tensor_spans(sources))
             if arena is not None:
                 self.arena_of[set_id] = request["arena"]["id"]
         self._sync()
@@ -657,11 +716,11 @@ class Worker:
     def reload(self, request: dict) -> dict:
         """Copy a masked arena's shared bytes (rewritten by the audit) into the private
         copy, outside any clocked request: the content stays masked until a trial."""
-        arena = self.arenas[request["arena"]]
-        arena.private.copy_(arena.source)
-        if arena.staged is not None:
-            arena.staged.copy_(arena.private)
-        arena.seed = None
+        parts = _arena_parts(self.arenas[request["arena"]])
+        parts["private"].copy_(parts["source"])
+        if parts["staged"] is not None:
+            parts["staged"].copy_(parts["private"])
+        parts["seed"] = None
         self._sync()
         return {}
 
@@ -670,8 +729,8 @@ class Worker:
         rewrote them in place: the second input set)."""
         if self.device.type == "cuda":
             for set_id in request["ids"]:
-                for mine, source in zip(self.sets[set_id], self.sources[set_id]):
-                    if isinstance(mine, torch.Tensor) and mine is not source:
+                for mine, source in zip(*self._inputs_of(set_id)[:2]):
+                    if type(mine) is _TENSOR and mine is not source:
                         mine.copy_(source, non_blocking=False)
         self._sync()
         return {}
@@ -681,6 +740,7 @@ class Worker:
         for set_id in request["ids"]:
             self.sets.pop(set_id, None)
             self.sources.pop(set_id, None)
+            self.input_spans.pop(set_id, None)
             self.launches.pop(set_id, None)
             self.arena_of.pop(set_id, None)
         live = set(self.arena_of.values())  # an arena goes with the last set that used it
@@ -728,6 +788,26 @@ class Worker:
         self._sync()
         return {}
 
+    def _inputs_of(self, set_id: str, sources: bool = True
+                   ) -> tuple[list[object], list[object] | None, tuple[int | str, ...]]:
+        """Set ``set_id``'s inputs (and their sources, unless not ``sources``), once their
+        tensors are seen to be the plain tensors registered, where they were: no tensor of
+        another class (whose methods are its own code) reaches the checks that read them.
+        Returns the inputs, the sources (None where not asked for) and the inputs' spans
+        (:func:`_tensor_spans`)."""
+        recorded = self.input_spans.get(set_id)
+        lists = (self.sets.get(set_id), self.sources.get(set_id) if sources else None)
+        if (type(recorded) is not tuple or len(recorded) != 2 or not all(
+                type(spans) is tuple and all(type(part) in (int, str) for part in spans)
+                for spans in recorded)
+                or any(values is not None and (type(values) is not list
+                                               or _tensor_spans(values) != spans)
+                       for values, spans in zip(lists, recorded))
+                or lists[0] is None):
+            raise CandidateError("harness integrity: candidate code replaced an input of "
+                                 "a call")
+        return lists[0], lists[1], recorded[0]
+
     def _call(self, method: str, set_id: str) -> Callable[[], object]:
         if method == "prepared":
             return self.launches[set_id]
@@ -768,8 +848,9 @@ class Worker:
                                  "tuple or list")
         else:
             outputs = (produced,)
-        input_spans = [(i, _span(t)) for i, t in enumerate(self.sets[set_id])
-                       if isinstance(t, torch.Tensor)]
+        flat = self._inputs_of(set_id, sources=False)[2]
+        input_spans = [(flat[k], (flat[k + 1], flat[k + 2], flat[k + 3]))
+                       for k in range(0, len(flat), 4)]
         checked = []
         for index, out in enumerate(outputs):
             if type(out) is not _tensor:
@@ -868,9 +949,7 @@ class Worker:
         if request.get("refresh"):
             self.refresh({"ids": request["refresh"]})
         if request.get("unmask"):
-            arena = self.arenas[request["unmask"]["arena"]]
-            arena.seed = request["unmask"]["seed"]
-            unmask(arena.private, arena.seed, arena.scratch)
+            _Arena.reveal(self.arenas[request["unmask"]["arena"]], request["unmask"]["seed"])
         method, ids = request["method"], request["ids"]
         if method == "graph":
             graph_outputs = (self.stand_in_calls[:len(ids)] if self.stand_in is not None
@@ -1002,13 +1081,12 @@ class Worker:
         intact: dict[str, bool] = {}
         for set_id in request["ids"]:
             arena_id = self.arena_of.get(set_id)
-            if arena_id is not None and arena_id not in expected:
-                expected[arena_id] = self.arenas[arena_id].unmasked_source()
-                intact[arena_id] = _same_bytes(self.arenas[arena_id].private,
-                                               expected[arena_id])
-            for index, (mine, source) in enumerate(zip(self.sets[set_id],
-                                                       self.sources[set_id])):
-                if not isinstance(mine, torch.Tensor):
+            parts = None if arena_id is None else _arena_parts(self.arenas.get(arena_id))
+            if parts is not None and arena_id not in expected:
+                expected[arena_id] = _Arena.unmasked_source(self.arenas[arena_id])
+                intact[arena_id] = _same_bytes(parts["private"], expected[arena_id])
+            for index, (mine, source) in enumerate(zip(*self._inputs_of(set_id)[:2])):
+                if type(mine) is not _TENSOR:  # the registered tensors are all plain
                     continue
                 if mine is source:
                     if mine.device.type != "cpu":  # a device copy is never its source
@@ -1018,12 +1096,14 @@ class Worker:
                 key = mine.data_ptr()
                 if key not in verdict and intact.get(arena_id) and (
                         _untyped_storage(mine).data_ptr()
-                        == _untyped_storage(self.arenas[arena_id].private).data_ptr()):
+                        == _untyped_storage(parts["private"]).data_ptr()):
                     verdict[key] = True
                 if key not in verdict:
-                    arena = self.arenas.get(arena_id)
-                    if arena is not None and _untyped_storage(source).data_ptr() == arena.storage:
-                        verdict[key] = _same_bytes(mine, arena.view_of(source, expected[arena_id]))
+                    if parts is not None and (_untyped_storage(source).data_ptr()
+                                              == parts["storage"]):
+                        verdict[key] = _same_bytes(
+                            mine, _Arena.view_of(self.arenas[arena_id], source,
+                                                 expected[arena_id]))
                     else:
                         verdict[key] = _same_bytes(mine.to("cpu"), source)
                 if not verdict[key]:
