@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -834,3 +835,28 @@ def test_a_fresh_truth_that_fails_once_on_the_gpu_is_tried_once_more_and_blames_
 
     lane.compute_reference = compute
     assert lane._truth_in_session(None, [])[0].shape == (1,) and len(tries) == 2
+
+
+def test_the_boundary_tells_classes_apart_by_identity():
+    """``type(x) in (A, B)`` compares classes with ``==`` where identity fails, and a
+    metaclass answers ``==`` with its own code (True for any class, say): the boundary's
+    code compares classes with ``is`` only."""
+    from hf_eval.isolation.server import _of_class
+
+    class AnyClass(type):
+        def __eq__(cls, other):
+            return True
+
+        __hash__ = type.__hash__
+
+    class Odd(metaclass=AnyClass):
+        pass
+
+    assert type(Odd()) in (int, str)  # what ``in`` would have let through
+    assert not _of_class(Odd(), (int, str)) and _of_class(3, (int, str))
+    asked = re.compile(r"\btype\([^()]*\)\s+(not\s+)?in\b")
+    home = Path(protocol.__file__).parent
+    found = [f"{path.name}:{n}" for path in sorted(home.glob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if asked.search(line.split("#")[0])]
+    assert not found

@@ -118,7 +118,7 @@ def _text(value: object, what: str) -> str:
 
 
 def _number(value: object, what: str) -> float:
-    if type(value) not in (int, float) or not 0 <= value <= MAX_MS:
+    if not (type(value) is int or type(value) is float) or not 0 <= value <= MAX_MS:
         raise ProtocolError(f"{what} is not a number of ms in [0, {MAX_MS:g}]: "
                             f"{value!r}"[:200])
     return float(value)

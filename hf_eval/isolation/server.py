@@ -58,6 +58,10 @@ _shape_of, _dtype_of, _layout_of, _is_meta, _requires_grad = (
     _TENSOR_BASE[name].__get__
     for name in ("shape", "dtype", "layout", "is_meta", "requires_grad"))
 _copy, _detach = _TENSOR_BASE["copy_"], _TENSOR_BASE["detach"]
+_tensor_data_ptr, _tensor_nbytes = _TENSOR_BASE["data_ptr"], _TENSOR_BASE["nbytes"].__get__
+#: Where a numpy array's memory lies, through ndarray's own descriptors.
+_array_interface, _array_nbytes = (vars(np.ndarray)[name].__get__
+                                   for name in ("__array_interface__", "nbytes"))
 _STRIDED, _UINT8 = torch.strided, torch.uint8
 _Event = torch.cuda.Event
 _current_stream = torch.cuda.current_stream
@@ -256,6 +260,22 @@ _ARENA_PARTS = {"source": (_TENSOR,), "private": (_TENSOR,), "staged": (_TENSOR,
                 "storage": (int,), "seed": (int, type(None))}
 
 
+def _of_class(value: object, classes: tuple[type, ...]) -> bool:
+    """Whether ``value``'s class is one of ``classes``, told by identity: ``in`` compares
+    classes with ``==``, which a class's metaclass answers with its own code (and with
+    True for any class)."""
+    kind = type(value)
+    for each in classes:
+        if kind is each:
+            return True
+    return False
+
+
+#: A class's own name, read through ``type``'s descriptor: ``type(x).__name__`` would
+#: look it up on a metaclass first, which may run code.
+_class_name = vars(type)["__name__"].__get__
+
+
 def _arena_reshaped(arena: object) -> bool:
     """Whether ``arena`` is not an arena as :class:`_Arena` makes it: another class, other
     attribute names, or a part of another type than :data:`_ARENA_PARTS` allows."""
@@ -264,8 +284,13 @@ def _arena_reshaped(arena: object) -> bool:
     parts = vars(arena)
     if type(parts) is not dict or any(type(name) is not str for name in list(parts)):
         return True
-    return set(parts) != set(_ARENA_PARTS) or any(
-        type(parts[name]) not in kinds for name, kinds in _ARENA_PARTS.items())
+    if set(parts) != set(_ARENA_PARTS) or any(
+            not _of_class(parts[name], kinds) for name, kinds in _ARENA_PARTS.items()):
+        return True
+    words, private = parts["words"], parts["private"]
+    return words is not None and (  # the words the reveal XORs are the private copy's
+        _array_interface(words)["data"][0] != _tensor_data_ptr(private)
+        or _array_nbytes(words) != _tensor_nbytes(private))
 
 
 def _arena_parts(arena: object) -> dict:
@@ -322,7 +347,7 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
     if type(state.get("device")) is not _DEVICE:
         problems.append("Worker.device")
     gate = state.get("gate")
-    if type(gate) not in (LaunchGate, type(None)) or (
+    if not _of_class(gate, (LaunchGate, type(None))) or (
             gate is not None and _gate_reshaped(vars(gate))):
         problems.append("Worker.gate")
     marker = state.get("marker")  # CUPTI's window closes at its fill: one uint8 byte
@@ -430,7 +455,7 @@ def _span(t: torch.Tensor) -> tuple[int, int, str]:
     return start, start + _storage_nbytes(storage), str(_device_of(t))
 
 
-def _tensor_spans(values: list[object]) -> tuple[int | str, ...]:
+def _tensor_spans(values: list[object] | tuple[object, ...]) -> tuple[int | str, ...]:
     """Where each plain tensor of ``values`` lies, flattened: its index, first and end
     address, and device, in order (plain ints and strs, which compare with no code of
     anyone's). A tensor of another class is not one: a list in which a candidate replaced
@@ -693,8 +718,8 @@ class Worker:
             for value in inputs:
                 source = value
                 if isinstance(value, tuple) and len(value) == 3 and value[0] == SAME_AS:
-                    source = self.sources[value[1]][value[2]]
-                    value = self.sets[value[1]][value[2]]
+                    inputs, others, _ = self._inputs_of(value[1])
+                    source, value = others[value[2]], inputs[value[2]]
                 elif isinstance(value, torch.Tensor):
                     if arena is not None and _untyped_storage(value).data_ptr() == arena.storage:
                         value = arena.view_of(value)
@@ -789,24 +814,26 @@ class Worker:
         return {}
 
     def _inputs_of(self, set_id: str, sources: bool = True
-                   ) -> tuple[list[object], list[object] | None, tuple[int | str, ...]]:
-        """Set ``set_id``'s inputs (and their sources, unless not ``sources``), once their
-        tensors are seen to be the plain tensors registered, where they were: no tensor of
-        another class (whose methods are its own code) reaches the checks that read them.
-        Returns the inputs, the sources (None where not asked for) and the inputs' spans
-        (:func:`_tensor_spans`)."""
+                   ) -> tuple[tuple[object, ...], tuple[object, ...] | None,
+                              tuple[int | str, ...]]:
+        """Copies of set ``set_id``'s inputs (and of their sources, unless not
+        ``sources``), once their tensors are seen to be the plain tensors registered, where
+        they were: no tensor of another class (whose methods are its own code) reaches the
+        checks that read them, and a list changed afterwards changes nothing of what they
+        read. Returns the inputs, the sources (None where not asked for) and the inputs'
+        spans (:func:`_tensor_spans`)."""
         recorded = self.input_spans.get(set_id)
         lists = (self.sets.get(set_id), self.sources.get(set_id) if sources else None)
+        copies = tuple(tuple(values) if type(values) is list else None for values in lists)
         if (type(recorded) is not tuple or len(recorded) != 2 or not all(
-                type(spans) is tuple and all(type(part) in (int, str) for part in spans)
+                type(spans) is tuple and all(_of_class(part, (int, str)) for part in spans)
                 for spans in recorded)
-                or any(values is not None and (type(values) is not list
-                                               or _tensor_spans(values) != spans)
-                       for values, spans in zip(lists, recorded))
-                or lists[0] is None):
+                or copies[0] is None or (sources and copies[1] is None)
+                or any(values is not None and _tensor_spans(values) != spans
+                       for values, spans in zip(copies, recorded))):
             raise CandidateError("harness integrity: candidate code replaced an input of "
                                  "a call")
-        return lists[0], lists[1], recorded[0]
+        return copies[0], copies[1], recorded[0]
 
     def _call(self, method: str, set_id: str) -> Callable[[], object]:
         if method == "prepared":
@@ -841,11 +868,11 @@ class Worker:
         tensors of the worker's device type that alias no input, no earlier output and no
         slot. What it calls and reads is bound in its defaults (the worker's audit hook
         refuses a new defaults tuple)."""
-        if type(produced) in (tuple, list):
+        if _of_class(produced, (tuple, list)):
             outputs = tuple(produced)
-        elif isinstance(produced, (tuple, list)):  # its iteration would be candidate code
-            raise CandidateError(f"outputs are a {type(produced).__name__}, not a plain "
-                                 "tuple or list")
+        elif issubclass(type(produced), (tuple, list)):  # its iteration: candidate code
+            raise CandidateError(f"outputs are a {_class_name(type(produced))}, not a "
+                                 "plain tuple or list")
         else:
             outputs = (produced,)
         flat = self._inputs_of(set_id, sources=False)[2]
@@ -854,8 +881,8 @@ class Worker:
         checked = []
         for index, out in enumerate(outputs):
             if type(out) is not _tensor:
-                raise CandidateError(f"output {index} is {type(out).__name__}, not a plain "
-                                     "torch.Tensor")
+                raise CandidateError(f"output {index} is {_class_name(type(out))}, not a "
+                                     "plain torch.Tensor")
             if _layout_of(out) is not _strided or _is_meta(out) or _requires_grad(out):
                 raise CandidateError(f"output {index} must be a dense, materialised tensor "
                                      "without autograd history")
