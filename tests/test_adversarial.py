@@ -173,8 +173,23 @@ EXPECTED = {
     # harness requests answered just before their deadline (the handler table is immutable)
     "drip_feed_stall": ("PASSED", r"^$"),
     # a child held in a 40 GiB page-table walk keeps the worker from freezing for seconds
-    "freeze_populate_stall": ("RUNTIME_ERROR", r"^the worker's processes did not stop "
-                              r"within 1 s when frozen \(while the stand-in was timed\)$"),
+    # (where the walk is slow enough: on a 16-core H100 host it was not, and it passed)
+    "freeze_populate_stall": (("RUNTIME_ERROR", "PASSED"),
+                              r"^(the worker's processes did not stop within 1 s when "
+                              r"frozen \(while the stand-in was timed\))?$"),
+    # the worker's request path is bound before candidate code: a name replaced on
+    # ``io``, ``select``, ``functools``, ``torch.Tensor`` or ``torch`` never sees a request
+    # (each candidate answers wrong unless its hook saw one)
+    "functools_partial_seed_early": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    "reqrewrite_arenas_dict_subclass": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    "reqrewrite_copy_skip": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "reqrewrite_drop_unmask": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "reqrewrite_seed_int_subclass": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "reqrewrite_self_removing_shadow": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "select_poll_recv_hook": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "tensor_set_fake_slots": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "reqrewrite_exit_ignored": ("PASSED", r"^$"),
+    "torch_oom_name_swap": ("RUNTIME_ERROR", r"^ValueError: a plain bug of the candidate's$"),
     "mutate_timed_input_forge_changed": ("INCORRECT_NUMERICAL",
                                          r"^eager timing trial 1: input\(s\) modified: x$"),
     # on CPU the audit reads the private copy it lent, whatever the worker's check says
@@ -558,11 +573,17 @@ def records() -> dict[str, dict]:
     return out
 
 
+def _statuses(expected: str | tuple[str, ...]) -> tuple[str, ...]:
+    """The statuses an expectation accepts: one, or those a machine may give (a stall
+    that only a slow enough machine shows; the reason's pattern covers each)."""
+    return expected if isinstance(expected, tuple) else (expected,)
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_candidate_verdict(records, name):
     status, pattern = EXPECTED[name]
     record = records[name]
-    assert record["status"] == status, record.get("reason")
+    assert record["status"] in _statuses(status), record.get("reason")
     assert re.search(pattern, record.get("reason", "")), record.get("reason")
 
 
@@ -850,8 +871,13 @@ CUDA_EXPECTED = {
     "cuda_l2_props_shrink": ("PASSED", r"^$"),
     "cuda_detect_profiled_trial": ("PASSED", r"^$"),
     "cuda_gpu_work_across_freeze": ("PASSED", r"^$"),
-    # the stand-in waits until the queue it left has drained: its floor stays its own
-    "cuda_gpu_queue_floor_inflation": ("PASSED", r"^$"),
+    # the stand-in waits until the queue it left has drained: its floor stays its own; the
+    # 400 ms it leaves after every reply runs past the session's drain allowance (2 s)
+    # once five trials have replied, and the candidate is ended (as on the H100)
+    "cuda_gpu_queue_floor_inflation": (("RUNTIME_ERROR", "PASSED"),
+                                       r"^(the candidate's device work kept the GPU busy "
+                                       r"for 2 s in all after its replies \(while its "
+                                       r"group was frozen and the stand-in waited\))?$"),
     "cuda_lead_window_side_stream": ("PASSED", r"^$"),
     "side_stream_wait": ("PASSED", r"^$"),
     "side_stream": ("PASSED", r"^$"),
@@ -923,7 +949,11 @@ def test_side_stream_work_is_counted(cuda_records):
     ("cuda_cupti_read_error", 0.6)])
 def test_cuda_timing_cheats_gain_no_speedup(cuda_records, name, share):
     honest = cuda_records["honest_cuda_sleep"]["timing"]["cold"]["median_ms"]
-    timing = cuda_records[name]["timing"]
+    record = cuda_records[name]
+    if record["status"] != "PASSED":  # ended before a time was taken: none to gain
+        assert record["status"] == "RUNTIME_ERROR" and not record["timing"], record
+        return
+    timing = record["timing"]
     assert timing["cold"]["median_ms"] >= share * honest, (timing, honest)
 
 
@@ -943,7 +973,7 @@ def test_a_candidates_own_lead_kernel_does_not_hide_its_side_stream_from_cupti(c
 def test_cuda_candidate_verdict(cuda_records, name):
     status, pattern = CUDA_EXPECTED[name]
     record = cuda_records[name]
-    assert record["status"] == status, record.get("reason")
+    assert record["status"] in _statuses(status), record.get("reason")
     assert re.search(pattern, record.get("reason", "")), record.get("reason")
 
 

@@ -55,10 +55,19 @@ class SharedMap(mmap.mmap):
 _LIVE: weakref.WeakValueDictionary[int, SharedMap] = weakref.WeakValueDictionary()
 
 
+#: What the worker maps a received buffer with, bound at import (before any candidate
+#: code in a worker): looked up at each request, a name a candidate replaced would run
+#: its code on the request's way in.
+_mmap, _MAP_SHARED, _PROT_READ, _PROT_WRITE = mmap.mmap, mmap.MAP_SHARED, mmap.PROT_READ, \
+    mmap.PROT_WRITE
+_close, _torch_frombuffer = os.close, torch.frombuffer
+_catch_warnings, _simplefilter = warnings.catch_warnings, warnings.simplefilter
+
+
 def _frombuffer(buffer: mmap.mmap) -> torch.Tensor:
-    with warnings.catch_warnings():  # a read-only mapping: torch warns, the MMU enforces
-        warnings.simplefilter("ignore")
-        return torch.frombuffer(buffer, dtype=torch.uint8)
+    with _catch_warnings():  # a read-only mapping: torch warns, the MMU enforces
+        _simplefilter("ignore")
+        return _torch_frombuffer(buffer, dtype=torch.uint8)
 
 
 def allocate(nbytes: int, worker_writable: bool = False) -> torch.Tensor:
@@ -124,10 +133,10 @@ def map_received(fd: int, nbytes: int, writable: bool) -> torch.Tensor:
     """(Worker side) a uint8 tensor over a received memfd: read-write for an output slot,
     read-only otherwise (the seals forbid anything else). The descriptor is closed."""
     try:
-        prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
-        buffer = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, prot)
+        prot = _PROT_READ | (_PROT_WRITE if writable else 0)
+        buffer = _mmap(fd, nbytes, _MAP_SHARED, prot)
     finally:
-        os.close(fd)
+        _close(fd)
     return _frombuffer(buffer)
 
 

@@ -52,14 +52,24 @@ _HEADER = struct.Struct("<QI")  # pickle length, descriptor count
 #: it would run a ``__getattribute__`` of the candidate's (a module's class can be
 #: changed) after every check.
 _dumps, _send_fds = json.dumps, socket.send_fds
+#: And what a request comes in through, bound likewise (in a worker, before any candidate
+#: code): a candidate that replaced ``io.BytesIO`` or ``select.poll`` on their modules
+#: would read, and could rewrite, every request before the worker did.
+_poll, _POLLIN, _POLLPRI = select.poll, select.POLLIN, select.POLLPRI
+_recv_fds, _partial, _BytesIO = socket.recv_fds, functools.partial, io.BytesIO
+_loads, _close, _monotonic = json.loads, os.close, time.monotonic
+_empty, _set = torch.empty, torch._C.TensorBase.set_
+_untyped_storage = torch.Tensor.untyped_storage
+#: The dtypes a request's tensors may have, by name (a fixed table, not a lookup on torch).
+_DTYPES = {name: value for name, value in vars(torch).items() if type(value) is torch.dtype}
 
 
 def readable(source: object, timeout: float | None) -> bool:
     """Whether ``source`` (a descriptor or an object with ``fileno``) is readable within
     ``timeout`` seconds (None: wait). ``poll``, not ``select``: a process holding many
     descriptors gets numbers above ``select``'s limit of 1023."""
-    poller = select.poll()
-    poller.register(source, select.POLLIN | select.POLLPRI)
+    poller = _poll()
+    poller.register(source, _POLLIN | _POLLPRI)
     return bool(poller.poll(None if timeout is None else max(0.0, timeout) * 1e3))
 
 
@@ -129,29 +139,33 @@ def _plain(obj: object) -> object:
 
 
 class _Unpickler(pickle.Unpickler):
-    """The worker's unpickler of requests (the audit is trusted): tensors as memfds."""
+    """The worker's unpickler of requests: tensors as memfds, and no other class. A
+    request holds plain data (dicts, lists, tuples, strings, numbers, booleans, None) and
+    tensor references, so nothing in it is of a class whose methods could be anyone's
+    code."""
 
     def find_class(self, module: str, name: str):
-        if (module, name) == (__name__, "_TensorRef"):
+        if module == __name__ and name == "_TensorRef":
             return _TensorRef
-        return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"a request holds no {module}.{name}")
 
 
 def _rebuild(obj: object, fds: list[int], storages: dict[int, torch.Tensor]) -> object:
     """(Worker side) tensors back from references; one mapping per buffer."""
-    if isinstance(obj, _TensorRef):
+    kind = type(obj)
+    if kind is _TensorRef:
         if obj.fd_index not in storages:
             storages[obj.fd_index] = memory.map_received(fds[obj.fd_index], obj.nbytes,
                                                          obj.writable)
             fds[obj.fd_index] = -1  # closed by map_received
-        dtype = getattr(torch, obj.dtype)
-        return torch.empty(0, dtype=dtype).set_(storages[obj.fd_index].untyped_storage(),
-                                                obj.offset, obj.shape, obj.stride)
-    if isinstance(obj, dict):
+        return _set(_empty(0, dtype=_DTYPES[obj.dtype]),
+                    _untyped_storage(storages[obj.fd_index]), obj.offset, obj.shape,
+                    obj.stride)
+    if kind is dict:
         return {k: _rebuild(v, fds, storages) for k, v in obj.items()}
-    if isinstance(obj, list):
+    if kind is list:
         return [_rebuild(v, fds, storages) for v in obj]
-    if isinstance(obj, tuple):
+    if kind is tuple:
         return tuple(_rebuild(v, fds, storages) for v in obj)
     return obj
 
@@ -159,7 +173,7 @@ def _rebuild(obj: object, fds: list[int], storages: dict[int, torch.Tensor]) -> 
 def _remaining(deadline: float | None) -> float | None:
     if deadline is None:
         return None
-    left = deadline - time.monotonic()
+    left = deadline - _monotonic()
     if left <= 0:
         raise ChannelTimeout("the message did not complete before its deadline")
     return left
@@ -215,13 +229,13 @@ class Channel:
         """Until the channel is readable, within ``deadline``. Out-of-band data is no
         message: a stream socket's urgent byte wakes ``poll`` and is then skipped by
         ``recv``, so it would leave the reader waiting on nothing."""
-        poller = select.poll()
-        poller.register(self.sock, select.POLLIN | select.POLLPRI)
+        poller = _poll()
+        poller.register(self.sock, _POLLIN | _POLLPRI)
         left = _remaining(deadline)
         events = poller.poll(None if left is None else left * 1e3)
         if not events:
             raise ChannelTimeout("the message did not complete before its deadline")
-        if any(mask & select.POLLPRI for _, mask in events):
+        if any(mask & _POLLPRI for _, mask in events):
             raise ChannelClosed("malformed message: out-of-band data (MSG_OOB) on the channel")
 
     def _read(self, deadline: float | None, receive: Callable[[], _T]) -> _T:
@@ -240,7 +254,7 @@ class Channel:
     def _recv_fds(self, size: int, deadline: float | None, fds: list[int]) -> bytes:
         """Up to ``size`` bytes (at least one), with any descriptors that come along."""
         data, more, _, _ = self._read(
-            deadline, lambda: socket.recv_fds(self.sock, size, FDS_PER_MESSAGE))
+            deadline, lambda: _recv_fds(self.sock, size, FDS_PER_MESSAGE))
         fds += more
         if not data:
             raise ChannelClosed("the channel closed")
@@ -269,15 +283,15 @@ class Channel:
                                     f"announced, {len(fds)} sent)")
             data = bytearray()
             while len(data) < length:
-                chunk = self._read(deadline, functools.partial(
+                chunk = self._read(deadline, _partial(
                     self.sock.recv, min(length - len(data), 1 << 20)))
                 if not chunk:
                     raise ChannelClosed("the channel closed mid-message")
                 data += chunk
             try:
                 if self.restricted:
-                    return json.loads(bytes(data))
-                obj = _Unpickler(io.BytesIO(bytes(data))).load()
+                    return _loads(bytes(data))
+                obj = _Unpickler(_BytesIO(bytes(data))).load()
             except Exception as exc:  # noqa: BLE001 - whatever the bytes are, not a message
                 raise ChannelClosed(f"unreadable message ({type(exc).__name__}: "
                                     f"{str(exc)[:200]})") from None
@@ -285,7 +299,7 @@ class Channel:
         finally:
             for fd in fds:
                 if fd >= 0:
-                    os.close(fd)
+                    _close(fd)
 
     def close(self) -> None:
         self.sock.close()

@@ -64,6 +64,7 @@ _array_interface, _array_nbytes = (vars(np.ndarray)[name].__get__
                                    for name in ("__array_interface__", "nbytes"))
 _STRIDED, _UINT8 = torch.strided, torch.uint8
 _Event = torch.cuda.Event
+_OUT_OF_MEMORY = torch.OutOfMemoryError
 _current_stream = torch.cuda.current_stream
 _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
@@ -1255,7 +1256,7 @@ class Worker:
                 reply = {"ok": True, **handler(request)}
                 if op == "slots":
                     lent = vars(self).get("lent")
-            except torch.OutOfMemoryError as exc:
+            except _OUT_OF_MEMORY as exc:
                 reply = {"ok": False, "error": f"out of memory: {_one_line(exc)}"}
             except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
                 reply = {"ok": False, "error": _one_line(exc),
