@@ -20,6 +20,8 @@ and so is a send the worker does not read. No read blocks past it, and urgent
 
 from __future__ import annotations
 
+import _socket
+import array
 import functools
 import io
 import json
@@ -51,12 +53,35 @@ _HEADER = struct.Struct("<QI")  # pickle length, descriptor count
 #: What a reply goes out through, bound at import: looked up on its module at each send,
 #: it would run a ``__getattribute__`` of the candidate's (a module's class can be
 #: changed) after every check.
-_dumps, _send_fds = json.dumps, socket.send_fds
+_dumps = json.dumps
 #: And what a request comes in through, bound likewise (in a worker, before any candidate
 #: code): a candidate that replaced ``io.BytesIO`` or ``select.poll`` on their modules
 #: would read, and could rewrite, every request before the worker did.
 _poll, _POLLIN, _POLLPRI = select.poll, select.POLLIN, select.POLLPRI
-_recv_fds, _partial, _BytesIO = socket.recv_fds, functools.partial, io.BytesIO
+_partial, _BytesIO = functools.partial, io.BytesIO
+#: The socket's own methods, from the C type, called on a socket the caller names: the
+#: worker's serve loop passes the one it held before any candidate code, so an object put
+#: in ``Channel.sock`` later (a proxy that reads every message first) is never used.
+_sock_recv, _sock_recvmsg, _sock_sendmsg, _sock_sendall, _sock_settimeout = (
+    vars(_socket.socket)[name]
+    for name in ("recv", "recvmsg", "sendmsg", "sendall", "settimeout"))
+_SOL_SOCKET, _SCM_RIGHTS, _CMSG_LEN = _socket.SOL_SOCKET, _socket.SCM_RIGHTS, _socket.CMSG_LEN
+_array = array.array
+
+
+def _send_fds(sock: socket.socket, buffers: list[bytes], fds: list[int]) -> None:
+    """``socket.send_fds`` through the bound methods."""
+    _sock_sendmsg(sock, buffers, [(_SOL_SOCKET, _SCM_RIGHTS, _array("i", fds))] if fds else [])
+
+
+def _recv_fds(sock: socket.socket, size: int, most: int) -> tuple[bytes, list[int]]:
+    """``socket.recv_fds`` through the bound methods: the bytes and the descriptors."""
+    fds = _array("i")
+    data, ancillary, _, _ = _sock_recvmsg(sock, size, _CMSG_LEN(most * fds.itemsize))
+    for level, kind, payload in ancillary:
+        if level == _SOL_SOCKET and kind == _SCM_RIGHTS:
+            fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
+    return data, list(fds)
 _loads, _close, _monotonic = json.loads, os.close, time.monotonic
 _empty, _set = torch.empty, torch._C.TensorBase.set_
 _untyped_storage = torch.Tensor.untyped_storage
@@ -195,7 +220,10 @@ class Channel:
         self.case = 0
 
     # ------------------------------------------------------------------ sending
-    def send(self, obj: object, deadline: float | None = None) -> None:
+    def send(self, obj: object, deadline: float | None = None,
+             sock: socket.socket | None = None) -> None:
+        """Send ``obj`` whole before ``deadline``, on ``sock`` (default: this channel's)."""
+        sock = self.sock if sock is None else sock
         if self.restricted:
             buffer = io.BytesIO()
             pickler = _Pickler(buffer)
@@ -211,26 +239,26 @@ class Channel:
         # batches, the header with the first, one marker byte with each further batch.
         batches = [fds[i:i + FDS_PER_MESSAGE] for i in range(0, len(fds), FDS_PER_MESSAGE)]
         try:
-            self.sock.settimeout(_remaining(deadline))
-            _send_fds(self.sock, [header], batches[0] if batches else [])
+            _sock_settimeout(sock, _remaining(deadline))
+            _send_fds(sock, [header], batches[0] if batches else [])
             for batch in batches[1:]:
-                _send_fds(self.sock, [b"+"], batch)
-            self.sock.sendall(data)
+                _send_fds(sock, [b"+"], batch)
+            _sock_sendall(sock, data)
         except TimeoutError:
             raise ChannelTimeout("the other end did not read the message in time") from None
         finally:
-            self.sock.settimeout(None)
+            _sock_settimeout(sock, None)
 
     # ------------------------------------------------------------------ receiving
     def poll(self, timeout: float | None) -> bool:
         return readable(self.sock, timeout)
 
-    def _wait(self, deadline: float | None) -> None:
+    def _wait(self, deadline: float | None, sock: socket.socket) -> None:
         """Until the channel is readable, within ``deadline``. Out-of-band data is no
         message: a stream socket's urgent byte wakes ``poll`` and is then skipped by
         ``recv``, so it would leave the reader waiting on nothing."""
         poller = _poll()
-        poller.register(self.sock, _POLLIN | _POLLPRI)
+        poller.register(sock, _POLLIN | _POLLPRI)
         left = _remaining(deadline)
         events = poller.poll(None if left is None else left * 1e3)
         if not events:
@@ -238,35 +266,39 @@ class Channel:
         if any(mask & _POLLPRI for _, mask in events):
             raise ChannelClosed("malformed message: out-of-band data (MSG_OOB) on the channel")
 
-    def _read(self, deadline: float | None, receive: Callable[[], _T]) -> _T:
+    def _read(self, deadline: float | None, receive: Callable[[], _T],
+              sock: socket.socket) -> _T:
         """One read, which never waits past ``deadline``: between the wait and the read the
         bytes poll saw may be gone (an urgent byte is skipped), so the read itself is
         bounded too."""
-        self._wait(deadline)
+        self._wait(deadline, sock)
         try:
-            self.sock.settimeout(_remaining(deadline))
+            _sock_settimeout(sock, _remaining(deadline))
             return receive()
         except TimeoutError:
             raise ChannelTimeout("the message did not complete before its deadline") from None
         finally:
-            self.sock.settimeout(None)
+            _sock_settimeout(sock, None)
 
-    def _recv_fds(self, size: int, deadline: float | None, fds: list[int]) -> bytes:
+    def _recv_fds(self, size: int, deadline: float | None, fds: list[int],
+                  sock: socket.socket) -> bytes:
         """Up to ``size`` bytes (at least one), with any descriptors that come along."""
-        data, more, _, _ = self._read(
-            deadline, lambda: _recv_fds(self.sock, size, FDS_PER_MESSAGE))
+        data, more = self._read(
+            deadline, lambda: _recv_fds(sock, size, FDS_PER_MESSAGE), sock)
         fds += more
         if not data:
             raise ChannelClosed("the channel closed")
         return data
 
-    def recv(self, deadline: float | None = None) -> object:
-        """One message, whole, before ``deadline`` (``time.monotonic()``; None: no limit)."""
+    def recv(self, deadline: float | None = None, sock: socket.socket | None = None) -> object:
+        """One message, whole, before ``deadline`` (``time.monotonic()``; None: no limit),
+        from ``sock`` (default: this channel's)."""
+        sock = self.sock if sock is None else sock
         fds: list[int] = []
         try:
             header = b""
             while len(header) < _HEADER.size:
-                header += self._recv_fds(_HEADER.size - len(header), deadline, fds)
+                header += self._recv_fds(_HEADER.size - len(header), deadline, fds, sock)
             length, count = _HEADER.unpack(header)
             limit = MAX_REPLY if self.restricted else MAX_MESSAGE
             if self.restricted and (count or fds):
@@ -276,7 +308,7 @@ class Channel:
                 raise ChannelClosed(f"malformed message header ({length} bytes, "
                                     f"{count} descriptors announced)")
             while len(fds) < count:
-                if self._recv_fds(1, deadline, fds) != b"+":
+                if self._recv_fds(1, deadline, fds, sock) != b"+":
                     raise ChannelClosed("malformed descriptor batch")
             if count != len(fds):
                 raise ChannelClosed(f"malformed message header ({count} descriptors "
@@ -284,7 +316,7 @@ class Channel:
             data = bytearray()
             while len(data) < length:
                 chunk = self._read(deadline, _partial(
-                    self.sock.recv, min(length - len(data), 1 << 20)))
+                    _sock_recv, sock, min(length - len(data), 1 << 20)), sock)
                 if not chunk:
                     raise ChannelClosed("the channel closed mid-message")
                 data += chunk

@@ -65,6 +65,9 @@ _array_interface, _array_nbytes = (vars(np.ndarray)[name].__get__
 _STRIDED, _UINT8 = torch.strided, torch.uint8
 _Event = torch.cuda.Event
 _OUT_OF_MEMORY = torch.OutOfMemoryError
+#: The key under which a trial hands its calls' results to the serve loop, which holds
+#: them until the reply has left (never sent).
+_KEPT = "_kept"
 _current_stream = torch.cuda.current_stream
 _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
@@ -114,13 +117,13 @@ GUARDED = [
 ]
 
 
-#: Standard-library modules a reply passes through on its way out (the channel's JSON
-#: encoder, ``socket``: ``send_fds`` and the socket class's methods, ``_socket``, whose
-#: constants ``send_fds`` reads as it sends, and ``array``, whose ``array`` carries the
-#: descriptors): snapshotted like
+#: Standard-library modules a message passes through (the channel's JSON encoder,
+#: ``socket`` and ``_socket``, ``array``, whose ``array`` carries the descriptors, and
+#: ``warnings``, whose ``catch_warnings`` a received buffer is mapped under): snapshotted
+#: like
 #: the harness's own, and so is ``builtins`` (every harness function looks up ``zip``,
 #: ``len``, ``type`` there).
-REPLY_PATH = ("json", "json.encoder", "socket", "_socket", "array")
+REPLY_PATH = ("json", "json.encoder", "socket", "_socket", "array", "warnings")
 
 
 def _harness_namespaces() -> list[tuple[str, dict]]:
@@ -1034,7 +1037,9 @@ class Worker:
         else:
             self.produced = list(zip(ids, results))
         t_calls = _perf_counter()
+        kept = self.produced  # what the calls returned, alive until the reply has left
         reply = _collect(self, request)  # bound at definition: no lookup by name
+        reply[_KEPT] = (results, kept)
         reply["event_ms"] = elapsed
         reply["gated"] = gate is not None
         # Where this request's time went, as this process saw it (a diagnostic only).
@@ -1227,7 +1232,8 @@ class Worker:
         clear = _cleared_hooks
         clear_code = clear.__code__
         # The channel's methods, bound now: one set on the instance later is never called;
-        # and its socket, which they use (another one set later is reported).
+        # and its socket, which they are given (never read again from the channel: a proxy
+        # set there later would read every request first; it is reported too).
         recv, send = self.channel.recv, self.channel.send
         channel_socket = self.channel.sock
         # A tuple of bound methods, taken from the class now: nothing the candidate can
@@ -1244,8 +1250,9 @@ class Worker:
         # rebuilds the worker's record to match other slot lists is caught by identity.
         lent = None
         while True:
+            kept = None
             try:
-                request = recv()
+                request = recv(sock=channel_socket)
             except ChannelClosed:
                 return
             if request["op"] == "exit":
@@ -1254,6 +1261,10 @@ class Worker:
             try:
                 handler = next(fn for name, fn in handlers if name == op)
                 reply = {"ok": True, **handler(request)}
+                # What a trial's calls returned, held until its reply has left: freed
+                # earlier, an object of the candidate's could run its finalizer (its
+                # code) between the outputs' checks and the send.
+                kept = reply.pop(_KEPT, None)
                 if op == "slots":
                     lent = vars(self).get("lent")
             except _OUT_OF_MEMORY as exc:
@@ -1268,7 +1279,8 @@ class Worker:
                 # The audit follows every trial with ``checked``, off its clock, whose
                 # reply carries what the checks below find.
                 reply["nonce"] = request["nonce"]
-                send(reply)
+                send(reply, sock=channel_socket)
+                del kept  # the candidate's outputs may go now, the reply gone
                 continue
             # First no hook (none runs inside the checks), then the checks.
             hooked = (clear() if clear.__code__ is clear_code else True)
@@ -1281,7 +1293,7 @@ class Worker:
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
                                                + ", ".join(tampered[:20])}
             reply["nonce"] = request["nonce"]
-            send(reply)
+            send(reply, sock=channel_socket)
 
 
 
