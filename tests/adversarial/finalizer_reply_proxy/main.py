@@ -1,4 +1,4 @@
-# ruff: noqa: F811, R  (a proxy's hooks, redefined per candidate)
+# ruff: noqa: F811  (a proxy's hooks, redefined per candidate)
 """a ``weakref.finalize`` on the tensors a call returns fires when ``trial``'s frame
 dies, i.e. after ``collect``'s state check and before ``send``: it sets the channel's
 ``sock`` (an instance attribute) to a proxy that rewrites the trial's reply (every output

@@ -1,4 +1,4 @@
-# ruff: noqa: E402, E702, F811, M, R  (a proxy's hooks, redefined per candidate)
+# ruff: noqa: E402, E702, F811  (a proxy's hooks, redefined per candidate)
 """row 2 made deterministic, no thread: the proxy is put in place at import and
 kept across every non-trial request (the checks' reports of it rewritten into clean
 replies, as in ``proxy_checks_off``); it rewrites each trial request as it delivers

@@ -1,4 +1,4 @@
-# ruff: noqa: E402, F811, M, R  (a proxy's hooks, redefined per candidate)
+# ruff: noqa: E402, F811  (a proxy's hooks, redefined per candidate)
 """a thread of the candidate's watches the worker's main thread and, whenever it
 waits in ``Channel._wait`` for a new message (header still empty: every check of the last
 request is over), sets ``Channel.sock`` (an instance attribute, compared only by the
