@@ -385,8 +385,10 @@ EXPECTED = {
                                         r"replaced hf_eval\.isolation\.server\.unmask$"),
     "class_names_cache_poison": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                  r"replaced Worker\.collect$"),
-    "channel_sock_swap_forge": ("COMPILE_ERROR", r"^harness integrity: candidate code "
-                                r"replaced Channel\.sock$"),
+    # the serve loop keeps the socket it held: the one the candidate closed fails its send
+    "channel_sock_swap_forge": (("COMPILE_ERROR", "RUNTIME_ERROR"),
+                                r"^(harness integrity: candidate code replaced Channel\.sock|"
+                                r"worker process died \(exit code 1\).*Bad file descriptor)"),
     "containers_dict_clear": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
                               r"candidate code replaced Worker\.slots$"),
     "module_typed_builtin_shadow": ("COMPILE_ERROR", r"^harness integrity: candidate code "
