@@ -165,9 +165,10 @@ def trial_frame():
 
 def call_index(state, request):
     """Which call of ``request`` this is (0 for its first), counted in ``state`` under the
-    keys ``"req"`` and ``"k"``; a request is told from the last by its ``id``."""
-    if state.get("req") != id(request):
-        state["req"], state["k"] = id(request), 0
+    keys ``"req"`` and ``"k"``; a request is told from the last by its nonce (its ``id``
+    may be a freed request's)."""
+    if state.get("req") != request.get("nonce"):
+        state["req"], state["k"] = request.get("nonce"), 0
     k = state["k"]
     state["k"] += 1
     return k
