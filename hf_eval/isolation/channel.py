@@ -62,9 +62,9 @@ _partial, _BytesIO = functools.partial, io.BytesIO
 #: The socket's own methods, from the C type, called on a socket the caller names: the
 #: worker's serve loop passes the one it held before any candidate code, so an object put
 #: in ``Channel.sock`` later (a proxy that reads every message first) is never used.
-_sock_recv, _sock_recvmsg, _sock_sendmsg, _sock_sendall, _sock_settimeout = (
+_sock_recv, _sock_recvmsg, _sock_sendmsg, _sock_sendall, _sock_settimeout, _sock_fileno = (
     vars(_socket.socket)[name]
-    for name in ("recv", "recvmsg", "sendmsg", "sendall", "settimeout"))
+    for name in ("recv", "recvmsg", "sendmsg", "sendall", "settimeout", "fileno"))
 _SOL_SOCKET, _SCM_RIGHTS, _CMSG_LEN = _socket.SOL_SOCKET, _socket.SCM_RIGHTS, _socket.CMSG_LEN
 _array = array.array
 
@@ -258,7 +258,7 @@ class Channel:
         message: a stream socket's urgent byte wakes ``poll`` and is then skipped by
         ``recv``, so it would leave the reader waiting on nothing."""
         poller = _poll()
-        poller.register(sock, _POLLIN | _POLLPRI)
+        poller.register(_sock_fileno(sock), _POLLIN | _POLLPRI)  # no method of its class
         left = _remaining(deadline)
         events = poller.poll(None if left is None else left * 1e3)
         if not events:

@@ -18,6 +18,7 @@ into an error text sooner.
 
 from __future__ import annotations
 
+import _socket
 import bisect
 import ctypes
 import gc
@@ -65,6 +66,14 @@ _array_interface, _array_nbytes = (vars(np.ndarray)[name].__get__
 _STRIDED, _UINT8 = torch.strided, torch.uint8
 _Event = torch.cuda.Event
 _OUT_OF_MEMORY = torch.OutOfMemoryError
+_sock_fileno = vars(_socket.socket)["fileno"]
+_fstat = os.fstat
+
+
+def _identity(descriptor: int) -> tuple[int, int]:
+    """What file a descriptor is (device and inode)."""
+    info = _fstat(descriptor)
+    return info.st_dev, info.st_ino
 #: The key under which a trial hands its calls' results to the serve loop, which holds
 #: them until the reply has left (never sent).
 _KEPT = "_kept"
@@ -977,11 +986,15 @@ class Worker:
         as a candidate's graph is poisoned and replayed): the audit times it to learn what
         this request costs without a candidate."""
         t_start = _perf_counter()
-        if request.get("refresh"):
-            self.refresh({"ids": request["refresh"]})
-        if request.get("unmask"):
-            _Arena.reveal(self.arenas[request["unmask"]["arena"]], request["unmask"]["seed"])
-        method, ids = request["method"], request["ids"]
+        # Every field read now, before any candidate code: the request is a dict the
+        # candidate's calls could reach (through a frame) and change in place.
+        refresh, unmask, method, ids, flush, n_outputs = (
+            request.get("refresh"), request.get("unmask"), request["method"],
+            list(request["ids"]), request.get("flush"), request["n_outputs"])
+        if refresh:
+            self.refresh({"ids": refresh})
+        if unmask:
+            _Arena.reveal(self.arenas[unmask["arena"]], unmask["seed"])
         if method == "graph":
             graph_outputs = (self.stand_in_calls[:len(ids)] if self.stand_in is not None
                              else self.graph[2] if self.graph is not None else [])
@@ -990,7 +1003,6 @@ class Worker:
                     if isinstance(out, torch.Tensor):
                         poison(out)
         cuda = self.device.type == "cuda"
-        flush = request.get("flush")
         if flush and cuda:
             self._flush_l2(flush)
         t_inputs = _perf_counter()
@@ -1038,7 +1050,7 @@ class Worker:
             self.produced = list(zip(ids, results))
         t_calls = _perf_counter()
         kept = self.produced  # what the calls returned, alive until the reply has left
-        reply = _collect(self, request)  # bound at definition: no lookup by name
+        reply = _collect(self, {"n_outputs": n_outputs})  # bound: no lookup by name
         reply[_KEPT] = (results, kept)
         reply["event_ms"] = elapsed
         reply["gated"] = gate is not None
@@ -1249,22 +1261,35 @@ class Worker:
         # The record of the lent slots, as the slots request left it: a candidate that
         # rebuilds the worker's record to match other slot lists is caught by identity.
         lent = None
+        # The channel's descriptor and what it is: another file put at its number (a
+        # socket pair's end whose other end relays every message) is tampering.
+        descriptor = _sock_fileno(channel_socket)
+        identity = _identity(descriptor)
+        kept: list[object] = []
         while True:
-            kept = None
+            # The last message's objects go now, between messages: a finalizer of the
+            # candidate's planted in them runs with no message in hand (freed by the next
+            # assignment, it would run after the next request was read, and rewrite it).
+            request = reply = None
+            kept.clear()
             try:
                 request = recv(sock=channel_socket)
             except ChannelClosed:
                 return
-            if request["op"] == "exit":
+            op, nonce = request["op"], request["nonce"]  # read once: handlers run code
+            if op == "exit":
                 return
-            op = request["op"]  # read once: the handler's code may change the request
+            if _identity(descriptor) != identity:
+                send({"ok": False, "nonce": nonce, "error": "harness integrity: candidate "
+                      "code replaced the channel's descriptor"}, sock=channel_socket)
+                continue
             try:
                 handler = next(fn for name, fn in handlers if name == op)
                 reply = {"ok": True, **handler(request)}
                 # What a trial's calls returned, held until its reply has left: freed
                 # earlier, an object of the candidate's could run its finalizer (its
                 # code) between the outputs' checks and the send.
-                kept = reply.pop(_KEPT, None)
+                kept.append(reply.pop(_KEPT, None))
                 if op == "slots":
                     lent = vars(self).get("lent")
             except _OUT_OF_MEMORY as exc:
@@ -1278,9 +1303,8 @@ class Worker:
                 # stand-in's floor would subtract a cost such a candidate never paid).
                 # The audit follows every trial with ``checked``, off its clock, whose
                 # reply carries what the checks below find.
-                reply["nonce"] = request["nonce"]
+                reply["nonce"] = nonce
                 send(reply, sock=channel_socket)
-                del kept  # the candidate's outputs may go now, the reply gone
                 continue
             # First no hook (none runs inside the checks), then the checks.
             hooked = (clear() if clear.__code__ is clear_code else True)
@@ -1292,7 +1316,7 @@ class Worker:
             if tampered:
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
                                                + ", ".join(tampered[:20])}
-            reply["nonce"] = request["nonce"]
+            reply["nonce"] = nonce
             send(reply, sock=channel_socket)
 
 
