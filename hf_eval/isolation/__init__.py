@@ -24,8 +24,15 @@ messages            a reply is plain data (no class, no         adversarial/forg
                     request's nonce, and is checked field by    declare_passed,
                     field (:mod:`.protocol`); it names no       flood_channel,
                     status. Anything else is tampering          reply_with_descriptor,
-                    (RUNTIME_ERROR) and ends the worker.        reply_json_amplify;
-                                                                tests/test_channel.py
+                    (RUNTIME_ERROR) and ends the worker. In     reply_json_amplify;
+                    the worker, messages go through the socket  tests/test_channel.py;
+                    the serve loop held before candidate code   proxy_drop_unmask_nothread,
+                    (its type's own methods, names bound at     reqrewrite_copy_skip,
+                    import; a request holds plain data only);   oldrequest_del,
+                    a message's objects are freed between       reply_del_copy_skip,
+                    messages, a trial reads its fields before   finalizer_reply_proxy,
+                    candidate code, and the descriptor must     channel_descriptor_relay
+                    stay the same file.
 deadlines           one deadline for a whole request: sending,  adversarial/hang,
                     the header, partial frames and the body     stall_mid_message,
                     (:mod:`.channel`); no read waits past it,   channel_urgent_byte;
