@@ -63,7 +63,7 @@ _tensor_data_ptr, _tensor_nbytes = _TENSOR_BASE["data_ptr"], _TENSOR_BASE["nbyte
 #: Where a numpy array's memory lies, through ndarray's own descriptors.
 _array_interface, _array_nbytes = (vars(np.ndarray)[name].__get__
                                    for name in ("__array_interface__", "nbytes"))
-_STRIDED, _UINT8 = torch.strided, torch.uint8
+_STRIDED, _UINT8, _BOOL = torch.strided, torch.uint8, torch.bool
 _Event = torch.cuda.Event
 _OUT_OF_MEMORY = torch.OutOfMemoryError
 _sock_fileno = vars(_socket.socket)["fileno"]
@@ -531,8 +531,14 @@ def _described(out: torch.Tensor) -> dict:
     return {"dtype": str(_dtype_of(out)).removeprefix("torch."), "shape": list(_shape_of(out))}
 
 
+#: A tensor's methods as the C type has them: a method set on a tensor instance (a plain
+#: tensor takes attributes) would be the candidate's code where the harness calls it.
+_reshape, _view, _to = _TENSOR_BASE["reshape"], _TENSOR_BASE["view"], _TENSOR_BASE["to"]
+_equal = torch.equal
+
+
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+    return _equal(_view(_reshape(a, (-1,)), _UINT8), _view(_reshape(b, (-1,)), _UINT8))
 
 
 class CandidateError(Exception):
@@ -542,12 +548,8 @@ class CandidateError(Exception):
 
 def poison(tensor: torch.Tensor) -> None:
     """Fill a graph's output buffer with values no correct kernel leaves behind."""
-    if tensor.dtype.is_floating_point:
-        tensor.fill_(float("nan"))
-    elif tensor.dtype == torch.bool:
-        tensor.fill_(True)
-    else:
-        tensor.fill_(-7)
+    dtype = _dtype_of(tensor)
+    _fill(tensor, float("nan") if dtype.is_floating_point else True if dtype is _BOOL else -7)
 
 
 class _Arena:
@@ -769,7 +771,7 @@ class Worker:
             for set_id in request["ids"]:
                 for mine, source in zip(*self._inputs_of(set_id)[:2]):
                     if type(mine) is _TENSOR and mine is not source:
-                        mine.copy_(source, non_blocking=False)
+                        _copy(mine, source, non_blocking=False)
         self._sync()
         return {}
 
@@ -1051,7 +1053,7 @@ class Worker:
         t_calls = _perf_counter()
         kept = self.produced  # what the calls returned, alive until the reply has left
         reply = _collect(self, {"n_outputs": n_outputs})  # bound: no lookup by name
-        reply[_KEPT] = (results, kept)
+        reply[_KEPT] = (results, kept, calls, graph_outputs if method == "graph" else None)
         reply["event_ms"] = elapsed
         reply["gated"] = gate is not None
         # Where this request's time went, as this process saw it (a diagnostic only).
@@ -1134,11 +1136,11 @@ class Worker:
                 if type(mine) is not _TENSOR:  # the registered tensors are all plain
                     continue
                 if mine is source:
-                    if mine.device.type != "cpu":  # a device copy is never its source
+                    if _device_of(mine).type != "cpu":  # a device copy is never its source
                         raise CandidateError("harness integrity: an input's device copy "
                                              "was made its own source")
                     continue
-                key = mine.data_ptr()
+                key = _tensor_data_ptr(mine)
                 if key not in verdict and intact.get(arena_id) and (
                         _untyped_storage(mine).data_ptr()
                         == _untyped_storage(parts["private"]).data_ptr()):
@@ -1150,7 +1152,7 @@ class Worker:
                             mine, _Arena.view_of(self.arenas[arena_id], source,
                                                  expected[arena_id]))
                     else:
-                        verdict[key] = _same_bytes(mine.to("cpu"), source)
+                        verdict[key] = _same_bytes(_to(mine, "cpu"), source)
                 if not verdict[key]:
                     changed.append([set_id, index])
         return {"changed": changed}
@@ -1272,6 +1274,10 @@ class Worker:
             # assignment, it would run after the next request was read, and rewrite it).
             request = reply = None
             kept.clear()
+            # and the collector off again (a finalizer may have turned it on): a collection
+            # set off by the harness's own allocations would run the candidate's
+            # finalizers while a message is in hand
+            _gc_disable()
             try:
                 request = recv(sock=channel_socket)
             except ChannelClosed:
@@ -1285,18 +1291,24 @@ class Worker:
                 continue
             try:
                 handler = next(fn for name, fn in handlers if name == op)
-                reply = {"ok": True, **handler(request)}
-                # What a trial's calls returned, held until its reply has left: freed
-                # earlier, an object of the candidate's could run its finalizer (its
-                # code) between the outputs' checks and the send.
+                result = handler(request)
+                # Whatever the handler made or left, held until the reply has left (a
+                # trial's calls, results and closures too): freed earlier, an object of
+                # the candidate's could run its finalizer (its code) between the
+                # outputs' checks and the send, and rewrite the reply.
+                kept.append(result)
+                reply = {"ok": True, **result}
                 kept.append(reply.pop(_KEPT, None))
                 if op == "slots":
                     lent = vars(self).get("lent")
             except _OUT_OF_MEMORY as exc:
                 reply = {"ok": False, "error": f"out of memory: {_one_line(exc)}"}
+                kept.append(exc)  # with its frames: nothing of them is freed before the send
             except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
                 reply = {"ok": False, "error": _one_line(exc),
                          "traceback": _format_traceback()}
+                kept.append(exc)
+            _gc_disable()
             if op == "trial":
                 # A trial's reply leaves at once: the audit's clock runs until it comes,
                 # and a check the candidate can switch off must not sit inside it (the
@@ -1314,6 +1326,7 @@ class Worker:
             tampered += (state(self, lent, channel_socket) if state.__code__ is state_code
                          else ["hf_eval.isolation.server._state_problems.__code__"])
             if tampered:
+                kept.append(reply)  # not freed here: see above
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
                                                + ", ".join(tampered[:20])}
             reply["nonce"] = nonce
