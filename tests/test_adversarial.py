@@ -37,6 +37,9 @@ HERE = Path(__file__).parent / "adversarial"
 DEFINITION = "toy_linear_n8_k16"
 DENIED = r"Permission denied|Operation not permitted"
 
+#: A profile, trace or monitoring function set in the worker: its audit hook refuses it.
+PROFILE_REFUSED = (r"^RuntimeError: profile, trace and monitoring functions are not "
+                   r"allowed in the worker$")
 #: A refusal by the kernel (Landlock, DAC, seals) or a process the worker cannot see.
 DENIED = r"Permission denied|Operation not permitted"
 UNSEEN = DENIED + r"|No such file or directory|No such process"
@@ -79,9 +82,7 @@ EXPECTED = {
                                     r"code replaced Worker\.slots$"),
     "class_swap_worker": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
                                            r"candidate code replaced Worker\.__class__$"),
-    "profile_hook_toctou": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
-                                             r"candidate code replaced sys\.setprofile or "
-                                             r"sys\.settrace \(a hook left set\)$"),
+    "profile_hook_toctou": ("RUNTIME_ERROR", PROFILE_REFUSED),
     # ... a collector callback that swaps the slots between the check and the copy
     "gc_callback_slot_swap": ("RUNTIME_ERROR", r"harness integrity: candidate code "
                                                r"replaced gc\.callbacks \(a collector "
@@ -121,7 +122,7 @@ EXPECTED = {
     "phase_by_stack": ("PASSED", r"^$"),  # finds no difference, so stays honest (and slow)
     # the device time is a claim: forged, shifted or hidden, it gains at most the slack
     "forge_under_guard": ("PASSED", r"^$"),  # the handler table is immutable: stays honest
-    "profile_shifts_t0": ("PASSED", r"^$"),
+    "profile_shifts_t0": ("RUNTIME_ERROR", PROFILE_REFUSED),
     "frame_local_write": ("PASSED", r"^$"),
     # every worker-side check off and the claim ~0: the checks run off the clock
     "checks_off_claim_zero": ("PASSED", r"^$"),
@@ -159,7 +160,7 @@ EXPECTED = {
     "input_spans_edit_alias": ("PASSED", r"^$"),
     # the audit's OpenMP policy (PASSIVE) is not the worker's
     "worker_openmp_policy": ("RUNTIME_ERROR", r"^RuntimeError: OMP_WAIT_POLICY=None$"),
-    "small_kernel_zero_claim": ("PASSED", r"^$"),
+    "small_kernel_zero_claim": ("RUNTIME_ERROR", PROFILE_REFUSED),
     "exit_teardown_across_freeze": ("PASSED", r"^$"),
     "patch_json_dumps": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
                                           r"json\.dumps$"),
@@ -214,6 +215,14 @@ EXPECTED = {
     # a raised exception's finalizer, and one in the calls' closures: held until the send
     "exc_del_forge": ("RUNTIME_ERROR", r"^Done: done$"),
     "trial_closure_del": ("INCORRECT_SHAPE", r"^first call: y: shape \(1,\) != \(1, 8\)$"),
+    # a profile function's changes to a frame's locals are written back (3.11, 3.12):
+    # every profile, trace and monitoring function is refused in the worker
+    "trampoline_serve_locals": ("RUNTIME_ERROR", PROFILE_REFUSED),
+    "trampoline_recv_swap": ("RUNTIME_ERROR", PROFILE_REFUSED),
+    # a signal handler of the candidate's, set off by the channel (SIGIO): every handler
+    # is put back as it was before a message is received and before a trial's checks
+    "sigio_profile": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    "sigio_copy_skip": ("INCORRECT_NUMERICAL", r"^first call: y: "),
     # the socket's class changed: its descriptor is registered by number, and the class
     # is reported
     "sockclass_fileno": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
@@ -465,7 +474,7 @@ EXPECTED = {
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
 NO_SPEEDUP = ["slow_honest", "phase_by_stack", "phase_by_environment", "cache_by_fingerprint",
               "cache_by_content_hash", "forge_event_time", "precompute_staged", "spin_hog",
-              "forge_under_guard", "profile_shifts_t0", "frame_local_write",
+              "forge_under_guard", "frame_local_write",
               "xor_hook_precompute", "exit_teardown_across_freeze", "checks_off_claim_zero"]
 #: The caps the workers of this module get (small, so exhausting them is quick).
 LIMITS = {"HF_EVAL_WORKER_MEMORY": "1G", "HF_EVAL_WORKER_DISK": "64M",
@@ -674,14 +683,6 @@ def test_forged_event_time_is_overruled_by_the_audits_clock(records):
     for counted, host in zip(timing["counted_trials_ms"], timing["host_trials_ms"]):
         assert counted >= (host - 2.0) / 1.05 - 1e-6  # GUARD_MAX_MS, GUARD_REL
     assert timing["median_ms"] >= timing["host_implied_ms"]
-
-
-def test_a_forged_claim_gains_at_most_the_guards_tolerance(records):
-    """A fast kernel that claims ~0 ms: what it can hide is bounded by the guard (every
-    trial counts at least what the quietest trial's host time implies)."""
-    timing = records["small_kernel_zero_claim"]["timing"]["eager"]
-    implied = (min(timing["host_trials_ms"]) - 2.0) / 1.05  # GUARD_MAX_MS, GUARD_REL
-    assert timing["median_ms"] >= implied
 
 
 def test_checks_switched_off_hide_no_work(records):

@@ -23,6 +23,7 @@ import bisect
 import ctypes
 import gc
 import os
+import signal
 import socket
 import statistics
 import sys
@@ -67,6 +68,20 @@ _STRIDED, _UINT8, _BOOL = torch.strided, torch.uint8, torch.bool
 _Event = torch.cuda.Event
 _OUT_OF_MEMORY = torch.OutOfMemoryError
 _sock_fileno = vars(_socket.socket)["fileno"]
+_getsignal, _setsignal = signal.getsignal, signal.signal
+#: Every signal's Python handler as the serve loop found it, before any candidate code
+#: ((number, handler) pairs; set once, when it starts).
+_SIGNAL_BASELINE: tuple[tuple[int, object], ...] = ()
+
+
+def _restore_signals() -> None:
+    """Put back every signal's Python handler as it was before any candidate code. A
+    handler of the candidate's runs on the main thread between any two bytecodes when its
+    signal comes (a timer it set, a child that signals it), so that one landing inside
+    the harness's own handling of a message could rewrite the message."""
+    for number, handler in _SIGNAL_BASELINE:
+        if _getsignal(number) is not handler:
+            _setsignal(number, handler)
 _fstat = os.fstat
 
 
@@ -405,10 +420,17 @@ _FIXED_FUNCTION_PARTS = frozenset({"__code__", "__defaults__", "__kwdefaults__"}
 _HARNESS_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+#: The audit events of setting a profile, trace or monitoring function (from Python or the
+#: C API), which the worker's audit hook vetoes.
+_CODE_HOOK_EVENTS = frozenset({"sys.setprofile", "sys.settrace", "sys._setprofileallthreads",
+                               "sys._settraceallthreads", "sys.monitoring.register_callback"})
+
+
 def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
                         _home=_HARNESS_HOME, _type=type, _str=str, _len=len, _id=id,
                         _function=types.FunctionType, _error=RuntimeError,
-                        _protected=frozenset(), _modules=frozenset()) -> None:
+                        _hooks=_CODE_HOOK_EVENTS, _protected=frozenset(),
+                        _modules=frozenset()) -> None:
     """The worker's audit hook, added before any candidate code: it vetoes every later
     ``sys.addaudithook`` (from Python or the C API), so none of a candidate's runs, and
     every change of a harness function's code or defaults (its own among them): one
@@ -419,9 +441,14 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
     subclass of the candidate's would run its code in every read of an attribute
     (``torch.strided``, ``gc.callbacks``), inside the checks too. It reads nothing but
     its arguments and defaults, which only that vetoed change could replace: no global a
-    candidate could rebind first."""
+    candidate could rebind first. And it vetoes every profile, trace and monitoring
+    function (``_hooks``): one runs inside every harness function, and a profile or trace
+    function's changes to a frame's locals are written back into the frame, so it could
+    replace what the serve loop compares its checks with."""
     if event == "sys.addaudithook":
         raise _error("audit hooks are not allowed in the worker")
+    if event in _hooks:
+        raise _error("profile, trace and monitoring functions are not allowed in the worker")
     if event == "object.__setattr__" and _len(args) > 1 and args[1] == "__class__" \
             and _id(args[0]) in _modules:
         raise _error("the class of a module loaded before the candidate may not change "
@@ -448,17 +475,21 @@ def _harness_functions(baseline: Snapshot) -> frozenset[int]:
 
 
 def _cleared_hooks() -> bool:
-    """Remove this thread's profile and trace functions (one set through the C API too,
-    which ``sys.getprofile`` does not show) and those ``threading`` gives new threads, so
-    that no candidate code runs inside the checks that follow; True when one was set from
-    Python (visibly: tampering)."""
+    """Remove this thread's profile and trace functions and those ``threading`` gives new
+    threads, so that no candidate code runs inside the checks that follow; True when one
+    was set (tampering: the worker's audit hook refuses every one, so only a write to the
+    process's memory could have set it, and clearing it is refused the same way)."""
     visible = any(hook is not None for hook in (_get_profile(), _get_trace(),
                                                  _get_thread_profile(),
                                                  _get_thread_trace()))
-    _set_profile(None)
-    _set_trace(None)
     _set_thread_profile(None)
     _set_thread_trace(None)
+    if visible:
+        for clear in (_set_profile, _set_trace):
+            try:
+                clear(None)
+            except RuntimeError:  # the veto: nothing more to do from Python
+                pass
     return visible
 
 
@@ -776,8 +807,10 @@ class Worker:
         return {}
 
     def forget(self, request: dict) -> dict:
+        # The request's fields first: the collection runs the candidate's finalizers.
+        ids, graph = list(request["ids"]), request.get("graph")
         _gc_collect()  # outside any clock (automatic collection is off: _quiet_collector)
-        for set_id in request["ids"]:
+        for set_id in ids:
             self.sets.pop(set_id, None)
             self.sources.pop(set_id, None)
             self.input_spans.pop(set_id, None)
@@ -786,7 +819,7 @@ class Worker:
         live = set(self.arena_of.values())  # an arena goes with the last set that used it
         for arena_id in [a for a in self.arenas if a not in live]:
             del self.arenas[arena_id]
-        if request.get("graph"):
+        if graph:
             self.graph = None
         return {}
 
@@ -1037,6 +1070,7 @@ class Worker:
             if gate is not None:
                 gate.open()  # the launch has returned: the events start now
         self._sync()
+        _restore_signals()  # none of the candidate's handlers from here to the reply
         if _function_modes() or _dispatch_modes():  # would run inside the harness's copies
             raise CandidateError("a call left a torch function or dispatch mode active")
         if cuda and _current_stream() != stream:
@@ -1233,6 +1267,11 @@ class Worker:
         # by the check it did not replace).
         # No audit hook can be added after this one (an audit hook cannot be removed, and
         # one runs inside every check that raises an audit event).
+        global _SIGNAL_BASELINE
+        _SIGNAL_BASELINE = tuple(
+            (number, handler) for number in signal.valid_signals()
+            if number not in (signal.SIGKILL, signal.SIGSTOP)
+            and (handler := _getsignal(number)) is not None)
         baseline = _snapshot()
         veto = _refuse_audit_hooks
         sys.addaudithook(types.FunctionType(
@@ -1274,6 +1313,7 @@ class Worker:
             # assignment, it would run after the next request was read, and rewrite it).
             request = reply = None
             kept.clear()
+            _restore_signals()
             # and the collector off again (a finalizer may have turned it on): a collection
             # set off by the harness's own allocations would run the candidate's
             # finalizers while a message is in hand
