@@ -197,8 +197,9 @@ EXPECTED = {
     "proxy_checks_off": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
                                           r".*Channel\.sock$"),
     "thread_proxy_drop_unmask": (("RUNTIME_ERROR", "INCORRECT_NUMERICAL"),
-                                 r"^(harness integrity: candidate code replaced "
-                                 r"Channel\.sock|eager timing trial \d: y: .*)$"),
+                                 r"^((CandidateError: )?harness integrity: candidate "
+                                 r"code replaced Channel\.sock|eager timing trial \d: y: "
+                                 r".*)$"),
     # the last message's objects are freed between messages, and a trial reads its
     # request's fields before any candidate code: a finalizer planted in a request or a
     # reply rewrites neither the next request nor the next reply
