@@ -37,6 +37,9 @@ HERE = Path(__file__).parent / "adversarial"
 DEFINITION = "toy_linear_n8_k16"
 DENIED = r"Permission denied|Operation not permitted"
 
+#: A name of the worker's message path rebound: put back, and reported.
+RENAMED = (r"^harness integrity: candidate code replaced a name the worker's message path "
+           r"calls \(put back\)$")
 #: A profile, trace or monitoring function set in the worker: its audit hook refuses it.
 PROFILE_REFUSED = (r"^RuntimeError: profile, trace and monitoring functions are not "
                    r"allowed in the worker$")
@@ -224,6 +227,24 @@ EXPECTED = {
     # is put back as it was before a message is received and before a trial's checks
     "sigio_profile": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
     "sigio_copy_skip": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    # a name the message path calls (the reply's encoder) rebound: put back before every
+    # receive and send, and reported
+    "dumps_hide_integrity": ("COMPILE_ERROR", RENAMED),
+    "dumps_error_to_ok": ("RUNTIME_ERROR", RENAMED),
+    "dumps_selfrestore": ("RUNTIME_ERROR", RENAMED),
+    # a kernel registered for an operator the harness runs in a trial (the flush's sum,
+    # the copy into the slots): refused before the calls and after them
+    "library_sum_flush": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate "
+                                           r"code replaced a kernel of aten::sum$"),
+    "library_copy_override": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                               r"candidate code replaced a kernel of "
+                                               r"aten::copy_$"),
+    # signal handlers freed by the put-back (held instead), or setting each other again
+    "sigdel_after_calls": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "sigdel_persist_sigio": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    # a container key of the candidate's class, whose __eq__ a lookup would run
+    "dictkey_eq_precompute": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                               r"candidate code replaced Worker\.sets$"),
     # the socket's class changed: its descriptor is registered by number, and the class
     # is reported
     "sockclass_fileno": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "

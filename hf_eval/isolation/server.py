@@ -74,14 +74,77 @@ _getsignal, _setsignal = signal.getsignal, signal.signal
 _SIGNAL_BASELINE: tuple[tuple[int, object], ...] = ()
 
 
-def _restore_signals() -> None:
+#: The modules whose names the worker's own handling of a message calls as it runs (and
+#: ``builtins``, where every harness function finds ``len``, ``type``, ``zip``).
+_MESSAGE_PATH = ("hf_eval.isolation.server", "hf_eval.isolation.channel",
+                 "hf_eval.isolation.reveal", "hf_eval.data.memory", "builtins")
+
+
+def _path_names() -> tuple[tuple[dict, dict], ...]:
+    """Each module of :data:`_MESSAGE_PATH`'s namespace, with a copy of what it holds."""
+    return tuple((vars(sys.modules[name]), dict(vars(sys.modules[name])))
+                 for name in _MESSAGE_PATH)
+
+
+def _put_back(saved: tuple[tuple[dict, dict], ...], replaced: list[object]) -> bool:
+    """Put every name of the message path back as it was (``saved``, taken before any
+    candidate code), and take out any added; True when one had changed. Run before each
+    message is received and before each reply is sent: a name the candidate rebound
+    (the reply's encoder, the collector's switch) would otherwise run its code there,
+    where the checks' own report of it leaves. What was replaced is held in
+    ``replaced`` (freed here, it could run a finalizer)."""
+    changed = False
+    for namespace, names in saved:
+        if len(namespace) != len(names):
+            for name in [n for n in namespace if n not in names]:
+                if name != "__warningregistry__":  # the warnings machinery's own record
+                    replaced.append(namespace.pop(name))
+                    changed = True
+        for name, value in names.items():
+            if namespace.get(name) is not value:
+                replaced.append(namespace.get(name))
+                namespace[name] = value
+                changed = True
+    return changed
+
+
+#: The operators the harness itself runs inside a trial, before the calls (the GPU reveal,
+#: the graph outputs' poisoning, the L2 flush) and after them (the copy into the slots):
+#: a kernel the candidate registered for one (``torch.library``) would run its code
+#: there, in place of the harness's (a flush that reads nothing).
+_OPS_BEFORE_CALLS = ("aten::random_.from", "aten::bitwise_xor_.Tensor", "aten::fill_.Scalar",
+                     "aten::empty.memory_format", "aten::sum")
+_OPS_AFTER_CALLS = ("aten::copy_", "aten::detach")
+_dispatch_dump = torch._C._dispatch_dump
+#: Each of those operators' dispatch table as the serve loop found it (set when it starts).
+_DISPATCH_BASELINE: tuple[tuple[str, str], ...] = ()
+
+
+def _kernels_replaced(ops: tuple[str, ...]) -> str | None:
+    """The first of ``ops`` whose dispatch table is not as the serve loop found it."""
+    for op, table in _DISPATCH_BASELINE:
+        if op in ops and _dispatch_dump(op) != table:
+            return op
+    return None
+
+
+def _restore_signals(replaced: list[object]) -> None:
     """Put back every signal's Python handler as it was before any candidate code. A
     handler of the candidate's runs on the main thread between any two bytecodes when its
-    signal comes (a timer it set, a child that signals it), so that one landing inside
-    the harness's own handling of a message could rewrite the message."""
-    for number, handler in _SIGNAL_BASELINE:
-        if _getsignal(number) is not handler:
-            _setsignal(number, handler)
+    signal comes (a timer it set, the channel set to signal its arrivals), so that one
+    landing inside the harness's own handling of a message could rewrite the message.
+    Each handler replaced is kept in ``replaced`` (freed here, its finalizer would run
+    here, and could set another), and the pass is repeated until none is left."""
+    while True:
+        found = False
+        for number, handler in _SIGNAL_BASELINE:
+            current = _getsignal(number)
+            if current is not handler:
+                replaced.append(current)
+                _setsignal(number, handler)
+                found = True
+        if not found:
+            return
 _fstat = os.fstat
 
 
@@ -92,6 +155,8 @@ def _identity(descriptor: int) -> tuple[int, int]:
 #: The key under which a trial hands its calls' results to the serve loop, which holds
 #: them until the reply has left (never sent).
 _KEPT = "_kept"
+_RENAMED = ("harness integrity: candidate code replaced a name the worker's message path "
+            "calls (put back)")
 _current_stream = torch.cuda.current_stream
 _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
@@ -304,6 +369,18 @@ def _of_class(value: object, classes: tuple[type, ...]) -> bool:
 _class_name = vars(type)["__name__"].__get__
 
 
+def _plain_keys(worker: Worker) -> None:
+    """Refuse a container of the worker's whose keys are not all plain strings: a key of
+    the candidate's class whose hash matches a set's would run its ``__eq__`` in the
+    lookups a trial makes."""
+    state = vars(worker)
+    for name, kind in _CONTAINERS:
+        container = state.get(name)
+        if kind is dict and (type(container) is not dict
+                             or any(type(key) is not str for key in list(container))):
+            raise CandidateError(f"harness integrity: candidate code replaced Worker.{name}")
+
+
 def _arena_reshaped(arena: object) -> bool:
     """Whether ``arena`` is not an arena as :class:`_Arena` makes it: another class, other
     attribute names, or a part of another type than :data:`_ARENA_PARTS` allows."""
@@ -370,7 +447,9 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
         problems.append("Channel.sock")
     state = vars(worker)
     for name, kind in _CONTAINERS:
-        if type(state.get(name)) is not kind:
+        container = state.get(name)
+        if type(container) is not kind or (kind is dict and any(
+                type(key) is not str for key in list(container))):
             problems.append(f"Worker.{name}")
     if type(state.get("device")) is not _DEVICE:
         problems.append("Worker.device")
@@ -1021,6 +1100,10 @@ class Worker:
         as a candidate's graph is poisoned and replayed): the audit times it to learn what
         this request costs without a candidate."""
         t_start = _perf_counter()
+        _plain_keys(self)
+        op = _kernels_replaced(_OPS_BEFORE_CALLS)
+        if op is not None:
+            raise CandidateError(f"harness integrity: candidate code replaced a kernel of {op}")
         # Every field read now, before any candidate code: the request is a dict the
         # candidate's calls could reach (through a frame) and change in place.
         refresh, unmask, method, ids, flush, n_outputs = (
@@ -1070,7 +1153,11 @@ class Worker:
             if gate is not None:
                 gate.open()  # the launch has returned: the events start now
         self._sync()
-        _restore_signals()  # none of the candidate's handlers from here to the reply
+        replaced: list[object] = []  # held until the reply has left (in _KEPT)
+        _restore_signals(replaced)  # none of the candidate's handlers from here on
+        op = _kernels_replaced(_OPS_AFTER_CALLS)
+        if op is not None:
+            raise CandidateError(f"harness integrity: candidate code replaced a kernel of {op}")
         if _function_modes() or _dispatch_modes():  # would run inside the harness's copies
             raise CandidateError("a call left a torch function or dispatch mode active")
         if cuda and _current_stream() != stream:
@@ -1087,7 +1174,8 @@ class Worker:
         t_calls = _perf_counter()
         kept = self.produced  # what the calls returned, alive until the reply has left
         reply = _collect(self, {"n_outputs": n_outputs})  # bound: no lookup by name
-        reply[_KEPT] = (results, kept, calls, graph_outputs if method == "graph" else None)
+        reply[_KEPT] = (results, kept, calls, graph_outputs if method == "graph" else None,
+                        replaced)
         reply["event_ms"] = elapsed
         reply["gated"] = gate is not None
         # Where this request's time went, as this process saw it (a diagnostic only).
@@ -1267,11 +1355,15 @@ class Worker:
         # by the check it did not replace).
         # No audit hook can be added after this one (an audit hook cannot be removed, and
         # one runs inside every check that raises an audit event).
-        global _SIGNAL_BASELINE
+        global _SIGNAL_BASELINE, _DISPATCH_BASELINE
+        _DISPATCH_BASELINE = tuple((op, _dispatch_dump(op))
+                                   for op in _OPS_BEFORE_CALLS + _OPS_AFTER_CALLS)
         _SIGNAL_BASELINE = tuple(
             (number, handler) for number in signal.valid_signals()
             if number not in (signal.SIGKILL, signal.SIGSTOP)
             and (handler := _getsignal(number)) is not None)
+        saved, put_back = _path_names(), _put_back
+        renamed = False
         baseline = _snapshot()
         veto = _refuse_audit_hooks
         sys.addaudithook(types.FunctionType(
@@ -1313,7 +1405,8 @@ class Worker:
             # assignment, it would run after the next request was read, and rewrite it).
             request = reply = None
             kept.clear()
-            _restore_signals()
+            renamed = put_back(saved, kept)  # reported with this message's reply
+            _restore_signals(kept)
             # and the collector off again (a finalizer may have turned it on): a collection
             # set off by the harness's own allocations would run the candidate's
             # finalizers while a message is in hand
@@ -1326,6 +1419,7 @@ class Worker:
             if op == "exit":
                 return
             if _identity(descriptor) != identity:
+                put_back(saved, kept)
                 send({"ok": False, "nonce": nonce, "error": "harness integrity: candidate "
                       "code replaced the channel's descriptor"}, sock=channel_socket)
                 continue
@@ -1355,6 +1449,9 @@ class Worker:
                 # stand-in's floor would subtract a cost such a candidate never paid).
                 # The audit follows every trial with ``checked``, off its clock, whose
                 # reply carries what the checks below find.
+                if put_back(saved, kept) or renamed:
+                    kept.append(reply)
+                    reply = {"ok": False, "error": _RENAMED}
                 reply["nonce"] = nonce
                 send(reply, sock=channel_socket)
                 continue
@@ -1369,6 +1466,9 @@ class Worker:
                 kept.append(reply)  # not freed here: see above
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
                                                + ", ".join(tampered[:20])}
+            if put_back(saved, kept) or renamed:
+                kept.append(reply)
+                reply = {"ok": False, "error": _RENAMED}
             reply["nonce"] = nonce
             send(reply, sock=channel_socket)
 
