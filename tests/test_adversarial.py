@@ -37,9 +37,9 @@ HERE = Path(__file__).parent / "adversarial"
 DEFINITION = "toy_linear_n8_k16"
 DENIED = r"Permission denied|Operation not permitted"
 
-#: A name of the worker's message path rebound: put back, and reported.
-RENAMED = (r"^harness integrity: candidate code replaced a name the worker's message path "
-           r"calls \(put back\)$")
+#: The channel's reply encoder rebound: put back before the send, and reported.
+RENAMED = (r"^harness integrity: candidate code replaced hf_eval\.isolation\.channel\._dumps"
+           r"(, hf_eval\.isolation\.server\._perf_counter)?$")
 #: A profile, trace or monitoring function set in the worker: its audit hook refuses it.
 PROFILE_REFUSED = (r"^RuntimeError: profile, trace and monitoring functions are not "
                    r"allowed in the worker$")
@@ -232,6 +232,20 @@ EXPECTED = {
     "dumps_hide_integrity": ("COMPILE_ERROR", RENAMED),
     "dumps_error_to_ok": ("RUNTIME_ERROR", RENAMED),
     "dumps_selfrestore": ("RUNTIME_ERROR", RENAMED),
+    # the reply's encoder reached through json's own names, and the record of the names
+    # made to agree (it is immutable): put back and reported
+    "json_encoder_cls": ("RUNTIME_ERROR", r"^harness integrity: candidate code replaced "
+                                          r"json\.JSONEncoder$"),
+    "c_make_encoder": ("RUNTIME_ERROR", r"^harness integrity: candidate code replaced "
+                                        r"json\.encoder\.c_make_encoder$"),
+    "saved_copy_poison": ("RUNTIME_ERROR", r"^ValueError: too many values to unpack"),
+    "putback_hasheq": ("RUNTIME_ERROR", r"^harness integrity: candidate code replaced "
+                                        r"hf_eval\.isolation\.server\.<a name that is not "
+                                        r"a str>$"),
+    # a Python kernel for the copy, which the dispatch table does not show
+    "pydispatch_copy": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate "
+                                         r"code replaced the Python dispatcher's switch "
+                                         r"\(left on\)$"),
     # a kernel registered for an operator the harness runs in a trial (the flush's sum,
     # the copy into the slots): refused before the calls and after them
     "library_sum_flush": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate "

@@ -77,34 +77,42 @@ _SIGNAL_BASELINE: tuple[tuple[int, object], ...] = ()
 #: The modules whose names the worker's own handling of a message calls as it runs (and
 #: ``builtins``, where every harness function finds ``len``, ``type``, ``zip``).
 _MESSAGE_PATH = ("hf_eval.isolation.server", "hf_eval.isolation.channel",
-                 "hf_eval.isolation.reveal", "hf_eval.data.memory", "builtins")
+                 "hf_eval.isolation.reveal", "hf_eval.data.memory", "json", "json.encoder",
+                 "warnings", "builtins")
+
+#: What :func:`_path_names` keeps of a module: its name, its namespace, the (name, value)
+#: pairs it held and the set of those names (immutable, so that a candidate who reaches
+#: the record through a frame cannot make it agree with a name it rebound).
+PathNames = tuple[tuple[str, dict, tuple[tuple[str, object], ...], frozenset[str]], ...]
 
 
-def _path_names() -> tuple[tuple[dict, dict], ...]:
-    """Each module of :data:`_MESSAGE_PATH`'s namespace, with a copy of what it holds."""
-    return tuple((vars(sys.modules[name]), dict(vars(sys.modules[name])))
+def _path_names() -> PathNames:
+    """Each module of :data:`_MESSAGE_PATH`: its namespace and what it holds now."""
+    return tuple((name, vars(sys.modules[name]), tuple(vars(sys.modules[name]).items()),
+                  frozenset(vars(sys.modules[name])))
                  for name in _MESSAGE_PATH)
 
 
-def _put_back(saved: tuple[tuple[dict, dict], ...], replaced: list[object]) -> bool:
+def _put_back(saved: PathNames, replaced: list[object]) -> list[str]:
     """Put every name of the message path back as it was (``saved``, taken before any
-    candidate code), and take out any added; True when one had changed. Run before each
-    message is received and before each reply is sent: a name the candidate rebound
-    (the reply's encoder, the collector's switch) would otherwise run its code there,
-    where the checks' own report of it leaves. What was replaced is held in
-    ``replaced`` (freed here, it could run a finalizer)."""
-    changed = False
-    for namespace, names in saved:
-        if len(namespace) != len(names):
-            for name in [n for n in namespace if n not in names]:
+    candidate code), take out any added, and return those that had changed
+    (``module.name``). Run before each message is received and before each reply is
+    sent: a name the candidate rebound (the reply's encoder, the collector's switch)
+    would otherwise run its code there, where the checks' own report of it leaves.
+    What was replaced is held in ``replaced`` (freed here, it could run a finalizer)."""
+    changed = []
+    for module, namespace, items, names in saved:
+        if len(namespace) != len(items):
+            for name in [n for n in namespace if type(n) is not str or n not in names]:
                 if name != "__warningregistry__":  # the warnings machinery's own record
+                    changed.append(f"{module}.{name}" if type(name) is str
+                                   else f"{module}.<a name that is not a str>")
                     replaced.append(namespace.pop(name))
-                    changed = True
-        for name, value in names.items():
+        for name, value in items:
             if namespace.get(name) is not value:
+                changed.append(f"{module}.{name}")
                 replaced.append(namespace.get(name))
                 namespace[name] = value
-                changed = True
     return changed
 
 
@@ -117,14 +125,38 @@ _OPS_BEFORE_CALLS = ("aten::random_.from", "aten::bitwise_xor_.Tensor", "aten::f
 _OPS_AFTER_CALLS = ("aten::copy_", "aten::detach")
 _dispatch_dump = torch._C._dispatch_dump
 #: Each of those operators' dispatch table as the serve loop found it (set when it starts).
-_DISPATCH_BASELINE: tuple[tuple[str, str], ...] = ()
+_DISPATCH_BASELINE: tuple[tuple[str, str, torch._ops.OpOverload,
+                                tuple[tuple[object, object], ...]], ...] = ()
+
+
+_PYTHON_DISPATCHER = torch._C.DispatchKey.PythonDispatcher
+_tls_included = torch._C._dispatch_tls_is_dispatch_key_included
+
+
+def _overload(op: str) -> torch._ops.OpOverload:
+    """``aten::name.overload`` as torch's operator object (``default`` where none)."""
+    name, _, overload = op.removeprefix("aten::").partition(".")
+    return getattr(getattr(torch.ops.aten, name), overload or "default")
+
+
+def _python_kernels(overload: torch._ops.OpOverload) -> tuple[tuple[object, object], ...]:
+    """The Python kernels torch's Python dispatcher holds for an operator."""
+    return tuple(vars(overload)["py_kernels"].items())
 
 
 def _kernels_replaced(ops: tuple[str, ...]) -> str | None:
-    """The first of ``ops`` whose dispatch table is not as the serve loop found it."""
-    for op, table in _DISPATCH_BASELINE:
-        if op in ops and _dispatch_dump(op) != table:
-            return op
+    """What of the first of ``ops`` whose kernels are not as the serve loop found them: its
+    dispatch table, or its Python kernels (which the table does not show, and which run
+    while the Python dispatcher is on), or any of them while the candidate holds the
+    Python dispatcher on."""
+    if _tls_included(_PYTHON_DISPATCHER):
+        return "the Python dispatcher's switch (left on)"
+    for op, table, overload, python in _DISPATCH_BASELINE:
+        if op in ops:
+            now = _python_kernels(overload)
+            if _dispatch_dump(op) != table or len(now) != len(python) or any(
+                    a is not c or b is not d for (a, b), (c, d) in zip(now, python)):
+                return f"a kernel of {op}"
     return None
 
 
@@ -155,8 +187,7 @@ def _identity(descriptor: int) -> tuple[int, int]:
 #: The key under which a trial hands its calls' results to the serve loop, which holds
 #: them until the reply has left (never sent).
 _KEPT = "_kept"
-_RENAMED = ("harness integrity: candidate code replaced a name the worker's message path "
-            "calls (put back)")
+_RENAMED = "harness integrity: candidate code replaced "
 _current_stream = torch.cuda.current_stream
 _sleep = torch.cuda._sleep
 _fill = torch.Tensor.fill_
@@ -1103,7 +1134,7 @@ class Worker:
         _plain_keys(self)
         op = _kernels_replaced(_OPS_BEFORE_CALLS)
         if op is not None:
-            raise CandidateError(f"harness integrity: candidate code replaced a kernel of {op}")
+            raise CandidateError(f"harness integrity: candidate code replaced {op}")
         # Every field read now, before any candidate code: the request is a dict the
         # candidate's calls could reach (through a frame) and change in place.
         refresh, unmask, method, ids, flush, n_outputs = (
@@ -1157,7 +1188,7 @@ class Worker:
         _restore_signals(replaced)  # none of the candidate's handlers from here on
         op = _kernels_replaced(_OPS_AFTER_CALLS)
         if op is not None:
-            raise CandidateError(f"harness integrity: candidate code replaced a kernel of {op}")
+            raise CandidateError(f"harness integrity: candidate code replaced {op}")
         if _function_modes() or _dispatch_modes():  # would run inside the harness's copies
             raise CandidateError("a call left a torch function or dispatch mode active")
         if cuda and _current_stream() != stream:
@@ -1356,14 +1387,15 @@ class Worker:
         # No audit hook can be added after this one (an audit hook cannot be removed, and
         # one runs inside every check that raises an audit event).
         global _SIGNAL_BASELINE, _DISPATCH_BASELINE
-        _DISPATCH_BASELINE = tuple((op, _dispatch_dump(op))
-                                   for op in _OPS_BEFORE_CALLS + _OPS_AFTER_CALLS)
+        _DISPATCH_BASELINE = tuple(
+            (op, _dispatch_dump(op), _overload(op), _python_kernels(_overload(op)))
+            for op in _OPS_BEFORE_CALLS + _OPS_AFTER_CALLS)
         _SIGNAL_BASELINE = tuple(
             (number, handler) for number in signal.valid_signals()
             if number not in (signal.SIGKILL, signal.SIGSTOP)
             and (handler := _getsignal(number)) is not None)
         saved, put_back = _path_names(), _put_back
-        renamed = False
+        renamed: list[str] = []
         baseline = _snapshot()
         veto = _refuse_audit_hooks
         sys.addaudithook(types.FunctionType(
@@ -1449,9 +1481,10 @@ class Worker:
                 # stand-in's floor would subtract a cost such a candidate never paid).
                 # The audit follows every trial with ``checked``, off its clock, whose
                 # reply carries what the checks below find.
-                if put_back(saved, kept) or renamed:
+                renamed += put_back(saved, kept)
+                if renamed:
                     kept.append(reply)
-                    reply = {"ok": False, "error": _RENAMED}
+                    reply = {"ok": False, "error": _RENAMED + ", ".join(renamed[:20])}
                 reply["nonce"] = nonce
                 send(reply, sock=channel_socket)
                 continue
@@ -1466,9 +1499,10 @@ class Worker:
                 kept.append(reply)  # not freed here: see above
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
                                                + ", ".join(tampered[:20])}
-            if put_back(saved, kept) or renamed:
+            renamed += put_back(saved, kept)
+            if renamed and not tampered:
                 kept.append(reply)
-                reply = {"ok": False, "error": _RENAMED}
+                reply = {"ok": False, "error": _RENAMED + ", ".join(renamed[:20])}
             reply["nonce"] = nonce
             send(reply, sock=channel_socket)
 
