@@ -20,6 +20,7 @@ and so is a send the worker does not read. No read blocks past it, and urgent
 
 from __future__ import annotations
 
+import _json
 import _socket
 import array
 import functools
@@ -53,7 +54,6 @@ _HEADER = struct.Struct("<QI")  # pickle length, descriptor count
 #: What a reply goes out through, bound at import: looked up on its module at each send,
 #: it would run a ``__getattribute__`` of the candidate's (a module's class can be
 #: changed) after every check.
-_dumps = json.dumps
 #: And what a request comes in through, bound likewise (in a worker, before any candidate
 #: code): a candidate that replaced ``io.BytesIO`` or ``select.poll`` on their modules
 #: would read, and could rewrite, every request before the worker did.
@@ -67,6 +67,21 @@ _sock_recv, _sock_recvmsg, _sock_sendmsg, _sock_sendall, _sock_settimeout, _sock
     for name in ("recv", "recvmsg", "sendmsg", "sendall", "settimeout", "fileno"))
 _SOL_SOCKET, _SCM_RIGHTS, _CMSG_LEN = _socket.SOL_SOCKET, _socket.SCM_RIGHTS, _socket.CMSG_LEN
 _array = array.array
+
+
+def _plain(obj: object) -> object:
+    """A reply as JSON can hold it; a tensor (or any other object) in it is a harness bug."""
+    if isinstance(obj, torch.Tensor):
+        raise TypeError("a worker reply carries no tensor")
+    raise TypeError(f"a worker reply carries no {type(obj).__name__}")
+
+
+#: The reply's encoder: JSON's compiled one, made now (in a worker, before any candidate
+#: code), which looks up nothing as it runs (``json.dumps`` looks up ``JSONEncoder`` and
+#: its methods, which candidate code could replace for one reply and put back).
+_encode = _json.make_encoder(None, _plain, _json.encode_basestring_ascii, None, ": ", ", ",
+                             False, False, True)
+_join = "".join
 
 
 def _send_fds(sock: socket.socket, buffers: list[bytes], fds: list[int]) -> None:
@@ -156,13 +171,6 @@ class _Pickler(pickle.Pickler):
         return _TensorRef, tuple(ref.__dict__.values())
 
 
-def _plain(obj: object) -> object:
-    """A reply as JSON can hold it; a tensor (or any other object) in it is a harness bug."""
-    if isinstance(obj, torch.Tensor):
-        raise TypeError("a worker reply carries no tensor")
-    raise TypeError(f"a worker reply carries no {type(obj).__name__}")
-
-
 class _Unpickler(pickle.Unpickler):
     """The worker's unpickler of requests: tensors as memfds, and no other class. A
     request holds plain data (dicts, lists, tuples, strings, numbers, booleans, None) and
@@ -233,7 +241,7 @@ class Channel:
                 info = os.fstat(fd)
                 self.lent.setdefault(info.st_ino, (self.case, info.st_size))
         else:  # a reply: JSON, so that reading it runs no code and builds no object
-            fds, data = [], _dumps(obj, default=_plain).encode()
+            fds, data = [], _join(_encode(obj, 0)).encode()
         header = _HEADER.pack(len(data), len(fds))
         # The kernel takes at most SCM_MAX_FD (253) descriptors per message: send them in
         # batches, the header with the first, one marker byte with each further batch.

@@ -54,6 +54,13 @@ _CPU_WORDS_PER_THREAD = 1 << 16
 #: ``start`` and ``join`` are looked up on a class a candidate could patch.
 _Philox, _Generator, _xor = np.random.Philox, torch.Generator, np.bitwise_xor
 _start_thread, _new_lock = _thread.start_new_thread, _thread.allocate_lock
+#: The tensor methods the reveal calls, as torch's C type has them: looked up on
+#: ``torch.Tensor`` as it runs, one a candidate replaced there would run its code inside
+#: the reveal (on CUDA just before the L2 flush).
+_view, _random, _xor_into = (vars(torch._C.TensorBase)[name]
+                             for name in ("view", "random_", "bitwise_xor_"))
+_device_type = vars(torch._C.TensorBase)["device"].__get__
+_INT64 = torch.int64
 #: The names numpy's Philox looks up in its modules' globals each time it is built or draws
 #: (compiled code, but these lookups are Python's): a candidate that replaced one would run
 #: its code inside the reveal. The worker's integrity check holds each to what it was
@@ -128,9 +135,10 @@ def mask_into(buffer: torch.Tensor, seed: int) -> torch.Tensor:
     numpy's Philox4x64-10 keyed with all 128 bits (torch's CPU generator is a Mersenne
     Twister seeded with 32 bits, which a candidate could search from a few known bytes
     of the masked arena)."""
-    if buffer.device.type != "cpu":
-        generator = _Generator(buffer.device).manual_seed(seed % (1 << 64))
-        buffer.view(torch.int64).random_(-(2 ** 63), 2 ** 63 - 1, generator=generator)
+    device = _device_type(buffer)
+    if device.type != "cpu":
+        generator = _Generator(device).manual_seed(seed % (1 << 64))
+        _random(_view(buffer, _INT64), -(2 ** 63), 2 ** 63 - 1, generator=generator)
         return buffer
     _cpu_stream(words_of(buffer), seed, xor=False)
     return buffer
@@ -138,7 +146,7 @@ def mask_into(buffer: torch.Tensor, seed: int) -> torch.Tensor:
 
 def words_of(buffer: torch.Tensor) -> np.ndarray:
     """A CPU buffer's bytes (a multiple of 8) as uint64 words: a numpy view of its memory."""
-    return buffer.view(torch.int64).numpy().view(np.uint64)
+    return _view(buffer, _INT64).numpy().view(np.uint64)
 
 
 def unmask_words(words: np.ndarray, seed: int) -> None:
@@ -150,11 +158,11 @@ def unmask_words(words: np.ndarray, seed: int) -> None:
 def unmask(arena: torch.Tensor, seed: int, scratch: torch.Tensor) -> None:
     """XOR ``arena`` with the bytes of ``seed`` (``scratch``: a buffer of the same size,
     for a GPU's mask; on the CPU each core XORs its range as it draws it)."""
-    if arena.device.type == "cpu":
+    if _device_type(arena).type == "cpu":
         unmask_words(words_of(arena), seed)
         return
     mask_into(scratch, seed)
-    arena.view(torch.int64).bitwise_xor_(scratch.view(torch.int64))
+    _xor_into(_view(arena, _INT64), _view(scratch, _INT64))
 
 
 def _clear_last_error() -> None:

@@ -498,10 +498,11 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
         problems.append("Worker.arenas")
     slots = state.get("slots")
     if type(slots) is list and (not all(  # another type: the containers check above
-            type(slot) is list and all(type(t) is _TENSOR and t.device.type == "cpu"
-                                       and t.data_ptr() != 0 for t in slot)
+            type(slot) is list and all(type(t) is _TENSOR and _device_of(t).type == "cpu"
+                                       and _tensor_data_ptr(t) != 0 for t in slot)
             for slot in slots) or type(state.get("lent")) is not tuple or tuple(
-                (t.data_ptr(), t.nbytes) for slot in slots for t in slot) != state["lent"]):
+                (_tensor_data_ptr(t), _tensor_nbytes(t)) for slot in slots for t in slot)
+            != state["lent"]):
         problems.append("Worker.slots")
     if lent is not None and state.get("lent") is not lent:
         problems.append("Worker.lent")
@@ -941,7 +942,8 @@ class Worker:
         self.slots = request["slots"]
         # Where the lent memory lies, as plain integers: a slot list refilled with other
         # tensors (which the copies would then go to) no longer matches it.
-        self.lent = tuple((t.data_ptr(), t.nbytes) for outputs in self.slots for t in outputs)
+        self.lent = tuple((_tensor_data_ptr(t), _tensor_nbytes(t))
+                          for outputs in self.slots for t in outputs)
         if self.stand_in is not None:
             self.stand_in_calls = [[t.clone() for t in self.stand_in] for _ in self.slots]
         if self.device.type == "cuda":
@@ -1083,6 +1085,9 @@ class Worker:
         problems = _state_problems(self)
         if problems:
             raise CandidateError(f"harness integrity: candidate code replaced {problems[0]}")
+        replaced = _kernels_replaced(_OPS_AFTER_CALLS)  # again: the copies follow
+        if replaced is not None:
+            raise CandidateError(f"harness integrity: candidate code replaced {replaced}")
         lent = [tuple(slot) for slot in self.slots]
         produced_now = list(self.produced)
         if not all(type(e) is tuple and len(e) == 2 and type(e[0]) is str
