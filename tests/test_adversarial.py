@@ -160,7 +160,9 @@ EXPECTED = {
                                           r"code replaced a part of an arena$"),
     # the worker's record of where its inputs lie, rewritten with the set: an output in its
     # own input, put back inside the clock; no gain ("What remains": checks in the worker)
-    "input_spans_edit_alias": ("PASSED", r"^$"),
+    # (its thread may put x back too late: then the audit's own read of x catches it)
+    "input_spans_edit_alias": (("PASSED", "INCORRECT_NUMERICAL"),
+                               r"^(|eager timing trial \d: input\(s\) modified: x)$"),
     # the audit's OpenMP policy (PASSIVE) is not the worker's
     "worker_openmp_policy": ("RUNTIME_ERROR", r"^RuntimeError: OMP_WAIT_POLICY=None$"),
     "small_kernel_zero_claim": ("RUNTIME_ERROR", PROFILE_REFUSED),
