@@ -255,6 +255,13 @@ EXPECTED = {
                                             r"Tensor\.data_ptr$"),
     "state_nbytes_libcopy": ("RUNTIME_ERROR", r"^harness integrity: candidate code replaced "
                                               r"Tensor\.nbytes$"),
+    # a table of Python kernels of the candidate's class, whose own methods the check
+    # would run: read through dict's and object's methods, and told by identity
+    "pyk_items_unmask": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate "
+                                          r"code replaced a kernel of aten::random_\.from$"),
+    "pyk_items_collect_compute": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                                   r"candidate code replaced a kernel of "
+                                                   r"aten::copy_$"),
     # a Python kernel for the copy, which the dispatch table does not show
     "pydispatch_copy": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate "
                                          r"code replaced the Python dispatcher's switch "

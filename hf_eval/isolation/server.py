@@ -126,7 +126,7 @@ _OPS_AFTER_CALLS = ("aten::copy_", "aten::detach")
 _dispatch_dump = torch._C._dispatch_dump
 #: Each of those operators' dispatch table as the serve loop found it (set when it starts).
 _DISPATCH_BASELINE: tuple[tuple[str, str, torch._ops.OpOverload,
-                                tuple[tuple[object, object], ...]], ...] = ()
+                                tuple[object, tuple[tuple[object, object], ...]]], ...] = ()
 
 
 _PYTHON_DISPATCHER = torch._C.DispatchKey.PythonDispatcher
@@ -139,9 +139,20 @@ def _overload(op: str) -> torch._ops.OpOverload:
     return getattr(getattr(torch.ops.aten, name), overload or "default")
 
 
-def _python_kernels(overload: torch._ops.OpOverload) -> tuple[tuple[object, object], ...]:
-    """The Python kernels torch's Python dispatcher holds for an operator."""
-    return tuple(vars(overload)["py_kernels"].items())
+_object_getattribute, _dict_get, _dict_items = object.__getattribute__, dict.get, dict.items
+
+
+def _python_kernels(overload: torch._ops.OpOverload
+                    ) -> tuple[object, tuple[tuple[object, object], ...]]:
+    """The table of Python kernels torch's Python dispatcher holds for an operator, and
+    its (key, kernel) pairs; read through ``object``'s and ``dict``'s own methods (the
+    operator's class and the table could be the candidate's: a table of its class would
+    run its ``items`` in the check). A table that is not a plain dict reads as None."""
+    namespace = _object_getattribute(overload, "__dict__")
+    table = _dict_get(namespace, "py_kernels") if type(namespace) is dict else None
+    if type(table) is not dict:
+        return None, ()
+    return table, tuple(_dict_items(table))
 
 
 def _kernels_replaced(ops: tuple[str, ...]) -> str | None:
@@ -151,11 +162,12 @@ def _kernels_replaced(ops: tuple[str, ...]) -> str | None:
     Python dispatcher on."""
     if _tls_included(_PYTHON_DISPATCHER):
         return "the Python dispatcher's switch (left on)"
-    for op, table, overload, python in _DISPATCH_BASELINE:
+    for op, table, overload, (kernels, python) in _DISPATCH_BASELINE:
         if op in ops:
-            now = _python_kernels(overload)
-            if _dispatch_dump(op) != table or len(now) != len(python) or any(
-                    a is not c or b is not d for (a, b), (c, d) in zip(now, python)):
+            found, now = _python_kernels(overload)
+            if _dispatch_dump(op) != table or found is not kernels or len(now) != len(
+                    python) or any(a is not c or b is not d
+                                   for (a, b), (c, d) in zip(now, python)):
                 return f"a kernel of {op}"
     return None
 
@@ -1201,6 +1213,8 @@ class Worker:
         if cuda and self.profiler is not None:
             _fill(self.marker, 2)  # after the synchronise: no activity of the calls follows
         elapsed = start.elapsed_time(end) if cuda else (_perf_counter() - t0) * 1e3
+        if type(elapsed) is not float:  # an object of the candidate's would run code
+            raise CandidateError("harness integrity: the calls' device time is not a float")
         if method == "graph" and self.stand_in is None:
             self.produced = list(zip(self.graph[1], self.graph[2]))
         elif method == "graph":
