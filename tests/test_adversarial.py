@@ -38,7 +38,7 @@ DEFINITION = "toy_linear_n8_k16"
 DENIED = r"Permission denied|Operation not permitted"
 
 #: The channel's reply encoder rebound: put back before the send, and reported.
-RENAMED = (r"^harness integrity: candidate code replaced hf_eval\.isolation\.channel\._dumps"
+RENAMED = (r"^harness integrity: candidate code replaced hf_eval\.isolation\.channel\._encode"
            r"(, hf_eval\.isolation\.server\._perf_counter)?$")
 #: A profile, trace or monitoring function set in the worker: its audit hook refuses it.
 PROFILE_REFUSED = (r"^RuntimeError: profile, trace and monitoring functions are not "

@@ -1,7 +1,7 @@
 """No thread, no ctypes, no signal, no finalizer. ``slot_self_copy`` reopened through the
 reply path: each call writes its answer into its own lent slot and returns the slot
 tensors themselves (zero-copy outputs). ``collect`` catches it ("output 0 lies in the
-harness's output slots": an error reply). The candidate's ``channel._dumps`` (rebound in
+harness's output slots": an error reply). The candidate's ``channel._encode`` (rebound in
 the call, self-restoring) turns that error reply into the success reply the audit
 expects: every output "in its slot", an event time the candidate measured itself. The
 audit judges the slots: PASSED only if the forged success went through."""
@@ -12,12 +12,12 @@ import torch
 
 import hf_eval.isolation.channel as _ch
 
-_REAL = _ch._dumps
+_REAL = _ch._encode
 STATE = {"req": None, "k": 0, "t0": 0.0, "t1": 0.0, "n": 0, "forged": 0}
 
 
 def _forging_dumps(obj, *a, **k):
-    _ch._dumps = _REAL
+    _ch._encode = _REAL
     if type(obj) is dict and obj.get("ok") is False and "slots" in str(obj.get("error")):
         STATE["forged"] += 1
         ms = (STATE["t1"] - STATE["t0"]) * 1e3
@@ -39,7 +39,7 @@ def run(x, w, scale):
         STATE.update(req=req, k=0, t0=time.perf_counter(), n=len(req["ids"]))
     k = STATE["k"]
     STATE["k"] += 1
-    _ch._dumps = _forging_dumps
+    _ch._encode = _forging_dumps
     y = torch.nn.functional.linear(x.float(), w.float()) * scale
     slot = worker.slots[k]
     slot[0].copy_(y.to(torch.bfloat16))

@@ -1,10 +1,10 @@
 """No thread, no ctypes, no signal, no finalizer. The worker's integrity and state checks
 run in the worker and reach the audit only as a reply, and every reply leaves through
-``Channel.send``, which looks up ``hf_eval.isolation.channel._dumps`` at each send. The
+``Channel.send``, which looks up ``hf_eval.isolation.channel._encode`` at each send. The
 candidate rebinds it at import (persistently) and also rebinds ``server._perf_counter``
 (the worker's CPU clock: every claim x 0.6), which ``tests/adversarial/rebind_harness_global``
 shows the checks report. The checks do report both: into a reply that the candidate's
-``_dumps`` turns back into the reply the handler made (taken from the serve loop's
+``_encode`` turns back into the reply the handler made (taken from the serve loop's
 ``kept``, where the harness keeps it) before encoding it. The audit never hears of
 either change: the verdict is the candidate's clean one, not RUNTIME_ERROR."""
 import sys as _sys
@@ -15,7 +15,7 @@ import torch
 import hf_eval.isolation.channel as _ch
 import hf_eval.isolation.server as _srv
 
-_REAL = _ch._dumps
+_REAL = _ch._encode
 _CLOCK = time.perf_counter
 LOG = {"hidden": 0}
 
@@ -38,7 +38,7 @@ def _dumps(obj, *a, **k):
     return _REAL(obj, *a, **k)
 
 
-_ch._dumps = _dumps
+_ch._encode = _dumps
 _srv._perf_counter = lambda: _CLOCK() * 0.6
 
 

@@ -1,8 +1,8 @@
 """No thread, no ctypes, no signal, no finalizer, nothing left changed for ``checked``.
-Each trial's first call rebinds ``hf_eval.isolation.channel._dumps`` (a global that
+Each trial's first call rebinds ``hf_eval.isolation.channel._encode`` (a global that
 ``Channel.send`` looks up at every send) to a wrapper that, on the trial's reply (the
 very next send), rewrites ``outputs`` to all-None ("copied into its slot") and puts the
-original ``_dumps`` back at once. The integrity check runs only in ``checked``, after the
+original ``_encode`` back at once. The integrity check runs only in ``checked``, after the
 global is back. The calls write the answer straight into the lent slots and return a
 1-element dummy: collect copies nothing (shape mismatch), the forged reply says it did.
 Without the forgery the audit sees the dummy's shape (INCORRECT_SHAPE)."""
@@ -12,12 +12,12 @@ import torch
 
 import hf_eval.isolation.channel as _ch
 
-_REAL = _ch._dumps
+_REAL = _ch._encode
 STATE = {"req": None, "k": 0, "forged": 0}
 
 
 def _forging_dumps(obj, *a, **k):
-    _ch._dumps = _REAL  # self-restoring: gone before the next request's checks
+    _ch._encode = _REAL  # self-restoring: gone before the next request's checks
     if type(obj) is dict and "outputs" in obj and "event_ms" in obj:
         obj["outputs"] = [[None] * len(e) for e in obj["outputs"]]
         STATE["forged"] += 1
@@ -39,7 +39,7 @@ def run(x, w, scale):
         STATE["req"], STATE["k"] = req, 0
     k = STATE["k"]
     STATE["k"] += 1
-    _ch._dumps = _forging_dumps
+    _ch._encode = _forging_dumps
     y = torch.nn.functional.linear(x.float(), w.float()) * scale
     slot = worker.slots[k]
     slot[0].copy_(y.to(torch.bfloat16))

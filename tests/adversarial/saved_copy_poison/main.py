@@ -1,8 +1,8 @@
 """No thread, no ctypes, no signal, no finalizer. ``_put_back`` restores the
 message path's names from ``saved``, a local of the serve loop holding mutable dict
-copies, reachable through the frame. Each call rebinds ``channel._dumps`` AND writes the
+copies, reachable through the frame. Each call rebinds ``channel._encode`` AND writes the
 same object into the saved copy of the channel's namespace: the put-back before the send
-sees no difference. The forging ``_dumps`` rewrites the trial reply (every output "in its
+sees no difference. The forging ``_encode`` rewrites the trial reply (every output "in its
 slot") and puts the original back in both places (nothing left for ``checked``)."""
 import sys as _sys
 
@@ -10,13 +10,13 @@ import torch
 
 import hf_eval.isolation.channel as _ch
 
-_REAL = _ch._dumps
+_REAL = _ch._encode
 STATE = {"req": None, "k": 0, "forged": 0, "copy": None}
 
 
 def _forging_dumps(obj, *a, **k):
-    _ch._dumps = _REAL
-    STATE["copy"]["_dumps"] = _REAL
+    _ch._encode = _REAL
+    STATE["copy"]["_encode"] = _REAL
     if type(obj) is dict and "outputs" in obj and "event_ms" in obj:
         obj["outputs"] = [[None] * len(e) for e in obj["outputs"]]
         STATE["forged"] += 1
@@ -41,8 +41,8 @@ def run(x, w, scale):
         STATE["req"], STATE["k"] = req, 0
     k = STATE["k"]
     STATE["k"] += 1
-    _ch._dumps = _forging_dumps
-    STATE["copy"]["_dumps"] = _forging_dumps
+    _ch._encode = _forging_dumps
+    STATE["copy"]["_encode"] = _forging_dumps
     y = torch.nn.functional.linear(x.float(), w.float()) * scale
     slot = worker.slots[k]
     slot[0].copy_(y.to(torch.bfloat16))
