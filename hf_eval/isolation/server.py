@@ -1414,6 +1414,11 @@ class Worker:
             if number not in (signal.SIGKILL, signal.SIGSTOP)
             and (handler := _getsignal(number)) is not None)
         saved, put_back = _path_names(), _put_back
+        # and what the loop itself calls once a message is in hand: a module name rebound
+        # and put back by the candidate in time would run its code with the reply built
+        gc_off, restore_signals, identity_of = _gc_disable, _restore_signals, _identity
+        one_line, format_traceback, out_of_memory = _one_line, _format_traceback, _OUT_OF_MEMORY
+        kept_key, renamed_text = _KEPT, _RENAMED
         renamed: list[str] = []
         baseline = _snapshot()
         veto = _refuse_audit_hooks
@@ -1448,7 +1453,7 @@ class Worker:
         # The channel's descriptor and what it is: another file put at its number (a
         # socket pair's end whose other end relays every message) is tampering.
         descriptor = _sock_fileno(channel_socket)
-        identity = _identity(descriptor)
+        identity = identity_of(descriptor)
         kept: list[object] = []
         while True:
             # The last message's objects go now, between messages: a finalizer of the
@@ -1457,11 +1462,11 @@ class Worker:
             request = reply = None
             kept.clear()
             renamed = put_back(saved, kept)  # reported with this message's reply
-            _restore_signals(kept)
+            restore_signals(kept)
             # and the collector off again (a finalizer may have turned it on): a collection
             # set off by the harness's own allocations would run the candidate's
             # finalizers while a message is in hand
-            _gc_disable()
+            gc_off()
             try:
                 request = recv(sock=channel_socket)
             except ChannelClosed:
@@ -1469,7 +1474,7 @@ class Worker:
             op, nonce = request["op"], request["nonce"]  # read once: handlers run code
             if op == "exit":
                 return
-            if _identity(descriptor) != identity:
+            if identity_of(descriptor) != identity:
                 put_back(saved, kept)
                 send({"ok": False, "nonce": nonce, "error": "harness integrity: candidate "
                       "code replaced the channel's descriptor"}, sock=channel_socket)
@@ -1483,17 +1488,17 @@ class Worker:
                 # outputs' checks and the send, and rewrite the reply.
                 kept.append(result)
                 reply = {"ok": True, **result}
-                kept.append(reply.pop(_KEPT, None))
+                kept.append(reply.pop(kept_key, None))
                 if op == "slots":
                     lent = vars(self).get("lent")
-            except _OUT_OF_MEMORY as exc:
-                reply = {"ok": False, "error": f"out of memory: {_one_line(exc)}"}
+            except out_of_memory as exc:
+                reply = {"ok": False, "error": f"out of memory: {one_line(exc)}"}
                 kept.append(exc)  # with its frames: nothing of them is freed before the send
             except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
-                reply = {"ok": False, "error": _one_line(exc),
-                         "traceback": _format_traceback()}
+                reply = {"ok": False, "error": one_line(exc),
+                         "traceback": format_traceback()}
                 kept.append(exc)
-            _gc_disable()
+            gc_off()
             if op == "trial":
                 # A trial's reply leaves at once: the audit's clock runs until it comes,
                 # and a check the candidate can switch off must not sit inside it (the
@@ -1503,7 +1508,7 @@ class Worker:
                 renamed += put_back(saved, kept)
                 if renamed:
                     kept.append(reply)
-                    reply = {"ok": False, "error": _RENAMED + ", ".join(renamed[:20])}
+                    reply = {"ok": False, "error": renamed_text + ", ".join(renamed[:20])}
                 reply["nonce"] = nonce
                 send(reply, sock=channel_socket)
                 continue
@@ -1521,7 +1526,7 @@ class Worker:
             renamed += put_back(saved, kept)
             if renamed and not tampered:
                 kept.append(reply)
-                reply = {"ok": False, "error": _RENAMED + ", ".join(renamed[:20])}
+                reply = {"ok": False, "error": renamed_text + ", ".join(renamed[:20])}
             reply["nonce"] = nonce
             send(reply, sock=channel_socket)
 
