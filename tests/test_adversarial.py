@@ -255,6 +255,18 @@ EXPECTED = {
                                             r"Tensor\.data_ptr$"),
     "state_nbytes_libcopy": ("RUNTIME_ERROR", r"^harness integrity: candidate code replaced "
                                               r"Tensor\.nbytes$"),
+    # a harness name or a worker's method rebound in a call and put back by its own code
+    # later: every name and class is put back (and reported) right after the calls
+    "rebound_after_calls_a": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                               r"candidate code replaced hf_eval\.isolation"
+                                               r"\.server\._kernels_replaced$"),
+    "rebound_after_calls_b": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                               r"candidate code replaced hf_eval\.isolation"
+                                               r"\.server\._perf_counter$"),
+    "rebound_after_calls_c": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                               r"candidate code replaced Worker\._sync$"),
+    "rebound_after_calls_d": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                               r"candidate code replaced Worker\.slots$"),
     # a table of Python kernels of the candidate's class, whose own methods the check
     # would run: read through dict's and object's methods, and told by identity
     "pyk_items_unmask": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate "

@@ -83,14 +83,18 @@ _MESSAGE_PATH = ("hf_eval.isolation.server", "hf_eval.isolation.channel",
 #: What :func:`_path_names` keeps of a module: its name, its namespace, the (name, value)
 #: pairs it held and the set of those names (immutable, so that a candidate who reaches
 #: the record through a frame cannot make it agree with a name it rebound).
-PathNames = tuple[tuple[str, dict, tuple[tuple[str, object], ...], frozenset[str]], ...]
+PathNames = tuple[tuple[str, dict, tuple[tuple[str, object], ...], frozenset[str],
+                        type | None], ...]
 
 
 def _path_names() -> PathNames:
-    """Each module of :data:`_MESSAGE_PATH`: its namespace and what it holds now."""
-    return tuple((name, vars(sys.modules[name]), tuple(vars(sys.modules[name]).items()),
-                  frozenset(vars(sys.modules[name])))
-                 for name in _MESSAGE_PATH)
+    """Each module of :data:`_MESSAGE_PATH` and each class of the worker's own: its
+    namespace and what it holds now."""
+    spaces = [(name, vars(sys.modules[name]), None) for name in _MESSAGE_PATH]
+    spaces += [(kind.__name__, vars(kind), kind)
+               for kind in (Worker, _Arena, Channel, LaunchGate, _Ranges)]
+    return tuple((name, space, tuple(space.items()), frozenset(space), kind)
+                 for name, space, kind in spaces)
 
 
 def _put_back(saved: PathNames, replaced: list[object]) -> list[str]:
@@ -101,18 +105,25 @@ def _put_back(saved: PathNames, replaced: list[object]) -> list[str]:
     would otherwise run its code there, where the checks' own report of it leaves.
     What was replaced is held in ``replaced`` (freed here, it could run a finalizer)."""
     changed = []
-    for module, namespace, items, names in saved:
+    for module, namespace, items, names, kind in saved:  # a class's namespace: read-only
         if len(namespace) != len(items):
             for name in [n for n in namespace if type(n) is not str or n not in names]:
                 if name != "__warningregistry__":  # the warnings machinery's own record
                     changed.append(f"{module}.{name}" if type(name) is str
                                    else f"{module}.<a name that is not a str>")
-                    replaced.append(namespace.pop(name))
+                    replaced.append(namespace.get(name))
+                    if kind is not None:
+                        _type_delattr(kind, name)
+                    else:
+                        namespace.pop(name)
         for name, value in items:
             if namespace.get(name) is not value:
                 changed.append(f"{module}.{name}")
                 replaced.append(namespace.get(name))
-                namespace[name] = value
+                if kind is not None:
+                    _type_setattr(kind, name, value)
+                else:
+                    namespace[name] = value
     return changed
 
 
@@ -170,6 +181,9 @@ def _kernels_replaced(ops: tuple[str, ...]) -> str | None:
                                    for (a, b), (c, d) in zip(now, python)):
                 return f"a kernel of {op}"
     return None
+
+
+_type_setattr, _type_delattr = type.__setattr__, type.__delattr__
 
 
 def _restore_signals(replaced: list[object]) -> None:
@@ -1129,7 +1143,8 @@ class Worker:
         self.produced = []
         return {"outputs": entries}
 
-    def trial(self, request: dict, _collect=collect) -> dict:
+    def trial(self, request: dict, _collect=collect, _saved: PathNames = (),
+              _put: Callable | None = None) -> dict:
         """The one path of every call, in one request the audit clocks from outside:
         unmask this trial's content (``unmask``: the arena and the seed), evict the L2
         cache when asked (``flush``: no input is then L2-resident), run the calls back to
@@ -1200,8 +1215,19 @@ class Worker:
         finally:
             if gate is not None:
                 gate.open()  # the launch has returned: the events start now
-        self._sync()
         replaced: list[object] = []  # held until the reply has left (in _KEPT)
+        # Every name the harness calls from here on, put back as it was before any
+        # candidate code (``_saved``, bound in these defaults when the serve loop
+        # started): one the calls rebound, and would put back themselves in time, would
+        # otherwise run their code in the harness's own steps after them.
+        changed = _put(_saved, replaced) if _put is not None else []
+        state = vars(self)
+        changed += [f"Worker.{name}" for name in [
+            n for n in list(state) if type(n) is not str or n in _WORKER_NAMES]]
+        if changed:
+            raise CandidateError("harness integrity: candidate code replaced "
+                                 + ", ".join(str(name) for name in changed[:20]))
+        self._sync()
         _restore_signals(replaced)  # none of the candidate's handlers from here on
         op = _kernels_replaced(_OPS_AFTER_CALLS)
         if op is not None:
@@ -1414,6 +1440,8 @@ class Worker:
             if number not in (signal.SIGKILL, signal.SIGSTOP)
             and (handler := _getsignal(number)) is not None)
         saved, put_back = _path_names(), _put_back
+        trial = vars(Worker)["trial"]  # its defaults: fixed once the audit hook is added
+        trial.__defaults__ = (trial.__defaults__[0], saved, put_back)
         # and what the loop itself calls once a message is in hand: a module name rebound
         # and put back by the candidate in time would run its code with the reply built
         gc_off, restore_signals, identity_of = _gc_disable, _restore_signals, _identity
