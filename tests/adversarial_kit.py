@@ -1,5 +1,6 @@
-"""Packaging a candidate of tests/adversarial: its folder copied, with the shared
-``lent_kit`` module beside its ``main.py`` when the candidate imports it."""
+"""Packaging a candidate of tests/adversarial: its folder copied, with each shared module
+of ``tests/adversarial/_kit`` it imports (``lent_kit``, ``socket_proxy``) beside its
+``main.py``."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ import re
 import shutil
 from pathlib import Path
 
-#: The module the candidates share (tests/adversarial/_kit/lent_kit.py).
-LENT_KIT = Path(__file__).parent / "adversarial" / "_kit" / "lent_kit.py"
-_IMPORTS_KIT = re.compile(r"^(import lent_kit|from lent_kit import)\b", re.MULTILINE)
+#: The modules the candidates share (tests/adversarial/_kit/).
+KIT = Path(__file__).parent / "adversarial" / "_kit"
 
 
 def copy_candidate(source: Path, package: Path) -> Path:
     """Copy the candidate folder ``source`` to ``package`` (which must not exist), adding
-    the shared kit module when its ``main.py`` imports it; returns ``package``."""
+    each shared kit module its ``main.py`` imports; returns ``package``."""
     shutil.copytree(source, package)
-    if _IMPORTS_KIT.search((package / "main.py").read_text()):
-        shutil.copy2(LENT_KIT, package / LENT_KIT.name)
+    text = (package / "main.py").read_text()
+    for module in sorted(KIT.glob("*.py")):
+        if re.search(rf"^(import {module.stem}|from {module.stem} import)\b", text,
+                     re.MULTILINE):
+            shutil.copy2(module, package / module.name)
     return package
