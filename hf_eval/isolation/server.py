@@ -426,16 +426,20 @@ def _of_class(value: object, classes: tuple[type, ...]) -> bool:
 _class_name = vars(type)["__name__"].__get__
 
 
+def _containers_reshaped(state: dict) -> list[str]:
+    """The worker's containers (``state``: its attributes) not of their exact type, or, for
+    a dict, with a key that is not a plain string: a key of the candidate's class whose
+    hash matches a set's would run its ``__eq__`` in the lookups a trial makes."""
+    return [f"Worker.{name}" for name, kind in _CONTAINERS
+            if type(container := state.get(name)) is not kind
+            or (kind is dict and any(type(key) is not str for key in list(container)))]
+
+
 def _plain_keys(worker: Worker) -> None:
-    """Refuse a container of the worker's whose keys are not all plain strings: a key of
-    the candidate's class whose hash matches a set's would run its ``__eq__`` in the
-    lookups a trial makes."""
-    state = vars(worker)
-    for name, kind in _CONTAINERS:
-        container = state.get(name)
-        if kind is dict and (type(container) is not dict
-                             or any(type(key) is not str for key in list(container))):
-            raise CandidateError(f"harness integrity: candidate code replaced Worker.{name}")
+    """Refuse, before a trial's lookups, a container of the worker's that is reshaped."""
+    reshaped = _containers_reshaped(vars(worker))
+    if reshaped:
+        raise CandidateError(f"harness integrity: candidate code replaced {reshaped[0]}")
 
 
 def _arena_reshaped(arena: object) -> bool:
@@ -503,11 +507,7 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
                                      and sock is not channel_socket):
         problems.append("Channel.sock")
     state = vars(worker)
-    for name, kind in _CONTAINERS:
-        container = state.get(name)
-        if type(container) is not kind or (kind is dict and any(
-                type(key) is not str for key in list(container))):
-            problems.append(f"Worker.{name}")
+    problems += _containers_reshaped(state)
     if type(state.get("device")) is not _DEVICE:
         problems.append("Worker.device")
     gate = state.get("gate")
