@@ -157,9 +157,10 @@ def _toy_session():
 
 
 def test_every_trial_is_read_against_all_the_stand_in_runs_of_its_shape():
-    """The stand-in's floor and spread come from every run of the request's shape in the
-    session, the runs after a trial included: the first trial of a method is read against
-    as many runs as the last, and runs of another shape count for nothing."""
+    """The stand-in's floor (the runs' median) and spread (median less cheapest) come
+    from every run of the request's shape in the session, the runs after a trial
+    included: the first trial of a method is read against as many runs as the last, and
+    runs of another shape count for nothing."""
     from hf_eval.judge.trials import GUARD_SPREAD
 
     session = _toy_session()
@@ -168,18 +169,43 @@ def test_every_trial_is_read_against_all_the_stand_in_runs_of_its_shape():
     first = session._against_the_floor(TrialTime(
         device_ms=1.0, host_ms=0.0, clock="cuda-events", slack_ms=0.0, wall_ms=9.0,
         shape=shape))
-    assert first.host_ms == pytest.approx(4.0)  # 9.0 - 5.0, read against two runs
-    assert first.slack_ms == pytest.approx(GUARD_SPREAD * 0.1)  # median 5.1 - floor 5.0
+    assert first.host_ms == pytest.approx(3.9)  # 9.0 - 5.1, the two runs' median
+    assert first.slack_ms == pytest.approx(GUARD_SPREAD * 0.1)  # median 5.1 - cheapest 5.0
     session._runs[shape] += [4.0, 4.1, 4.2, 6.0]  # the later trials' runs
     session._runs[("graph", 50, True)] = [0.5, 0.5]  # the cold replays': another shape
     later = TrialTime(device_ms=1.0, host_ms=0.0, clock="cuda-events", slack_ms=0.0,
                       wall_ms=7.0, shape=shape)
     settled = session._settled([first, later])
-    # floor 4.0; median of the six runs (4.2 + 5.0) / 2 = 4.6; spread 0.6
-    assert [t.host_ms for t in settled] == pytest.approx([5.0, 3.0])
+    # median of the six runs (4.2 + 5.0) / 2 = 4.6; cheapest 4.0; spread 0.6
+    assert [t.host_ms for t in settled] == pytest.approx([4.4, 2.4])
     assert [t.slack_ms for t in settled] == pytest.approx([GUARD_SPREAD * 0.6] * 2)
-    assert all(t.phases["stand_in_floor"] == 4.0 and t.phases["stand_in_pooled"] == 6
+    assert all(t.phases["stand_in_floor"] == pytest.approx(4.6)
+               and t.phases["stand_in_cheapest"] == 4.0 and t.phases["stand_in_pooled"] == 6
                for t in settled)
+
+
+def test_the_floor_is_a_typical_run_at_most_the_slack_cap_above_the_cheapest():
+    """One request is read against a typical run of the stand-in, not the cheapest of a
+    pool that grows with every trial; where the runs spread widely, the floor stays
+    within GUARD_MAX_MS of the cheapest, so a cheat gains at most the slack and that
+    lift a trial."""
+    from hf_eval.judge.trials import GUARD_MAX_MS
+
+    session = _toy_session()
+    shape = ("graph", 50, False)
+    session._runs[shape] = [5.0, 5.1, 5.2, 5.3, 5.4, 9.0, 9.0]  # a typical run: 5.3
+    quiet = session._against_the_floor(TrialTime(
+        device_ms=0.15, host_ms=0.0, clock="cuda-events", slack_ms=0.0, wall_ms=5.9,
+        shape=shape))
+    # 5.9 - 5.3 = 0.6 of host time, within 1.05 x 0.15 + slack 3 x 0.3: not flagged
+    assert quiet.host_ms == pytest.approx(0.6) and not quiet.flagged
+    session._runs[shape] = [5.0, 6.0, 12.0, 13.0, 14.0]  # median 12.0, cheapest 5.0
+    wide = session._against_the_floor(TrialTime(
+        device_ms=0.15, host_ms=0.0, clock="cuda-events", slack_ms=0.0, wall_ms=12.0,
+        shape=shape))
+    assert wide.phases["stand_in_floor"] == 5.0 + GUARD_MAX_MS
+    assert wide.host_ms == pytest.approx(12.0 - 5.0 - GUARD_MAX_MS)
+    assert wide.slack_ms == GUARD_MAX_MS and wide.flagged
 
 
 def test_a_session_is_read_against_its_own_stand_in_runs_only(toy_root, tmp_path):
@@ -190,7 +216,7 @@ def test_a_session_is_read_against_its_own_stand_in_runs_only(toy_root, tmp_path
     from hf_eval.dataset import open_dataset
     from hf_eval.judge.audit import Audit, AuditConfig
     from hf_eval.judge.report import read_report
-    from hf_eval.judge.trials import STAND_IN_RUNS
+    from hf_eval.judge.trials import GUARD_MAX_MS, STAND_IN_RUNS
     from tests.conftest import GOOD_SOLUTION, solution_json, write_json
 
     write_json(toy_root / "solutions/toy/torch_toy_again.json",
@@ -207,8 +233,12 @@ def test_a_session_is_read_against_its_own_stand_in_runs_only(toy_root, tmp_path
         trials = len(phases)
         assert [len(p["stand_in_runs"]) for p in phases] == [runs] * trials
         assert [p["stand_in_pooled"] for p in phases] == [runs * trials] * trials
-        own = [r for p in phases for r in p["stand_in_runs"]]
-        assert {p["stand_in_floor"] for p in phases} == {min(own)}
+        own = sorted(r for p in phases for r in p["stand_in_runs"])
+        assert {p["stand_in_cheapest"] for p in phases} == {own[0]}
+        typical = (own[(len(own) - 1) // 2] + own[len(own) // 2]) / 2
+        floor = min(typical, own[0] + GUARD_MAX_MS)  # from runs rounded as recorded
+        assert [p["stand_in_floor"] for p in phases] == pytest.approx([floor] * trials,
+                                                                        abs=1e-3)
 
 
 def _scripted_session(walls: list[float], monkeypatch):

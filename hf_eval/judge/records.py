@@ -113,7 +113,9 @@ class MethodTiming(TypedDict, total=False):
     in records of older harnesses). ``candidate_inputs``, ``_calls``, ``_outputs`` and
     ``_gated`` and the first of ``slots_pinned`` are the candidate's worker's claims;
     ``candidate_wall``, ``candidate_reply``, ``candidate_take``, the ``stand_in_*`` runs
-    and the floor are the audit's own clock."""
+    and the floor are the audit's own clock; ``candidate_at`` and ``stand_in_at`` are when
+    each request was sent (wall clock, epoch seconds), to read a stall against the host's
+    own counters at that moment."""
     cupti: dict[str, Any]
     """CUPTI's view of the profiled trial (span, kernel time, activities per call, whether
     work ran off the timed stream), or its error."""

@@ -148,9 +148,9 @@ _RANDOM = secrets.SystemRandom()
 #: A timing request may take this many times the task's per-call timeout.
 TIMING_TIMEOUT_FACTOR = 3
 #: Runs of the same request on the stand-in per timed trial, by device type. Once a
-#: method's trials are done, the audit subtracts from each the cheapest run of the
-#: session for a request of that shape (method, call count, L2 policy), the later
-#: trials' runs included, so noise can only make a candidate look slower. On CUDA every
+#: method's trials are done, the audit subtracts from each the floor of the session's
+#: runs for a request of that shape (method, call count, L2 policy; the later trials'
+#: runs included: :meth:`Session._against_the_floor`). On CUDA every
 #: run follows the same switch as the candidate's request (``_as_after_a_switch``), so
 #: the runs are alike and two a trial suffice; on CPU a trial's first run is slower than
 #: the next (caches the candidate's calls evicted), and five keep the median a settled run.
@@ -169,14 +169,15 @@ GPU_DRAIN_S = 2.0
 #: (CUDA) How long the GPU may stay busy once the candidate's worker has ended before the
 #: work is taken for another process's (``Session._blame_the_busy_gpu``).
 GPU_DRAIN_AFTER_KILL_S = 2.0
-#: The guard. A timed trial's host time (the audit's clock less the stand-in's floor) is
-#: explained by its device time when host <= (1 + GUARD_REL) x device + slack; a trial
-#: where it is not is flagged. A method's trials then all count at least the device time
-#: its least host time implies, (host - slack) / (1 + GUARD_REL): work hidden from the
-#: device timer in every trial (a thread, a forged claim) gains at most GUARD_REL and the
-#: slack, while a noisy trial (the host clock's noise comes and goes) moves nothing. The
-#: slack is GUARD_SPREAD x the spread of the session's stand-in runs of that request's
-#: shape, within [GUARD_MIN_MS, GUARD_MAX_MS]. docs/verdicts.md gives the H200 figures.
+#: The guard. A timed trial's host time (the audit's clock less the stand-in's floor: the
+#: median of the session's stand-in runs of that request's shape, at most GUARD_MAX_MS
+#: above the cheapest) is explained by its device time when host <= (1 + GUARD_REL) x
+#: device + slack; a trial where it is not is flagged, and counts at least the device time
+#: its host time implies, (host - slack) / (1 + GUARD_REL). Work hidden from the device
+#: timer in a trial (a thread, a forged claim) gains at most GUARD_REL, the slack and the
+#: floor's height above the cheapest run, while a noisy trial (the host clock's noise
+#: comes and goes) moves no median. The slack is GUARD_SPREAD x the runs' spread (median
+#: less cheapest), within [GUARD_MIN_MS, GUARD_MAX_MS]. docs/verdicts.md gives the figures.
 GUARD_REL = 0.05
 GUARD_SPREAD = 3.0
 GUARD_MIN_MS = 0.25
@@ -464,7 +465,7 @@ class Session:
     the candidate's replies (at most :data:`GPU_DRAIN_S` in a session)."""
     _runs: dict[tuple[str, int, bool], list[float]] = field(default_factory=dict)
     """Every stand-in run of the session per request shape (method, calls, cold), in ms:
-    the cheapest is the request's cost, their spread the host clock's noise."""
+    the floor and the slack of the guard (:meth:`_against_the_floor`)."""
     _harness_s: float = HARNESS_BUDGET_S
     """Seconds left for requests that run no candidate code (:data:`HARNESS_BUDGET_S`)."""
     _case_s: float = 0.0
@@ -865,7 +866,7 @@ class Session:
         """One clocked trial request, the judged outputs judged: (first verdict, and for
         a timed trial its :class:`TrialTime`, for a profiled one CUPTI's summary). A timed
         trial's device time is the worker's event time; its host time is this request's
-        time on the audit's clock less the cheapest time of the same request on the
+        time on the audit's clock less the floor of the same request's runs on the
         stand-in worker. A profiled trial runs under CUPTI (whose tracing slows kernels
         of a few microseconds by a fraction of one, so it is never timed). ``cold``: the
         worker reads twice the L2 cache's size of its own buffer after revealing the
@@ -888,6 +889,7 @@ class Session:
         timeout = self.timeout * (TIMING_TIMEOUT_FACTOR if len(sets) > 1 or timed else 1)
         armed = profile and self.device.type == "cuda" and self._arm()
         seal = self._seal_plan(sets, judged)
+        at = time.time()  # when, on the wall clock: host stalls are read against it
         reply, wall_ms, reply_ms = self._clocked(self._candidate, message, judged, seal,
                                                  timeout, when)
         cupti = self._request({"op": "disarm", "read": True})[0].cupti if armed else None
@@ -897,7 +899,7 @@ class Session:
             return verdict, cupti
         # The same request on the stand-in (which holds the same sets, masked the same
         # way, poisons and replays where a graph is replayed, and copies as many outputs
-        # and samples); its cheapest run is the request's cost. The candidate's worker is
+        # and samples); its runs are the request's cost. The candidate's worker is
         # frozen meanwhile, so none of its threads can slow the stand-in.
         stand_in = {**message, "method": "graph" if method == "graph" else "eager"}
         t_freeze = time.perf_counter()
@@ -911,9 +913,10 @@ class Session:
                            f"within {FREEZE_TIMEOUT_S:.0f} s when frozen (while the "
                            "stand-in was timed)", fatal=True)
         try:
-            runs, copies, replies = [], [], []
+            runs, copies, replies, ats = [], [], [], []
             for _ in range(STAND_IN_RUNS.get(self.device.type, 5)):
                 self._as_after_a_switch(wall_ms)
+                ats.append(round(time.time(), 4))
                 run, run_ms, run_reply_ms = self._clocked(
                     self.stand_in, stand_in, judged, self._seal_plan(sets, judged), timeout,
                     "stand-in")
@@ -929,6 +932,7 @@ class Session:
                   "candidate_wall": round(wall_ms, 4), "candidate_gated": reply.gated,
                   "candidate_reply": round(reply_ms, 4),
                   "candidate_take": round(wall_ms - reply_ms, 4),
+                  "candidate_at": round(at, 4), "stand_in_at": ats,
                   "stand_in_replies": replies,
                   "stand_in_runs": [round(r, 4) for r in runs],
                   "stand_in_outputs": round(min(copies), 4),
@@ -942,14 +946,20 @@ class Session:
 
     def _against_the_floor(self, trial: TrialTime) -> TrialTime:
         """``trial`` with its host time and slack read against every stand-in run of its
-        request's shape so far: the cheapest is the request's cost (the floor), their
-        spread the host clock's noise. A method's statistics re-read every trial once its
-        last trial's runs are in (:meth:`_settled`)."""
+        request's shape so far: their median is the request's cost (the floor), at most
+        :data:`GUARD_MAX_MS` above the cheapest run, and the median's distance from the
+        cheapest the host clock's noise (the slack, :data:`GUARD_SPREAD` times it). A
+        trial is one request, so it is read against a typical run: against the cheapest
+        of a pool that grows with every trial, a typical run reads as work (on an H100,
+        most trials of a 3 us kernel were flagged, and then counted at their host time).
+        A method's statistics re-read every trial once its last trial's runs are in
+        (:meth:`_settled`)."""
         pooled = self._runs[trial.shape]
-        floor = min(pooled)
-        spread = statistics.median(pooled) - floor
+        cheapest, typical = min(pooled), statistics.median(pooled)
+        floor = min(typical, cheapest + GUARD_MAX_MS)
+        spread = typical - cheapest
         phases = {**(trial.phases or {}), "stand_in_floor": round(floor, 4),
-                  "stand_in_pooled": len(pooled)}
+                  "stand_in_cheapest": round(cheapest, 4), "stand_in_pooled": len(pooled)}
         return replace(trial, host_ms=max(0.0, trial.wall_ms - floor),
                        slack_ms=min(GUARD_MAX_MS, max(GUARD_MIN_MS, GUARD_SPREAD * spread)),
                        phases=phases)
