@@ -539,6 +539,38 @@ EXPECTED = {
     # the GIL held for most of a second after each reply: harness requests wait, under
     # the session's budget
     "gil_hold_checked_stall": ("PASSED", r"^$"),
+    # an object of the candidate's set as the channel's ``restricted`` flag, whose truth
+    # test ran inside the worker's send and receive: the worker's end of the channel is
+    # two functions that read no state of the channel object
+    "channel_flag_send_hook": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "channel_flag_recv_rewrite": ("INCORRECT_NUMERICAL", r"^eager timing trial 1: y: "),
+    "channel_flag_skip_trial": ("PASSED", r"^$"),  # honest, and no faster (below)
+    "channel_flag_forged_claim": ("PASSED", r"^$"),
+    "reply_dtype_lazy_import": ("PASSED", r"^$"),  # the audit's side: tests/test_isolation.py
+    # the channel's reads shadowed on the instance: the channel has no such method now
+    "channel_read_shadow": ("COMPILE_ERROR", r"^KeyError: '_read'$"),
+    # an operator's class swapped for one whose ``__dict__`` property runs in the kernel
+    # check: the class is compared, and the namespace read through the bound slot
+    "operator_class_dict_collect": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                    r"candidate code replaced the class of aten::copy_'s "
+                                    r"operator$"),
+    "operator_class_dict_unmask": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                   r"candidate code replaced the class of "
+                                   r"aten::random_\.from's operator$"),
+    # a finalizer on every tensor, run as the harness's own temporaries died
+    "tensor_del_detached_outputs": ("RUNTIME_ERROR", r"^(CandidateError: )?harness "
+                                    r"integrity: candidate code replaced "
+                                    r"torch\.Tensor\.__del__$"),
+    # names looked up as the put-back and the signals' restore ran: both now call only
+    # what they bound, the put-back restores ``builtins`` first, signals go through the
+    # C module
+    "signal_module_lookup_hook": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "putback_builtin_len": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                            r"candidate code replaced builtins\.len$"),
+    "traceback_len_forge": ("RUNTIME_ERROR", r"^harness integrity: candidate code replaced "
+                            r"builtins\.len$"),
+    "catch_warnings_enter": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
+                             r"warnings\.catch_warnings\.__enter__$"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
@@ -761,6 +793,18 @@ def test_forged_event_time_is_overruled_by_the_audits_clock(records):
     for counted, host in zip(timing["counted_trials_ms"], timing["host_trials_ms"]):
         assert counted >= (host - 2.0) / 1.05 - 1e-6  # GUARD_MAX_MS, GUARD_REL
     assert timing["median_ms"] >= timing["host_implied_ms"]
+
+
+def test_a_flag_set_on_the_channel_forges_no_time(records):
+    """Candidates that set the channel's ``restricted`` flag to an object of their own
+    (once, to skip the trial's path and claim 1 us; once, to forge the claim alone) and
+    otherwise compute honestly: the flag is never read, so their times are the honest
+    solution's, not 0.001 ms."""
+    honest = records["honest"]["timing"]["eager"]["median_ms"]
+    for name in ("channel_flag_skip_trial", "channel_flag_forged_claim"):
+        timing = records[name]["timing"]["eager"]
+        assert timing["median_ms"] >= 0.5 * honest and timing["min_ms"] >= 0.05, (
+            name, timing, honest)
 
 
 def test_checks_switched_off_hide_no_work(records):

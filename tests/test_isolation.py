@@ -65,6 +65,34 @@ def test_anything_else_is_refused(raw, rule):
         protocol.parse(raw, "n")
 
 
+def test_a_dtype_named_in_a_reply_imports_nothing_into_the_audit():
+    """A reply's dtype is read from a fixed table: the name of one of torch's lazily
+    imported submodules (which ``getattr(torch, name)`` would import into the audit's
+    own process, seconds and tens of MB) is no dtype, and nothing is imported."""
+    import subprocess
+    import sys
+
+    script = ("import sys, torch\n"
+              "from hf_eval.isolation import protocol\n"
+              "before = '_inductor' in dir(torch) or 'torch._inductor' in sys.modules\n"
+              "for name in ('_inductor', '_dynamo', 'onnx'):\n"
+              "    raw = {'ok': True, 'nonce': 'n', 'outputs': [[{'dtype': name, 'shape': [1]}]]}\n"
+              "    try:\n"
+              "        protocol.parse(raw, 'n')\n"
+              "    except protocol.ProtocolError as exc:\n"
+              "        assert 'names no dtype' in str(exc), exc\n"
+              "    else:\n"
+              "        raise AssertionError(name)\n"
+              "print(before, sorted(m for m in ('torch._inductor', 'torch._dynamo', 'torch.onnx')"
+              " if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False []", out
+    reply = protocol.parse({"ok": True, "nonce": "n",
+                            "outputs": [[{"dtype": "bfloat16", "shape": [2]}]]}, "n")
+    assert reply.outputs[0][0] == protocol.Mismatch(torch.bfloat16, (2,))
+
+
 def test_candidate_text_is_bounded():
     reply = protocol.parse({"ok": False, "nonce": "n", "error": "x" * 10**6}, "n")
     assert len(reply.error) == protocol.MAX_TEXT

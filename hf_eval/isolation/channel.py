@@ -212,6 +212,120 @@ def _remaining(deadline: float | None) -> float | None:
     return left
 
 
+def _send_message(sock: socket.socket, data: bytes, fds: list[int],
+                  deadline: float | None) -> None:
+    """The header, the descriptors and ``data``, whole before ``deadline``."""
+    header = _HEADER.pack(len(data), len(fds))
+    # The kernel takes at most SCM_MAX_FD (253) descriptors per message: send them in
+    # batches, the header with the first, one marker byte with each further batch.
+    batches = [fds[i:i + FDS_PER_MESSAGE] for i in range(0, len(fds), FDS_PER_MESSAGE)]
+    try:
+        _sock_settimeout(sock, _remaining(deadline))
+        _send_fds(sock, [header], batches[0] if batches else [])
+        for batch in batches[1:]:
+            _send_fds(sock, [b"+"], batch)
+        _sock_sendall(sock, data)
+    except TimeoutError:
+        raise ChannelTimeout("the other end did not read the message in time") from None
+    finally:
+        _sock_settimeout(sock, None)
+
+
+def send_reply(sock: socket.socket, obj: object, deadline: float | None = None) -> None:
+    """(The worker's end) Send the reply ``obj`` as JSON on ``sock``. A function of the
+    module, not a method: it reads no channel's state, which candidate code could reach
+    (an attribute set on the channel ran its code here, with the reply in hand)."""
+    _send_message(sock, _join(_encode(obj, 0)).encode(), [], deadline)
+
+
+def receive_request(sock: socket.socket, deadline: float | None = None) -> object:
+    """(The worker's end) One request from ``sock``, its tensors mapped; like
+    :func:`send_reply`, it reads no channel's state."""
+    return _receive(sock, deadline, False)
+
+
+def _wait(deadline: float | None, sock: socket.socket) -> None:
+    """Until ``sock`` is readable, within ``deadline``. Out-of-band data is no message: a
+    stream socket's urgent byte wakes ``poll`` and is then skipped by ``recv``, so it
+    would leave the reader waiting on nothing."""
+    poller = _poll()
+    poller.register(_sock_fileno(sock), _POLLIN | _POLLPRI)  # no method of its class
+    left = _remaining(deadline)
+    events = poller.poll(None if left is None else left * 1e3)
+    if not events:
+        raise ChannelTimeout("the message did not complete before its deadline")
+    if any(mask & _POLLPRI for _, mask in events):
+        raise ChannelClosed("malformed message: out-of-band data (MSG_OOB) on the channel")
+
+
+def _read(deadline: float | None, receive: Callable[[], _T], sock: socket.socket) -> _T:
+    """One read, which never waits past ``deadline``: between the wait and the read the
+    bytes poll saw may be gone (an urgent byte is skipped), so the read itself is bounded
+    too."""
+    _wait(deadline, sock)
+    try:
+        _sock_settimeout(sock, _remaining(deadline))
+        return receive()
+    except TimeoutError:
+        raise ChannelTimeout("the message did not complete before its deadline") from None
+    finally:
+        _sock_settimeout(sock, None)
+
+
+def _recv_some(size: int, deadline: float | None, fds: list[int],
+               sock: socket.socket) -> bytes:
+    """Up to ``size`` bytes (at least one), with any descriptors that come along."""
+    data, more = _read(deadline, lambda: _recv_fds(sock, size, FDS_PER_MESSAGE), sock)
+    fds += more
+    if not data:
+        raise ChannelClosed("the channel closed")
+    return data
+
+
+def _receive(sock: socket.socket, deadline: float | None, restricted: bool) -> object:
+    """One message from ``sock``: a reply (``restricted``, the audit's end: JSON, no
+    descriptor) or a request (the worker's end: a pickle of plain data and tensor
+    references, and the descriptors they name)."""
+    fds: list[int] = []
+    try:
+        header = b""
+        while len(header) < _HEADER.size:
+            header += _recv_some(_HEADER.size - len(header), deadline, fds, sock)
+        length, count = _HEADER.unpack(header)
+        limit = MAX_REPLY if restricted else MAX_MESSAGE
+        if restricted and (count or fds):
+            raise ChannelClosed(f"malformed message: a reply carries {max(count, len(fds))}"
+                                " descriptor(s); replies carry none")
+        if length > limit or count > MAX_FDS:
+            raise ChannelClosed(f"malformed message header ({length} bytes, "
+                                f"{count} descriptors announced)")
+        while len(fds) < count:
+            if _recv_some(1, deadline, fds, sock) != b"+":
+                raise ChannelClosed("malformed descriptor batch")
+        if count != len(fds):
+            raise ChannelClosed(f"malformed message header ({count} descriptors "
+                                f"announced, {len(fds)} sent)")
+        data = bytearray()
+        while len(data) < length:
+            chunk = _read(deadline, _partial(_sock_recv, sock, min(length - len(data), 1 << 20)),
+                          sock)
+            if not chunk:
+                raise ChannelClosed("the channel closed mid-message")
+            data += chunk
+        try:
+            if restricted:
+                return _loads(bytes(data))
+            obj = _Unpickler(_BytesIO(bytes(data))).load()
+        except Exception as exc:  # noqa: BLE001 - whatever the bytes are, not a message
+            raise ChannelClosed(f"unreadable message ({type(exc).__name__}: "
+                                f"{str(exc)[:200]})") from None
+        return _rebuild(obj, fds, {})
+    finally:
+        for fd in fds:
+            if fd >= 0:
+                _close(fd)
+
+
 class Channel:
     """Length-prefixed pickles over one end of a socket pair.
 
@@ -232,114 +346,26 @@ class Channel:
              sock: socket.socket | None = None) -> None:
         """Send ``obj`` whole before ``deadline``, on ``sock`` (default: this channel's)."""
         sock = self.sock if sock is None else sock
-        if self.restricted:
-            buffer = io.BytesIO()
-            pickler = _Pickler(buffer)
-            pickler.dump(obj)
-            fds, data = pickler.fds, buffer.getvalue()
-            for fd in fds:
-                info = os.fstat(fd)
-                self.lent.setdefault(info.st_ino, (self.case, info.st_size))
-        else:  # a reply: JSON, so that reading it runs no code and builds no object
-            fds, data = [], _join(_encode(obj, 0)).encode()
-        header = _HEADER.pack(len(data), len(fds))
-        # The kernel takes at most SCM_MAX_FD (253) descriptors per message: send them in
-        # batches, the header with the first, one marker byte with each further batch.
-        batches = [fds[i:i + FDS_PER_MESSAGE] for i in range(0, len(fds), FDS_PER_MESSAGE)]
-        try:
-            _sock_settimeout(sock, _remaining(deadline))
-            _send_fds(sock, [header], batches[0] if batches else [])
-            for batch in batches[1:]:
-                _send_fds(sock, [b"+"], batch)
-            _sock_sendall(sock, data)
-        except TimeoutError:
-            raise ChannelTimeout("the other end did not read the message in time") from None
-        finally:
-            _sock_settimeout(sock, None)
+        if not self.restricted:  # the worker's end
+            send_reply(sock, obj, deadline)
+            return
+        buffer = io.BytesIO()
+        pickler = _Pickler(buffer)
+        pickler.dump(obj)
+        fds, data = pickler.fds, buffer.getvalue()
+        for fd in fds:
+            info = os.fstat(fd)
+            self.lent.setdefault(info.st_ino, (self.case, info.st_size))
+        _send_message(sock, data, fds, deadline)
 
     # ------------------------------------------------------------------ receiving
     def poll(self, timeout: float | None) -> bool:
         return readable(self.sock, timeout)
 
-    def _wait(self, deadline: float | None, sock: socket.socket) -> None:
-        """Until the channel is readable, within ``deadline``. Out-of-band data is no
-        message: a stream socket's urgent byte wakes ``poll`` and is then skipped by
-        ``recv``, so it would leave the reader waiting on nothing."""
-        poller = _poll()
-        poller.register(_sock_fileno(sock), _POLLIN | _POLLPRI)  # no method of its class
-        left = _remaining(deadline)
-        events = poller.poll(None if left is None else left * 1e3)
-        if not events:
-            raise ChannelTimeout("the message did not complete before its deadline")
-        if any(mask & _POLLPRI for _, mask in events):
-            raise ChannelClosed("malformed message: out-of-band data (MSG_OOB) on the channel")
-
-    def _read(self, deadline: float | None, receive: Callable[[], _T],
-              sock: socket.socket) -> _T:
-        """One read, which never waits past ``deadline``: between the wait and the read the
-        bytes poll saw may be gone (an urgent byte is skipped), so the read itself is
-        bounded too."""
-        self._wait(deadline, sock)
-        try:
-            _sock_settimeout(sock, _remaining(deadline))
-            return receive()
-        except TimeoutError:
-            raise ChannelTimeout("the message did not complete before its deadline") from None
-        finally:
-            _sock_settimeout(sock, None)
-
-    def _recv_fds(self, size: int, deadline: float | None, fds: list[int],
-                  sock: socket.socket) -> bytes:
-        """Up to ``size`` bytes (at least one), with any descriptors that come along."""
-        data, more = self._read(
-            deadline, lambda: _recv_fds(sock, size, FDS_PER_MESSAGE), sock)
-        fds += more
-        if not data:
-            raise ChannelClosed("the channel closed")
-        return data
-
     def recv(self, deadline: float | None = None, sock: socket.socket | None = None) -> object:
         """One message, whole, before ``deadline`` (``time.monotonic()``; None: no limit),
         from ``sock`` (default: this channel's)."""
-        sock = self.sock if sock is None else sock
-        fds: list[int] = []
-        try:
-            header = b""
-            while len(header) < _HEADER.size:
-                header += self._recv_fds(_HEADER.size - len(header), deadline, fds, sock)
-            length, count = _HEADER.unpack(header)
-            limit = MAX_REPLY if self.restricted else MAX_MESSAGE
-            if self.restricted and (count or fds):
-                raise ChannelClosed(f"malformed message: a reply carries {max(count, len(fds))}"
-                                    " descriptor(s); replies carry none")
-            if length > limit or count > MAX_FDS:
-                raise ChannelClosed(f"malformed message header ({length} bytes, "
-                                    f"{count} descriptors announced)")
-            while len(fds) < count:
-                if self._recv_fds(1, deadline, fds, sock) != b"+":
-                    raise ChannelClosed("malformed descriptor batch")
-            if count != len(fds):
-                raise ChannelClosed(f"malformed message header ({count} descriptors "
-                                    f"announced, {len(fds)} sent)")
-            data = bytearray()
-            while len(data) < length:
-                chunk = self._read(deadline, _partial(
-                    _sock_recv, sock, min(length - len(data), 1 << 20)), sock)
-                if not chunk:
-                    raise ChannelClosed("the channel closed mid-message")
-                data += chunk
-            try:
-                if self.restricted:
-                    return _loads(bytes(data))
-                obj = _Unpickler(_BytesIO(bytes(data))).load()
-            except Exception as exc:  # noqa: BLE001 - whatever the bytes are, not a message
-                raise ChannelClosed(f"unreadable message ({type(exc).__name__}: "
-                                    f"{str(exc)[:200]})") from None
-            return _rebuild(obj, fds, {})
-        finally:
-            for fd in fds:
-                if fd >= 0:
-                    _close(fd)
+        return _receive(self.sock if sock is None else sock, deadline, self.restricted)
 
     def close(self) -> None:
         self.sock.close()

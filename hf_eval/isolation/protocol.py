@@ -130,14 +130,21 @@ def _count(value: object, what: str) -> int:
     return value
 
 
+#: Every dtype a reply may name, by its name (``torch.bfloat16`` is "bfloat16"): a fixed
+#: table, so that a name in a reply is never looked up on ``torch``, whose module
+#: ``__getattr__`` would import a submodule (``_inductor``, ``_dynamo``) into the audit.
+_DTYPE_NAMES = {str(dtype).removeprefix("torch."): dtype
+                for dtype in vars(torch).values() if isinstance(dtype, torch.dtype)}
+
+
 def _mismatch(value: object) -> Mismatch | None:
     if value is None:
         return None
     if not (isinstance(value, dict) and set(value) == {"dtype", "shape"}):
         raise ProtocolError("an output entry is neither None nor {dtype, shape}")
     name, shape = value["dtype"], value["shape"]
-    dtype = getattr(torch, name, None) if isinstance(name, str) and name.isidentifier() else None
-    if not isinstance(dtype, torch.dtype):
+    dtype = _DTYPE_NAMES.get(name) if type(name) is str else None
+    if dtype is None:
         raise ProtocolError(f"an output entry names no dtype: {name!r}"[:200])
     if not (isinstance(shape, list) and len(shape) <= MAX_DIMS
             and all(type(n) is int and 0 <= n < 1 << 40 for n in shape)):

@@ -18,6 +18,7 @@ into an error text sooner.
 
 from __future__ import annotations
 
+import _signal
 import _socket
 import bisect
 import ctypes
@@ -38,7 +39,7 @@ import torch
 
 from hf_eval.data.schema import Solution
 from hf_eval.data.sources import Entry, load_entry
-from hf_eval.isolation.channel import Channel, ChannelClosed
+from hf_eval.isolation.channel import Channel, ChannelClosed, receive_request, send_reply
 from hf_eval.isolation.protocol import MAX_OUTPUTS, l2_flush_bytes
 from hf_eval.isolation.reveal import LOOKED_UP, unmask, unmask_words, words_of
 
@@ -56,6 +57,8 @@ _device_of = torch._C.TensorBase.__dict__["device"].__get__
 #: ``torch.Tensor`` set for one request (a property that runs code and removes itself)
 #: is never looked up there.
 _TENSOR_BASE = vars(torch._C.TensorBase)
+#: ``torch.Tensor``'s own namespace (a live view): a ``__del__`` set there is refused.
+_TENSOR_NAMES = vars(torch.Tensor)
 _shape_of, _dtype_of, _layout_of, _is_meta, _requires_grad = (
     _TENSOR_BASE[name].__get__
     for name in ("shape", "dtype", "layout", "is_meta", "requires_grad"))
@@ -68,7 +71,10 @@ _STRIDED, _UINT8, _BOOL = torch.strided, torch.uint8, torch.bool
 _Event = torch.cuda.Event
 _OUT_OF_MEMORY = torch.OutOfMemoryError
 _sock_fileno = vars(_socket.socket)["fileno"]
-_getsignal, _setsignal = signal.getsignal, signal.signal
+_receive_request, _send_reply = receive_request, send_reply
+#: The C functions themselves: ``signal.getsignal`` and ``signal.signal`` are Python code
+#: that looks up names of the ``signal`` module (``_int_to_enum``) as it runs.
+_getsignal, _setsignal = _signal.getsignal, _signal.signal
 #: Every signal's Python handler as the serve loop found it, before any candidate code
 #: ((number, handler) pairs; set once, when it starts).
 _SIGNAL_BASELINE: tuple[tuple[int, object], ...] = ()
@@ -76,9 +82,9 @@ _SIGNAL_BASELINE: tuple[tuple[int, object], ...] = ()
 
 #: The modules whose names the worker's own handling of a message calls as it runs (and
 #: ``builtins``, where every harness function finds ``len``, ``type``, ``zip``).
-_MESSAGE_PATH = ("hf_eval.isolation.server", "hf_eval.isolation.channel",
+_MESSAGE_PATH = ("builtins", "hf_eval.isolation.server", "hf_eval.isolation.channel",
                  "hf_eval.isolation.reveal", "hf_eval.data.memory", "json", "json.encoder",
-                 "warnings", "builtins")
+                 "warnings")
 
 #: What :func:`_path_names` keeps of a module: its name, its namespace, the (name, value)
 #: pairs it held and the set of those names (immutable, so that a candidate who reaches
@@ -97,33 +103,52 @@ def _path_names() -> PathNames:
                  for name, space, kind in spaces)
 
 
-def _put_back(saved: PathNames, replaced: list[object]) -> list[str]:
+def _put_back(saved: PathNames, replaced: list[object], _len=len, _type=type, _str=str,
+              _list=list, _setattr=type.__setattr__, _delattr=type.__delattr__,
+              _items=dict.items) -> list[str]:
     """Put every name of the message path back as it was (``saved``, taken before any
     candidate code), take out any added, and return those that had changed
     (``module.name``). Run before each message is received and before each reply is
     sent: a name the candidate rebound (the reply's encoder, the collector's switch)
     would otherwise run its code there, where the checks' own report of it leaves.
-    What was replaced is held in ``replaced`` (freed here, it could run a finalizer)."""
+    What was replaced is held in ``replaced`` (freed here, it could run a finalizer).
+    It looks up no name as it runs (what it calls is bound in its defaults), and
+    ``builtins`` comes first, so no name it puts back runs before it is back. A key
+    that is not a str (whose hash and equality are its class's code, run at every
+    lookup that meets it) is always reported, whatever that code did meanwhile."""
     changed = []
+    odd = False  # a local: no code of the candidate's can reset it
     for module, namespace, items, names, kind in saved:  # a class's namespace: read-only
-        if len(namespace) != len(items):
-            for name in [n for n in namespace if type(n) is not str or n not in names]:
-                if name != "__warningregistry__":  # the warnings machinery's own record
-                    changed.append(f"{module}.{name}" if type(name) is str
-                                   else f"{module}.<a name that is not a str>")
-                    replaced.append(namespace.get(name))
-                    if kind is not None:
-                        _type_delattr(kind, name)
-                    else:
-                        namespace.pop(name)
         for name, value in items:
             if namespace.get(name) is not value:
                 changed.append(f"{module}.{name}")
                 replaced.append(namespace.get(name))
                 if kind is not None:
-                    _type_setattr(kind, name, value)
+                    _setattr(kind, name, value)
                 else:
                     namespace[name] = value
+        if _len(namespace) == _len(items):
+            continue
+        pairs = _list(namespace.items()) if kind is not None else _list(_items(namespace))
+        for name, value in pairs:  # read in place: no key hashed, no code run
+            if _type(name) is not _str:
+                odd = True
+                changed.append(f"{module}.<a name that is not a str>")
+                replaced.append(name)
+                replaced.append(value)
+                if kind is None:
+                    namespace.pop(name)  # runs its hash: reported all the same (odd)
+                continue
+            if name in names or name == "__warningregistry__":
+                continue  # kept, or the warnings machinery's own record
+            changed.append(f"{module}.{name}")
+            replaced.append(value)
+            if kind is not None:
+                _delattr(kind, name)
+            else:
+                namespace.pop(name)
+    if odd and not changed:  # emptied by that key's own code: still reported
+        changed.append("a namespace's key that is not a str")
     return changed
 
 
@@ -136,7 +161,7 @@ _OPS_BEFORE_CALLS = ("aten::random_.from", "aten::bitwise_xor_.Tensor", "aten::f
 _OPS_AFTER_CALLS = ("aten::copy_", "aten::detach")
 _dispatch_dump = torch._C._dispatch_dump
 #: Each of those operators' dispatch table as the serve loop found it (set when it starts).
-_DISPATCH_BASELINE: tuple[tuple[str, str, torch._ops.OpOverload,
+_DISPATCH_BASELINE: tuple[tuple[str, str, torch._ops.OpOverload, type,
                                 tuple[object, tuple[tuple[object, object], ...]]], ...] = ()
 
 
@@ -150,16 +175,23 @@ def _overload(op: str) -> torch._ops.OpOverload:
     return getattr(getattr(torch.ops.aten, name), overload or "default")
 
 
-_object_getattribute, _dict_get, _dict_items = object.__getattribute__, dict.get, dict.items
+_dict_get, _dict_items = dict.get, dict.items
+#: An operator object's namespace, read through the slot its class was made with (the
+#: ``__dict__`` descriptor of the first class of its line that has one), bound now: an
+#: operator whose class the candidate swapped for one with a ``__dict__`` property of
+#: its own is read without running it (and is reported, its class not being the one
+#: the serve loop found).
+_operator_namespace = next(vars(kind)["__dict__"] for kind in torch._ops.OpOverload.__mro__
+                           if "__dict__" in vars(kind)).__get__
 
 
 def _python_kernels(overload: torch._ops.OpOverload
                     ) -> tuple[object, tuple[tuple[object, object], ...]]:
     """The table of Python kernels torch's Python dispatcher holds for an operator, and
-    its (key, kernel) pairs; read through ``object``'s and ``dict``'s own methods (the
+    its (key, kernel) pairs; read through the bound slot and ``dict``'s own methods (the
     operator's class and the table could be the candidate's: a table of its class would
     run its ``items`` in the check). A table that is not a plain dict reads as None."""
-    namespace = _object_getattribute(overload, "__dict__")
+    namespace = _operator_namespace(overload)
     table = _dict_get(namespace, "py_kernels") if type(namespace) is dict else None
     if type(table) is not dict:
         return None, ()
@@ -173,8 +205,10 @@ def _kernels_replaced(ops: tuple[str, ...]) -> str | None:
     Python dispatcher on."""
     if _tls_included(_PYTHON_DISPATCHER):
         return "the Python dispatcher's switch (left on)"
-    for op, table, overload, (kernels, python) in _DISPATCH_BASELINE:
+    for op, table, overload, kind, (kernels, python) in _DISPATCH_BASELINE:
         if op in ops:
+            if type(overload) is not kind:
+                return f"the class of {op}'s operator"
             found, now = _python_kernels(overload)
             if _dispatch_dump(op) != table or found is not kernels or len(now) != len(
                     python) or any(a is not c or b is not d
@@ -186,7 +220,7 @@ def _kernels_replaced(ops: tuple[str, ...]) -> str | None:
 _type_setattr, _type_delattr = type.__setattr__, type.__delattr__
 
 
-def _restore_signals(replaced: list[object]) -> None:
+def _restore_signals(replaced: list[object], _get=_getsignal, _set=_setsignal) -> None:
     """Put back every signal's Python handler as it was before any candidate code. A
     handler of the candidate's runs on the main thread between any two bytecodes when its
     signal comes (a timer it set, the channel set to signal its arrivals), so that one
@@ -196,10 +230,10 @@ def _restore_signals(replaced: list[object]) -> None:
     while True:
         found = False
         for number, handler in _SIGNAL_BASELINE:
-            current = _getsignal(number)
+            current = _get(number)
             if current is not handler:
                 replaced.append(current)
-                _setsignal(number, handler)
+                _set(number, handler)
                 found = True
         if not found:
             return
@@ -1092,7 +1126,7 @@ class Worker:
     def collect(self, request: dict, _checked=_checked, _state_problems=_state_problems,
                 _span=_span, _described=_described, _shape_of=_shape_of,
                 _dtype_of=_dtype_of, _copy=_copy, _synchronize=_synchronize,
-                _ranges=_Ranges) -> dict:
+                _ranges=_Ranges, _kept=_KEPT, _tensor_names=_TENSOR_NAMES) -> dict:
         """Check the last trial's outputs (type, density, device, aliasing: what only this
         process can see) and copy call k's into slot k. Per call, per output: None when
         it is in its slot, else its dtype and shape (it did not fit: the audit names the
@@ -1114,7 +1148,15 @@ class Worker:
         replaced = _kernels_replaced(_OPS_AFTER_CALLS)  # again: the copies follow
         if replaced is not None:
             raise CandidateError(f"harness integrity: candidate code replaced {replaced}")
+        # A finalizer on every tensor would run, as a tensor dies, inside the copies below
+        # (the detached views of the outputs, say) or between them and the send.
+        if "__del__" in _tensor_names:
+            raise CandidateError("harness integrity: candidate code replaced "
+                                 "torch.Tensor.__del__")
         lent = [tuple(slot) for slot in self.slots]
+        # Every object made here stays alive until the reply has left (the serve loop
+        # holds what this returns under _KEPT): none dies, and runs code, before then.
+        held = []
         produced_now = list(self.produced)
         if not all(type(e) is tuple and len(e) == 2 and type(e[0]) is str
                    for e in produced_now):
@@ -1122,6 +1164,7 @@ class Worker:
         slots = _ranges([_span(t) for slot in lent for t in slot])
         for index, (set_id, produced) in enumerate(produced_now):
             outputs = _checked(self, produced, set_id, spans, slots)
+            held.append(outputs)
             slot = lent[index] if index < len(lent) else None
             if slot is None:
                 raise CandidateError(f"call {index + 1} has no output slot")
@@ -1141,7 +1184,7 @@ class Worker:
         if self.device.type == "cuda":
             _synchronize(self.device)
         self.produced = []
-        return {"outputs": entries}
+        return {"outputs": entries, _kept: (held, lent, produced_now)}
 
     def trial(self, request: dict, _collect=collect, _saved: PathNames = (),
               _put: Callable | None = None) -> dict:
@@ -1251,7 +1294,7 @@ class Worker:
         kept = self.produced  # what the calls returned, alive until the reply has left
         reply = _collect(self, {"n_outputs": n_outputs})  # bound: no lookup by name
         reply[_KEPT] = (results, kept, calls, graph_outputs if method == "graph" else None,
-                        replaced)
+                        replaced, reply[_KEPT])
         reply["event_ms"] = elapsed
         reply["gated"] = gate is not None
         # Where this request's time went, as this process saw it (a diagnostic only).
@@ -1433,7 +1476,8 @@ class Worker:
         # one runs inside every check that raises an audit event).
         global _SIGNAL_BASELINE, _DISPATCH_BASELINE
         _DISPATCH_BASELINE = tuple(
-            (op, _dispatch_dump(op), _overload(op), _python_kernels(_overload(op)))
+            (op, _dispatch_dump(op), _overload(op), type(_overload(op)),
+             _python_kernels(_overload(op)))
             for op in _OPS_BEFORE_CALLS + _OPS_AFTER_CALLS)
         _SIGNAL_BASELINE = tuple(
             (number, handler) for number in signal.valid_signals()
@@ -1447,7 +1491,7 @@ class Worker:
         gc_off, restore_signals, identity_of = _gc_disable, _restore_signals, _identity
         one_line, format_traceback, out_of_memory = _one_line, _format_traceback, _OUT_OF_MEMORY
         kept_key, renamed_text = _KEPT, _RENAMED
-        renamed: list[str] = []
+        renamed: tuple[str, ...] = ()  # a tuple: code that reaches it cannot empty it
         baseline = _snapshot()
         veto = _refuse_audit_hooks
         sys.addaudithook(types.FunctionType(
@@ -1460,10 +1504,12 @@ class Worker:
         state_code = state.__code__
         clear = _cleared_hooks
         clear_code = clear.__code__
-        # The channel's methods, bound now: one set on the instance later is never called;
-        # and its socket, which they are given (never read again from the channel: a proxy
-        # set there later would read every request first; it is reported too).
-        recv, send = self.channel.recv, self.channel.send
+        # The worker's end of the channel: two functions of its module, which read no
+        # state of the channel object (an attribute set there later, or a method shadowed
+        # on it, is never looked up); and its socket, which they are given (never read
+        # again from the channel: a proxy set there later would read every request
+        # first; it is reported too).
+        recv, send = _receive_request, _send_reply
         channel_socket = self.channel.sock
         # A tuple of bound methods, taken from the class now: nothing the candidate can
         # reach rebinds a handler (a dict could be found through gc and changed).
@@ -1489,14 +1535,14 @@ class Worker:
             # assignment, it would run after the next request was read, and rewrite it).
             request = reply = None
             kept.clear()
-            renamed = put_back(saved, kept)  # reported with this message's reply
+            renamed = tuple(put_back(saved, kept))  # reported with this message's reply
             restore_signals(kept)
             # and the collector off again (a finalizer may have turned it on): a collection
             # set off by the harness's own allocations would run the candidate's
             # finalizers while a message is in hand
             gc_off()
             try:
-                request = recv(sock=channel_socket)
+                request = recv(channel_socket)
             except ChannelClosed:
                 return
             op, nonce = request["op"], request["nonce"]  # read once: handlers run code
@@ -1504,8 +1550,8 @@ class Worker:
                 return
             if identity_of(descriptor) != identity:
                 put_back(saved, kept)
-                send({"ok": False, "nonce": nonce, "error": "harness integrity: candidate "
-                      "code replaced the channel's descriptor"}, sock=channel_socket)
+                send(channel_socket, {"ok": False, "nonce": nonce, "error": "harness "
+                     "integrity: candidate code replaced the channel's descriptor"})
                 continue
             try:
                 handler = next(fn for name, fn in handlers if name == op)
@@ -1533,12 +1579,12 @@ class Worker:
                 # stand-in's floor would subtract a cost such a candidate never paid).
                 # The audit follows every trial with ``checked``, off its clock, whose
                 # reply carries what the checks below find.
-                renamed += put_back(saved, kept)
+                renamed += tuple(put_back(saved, kept))
                 if renamed:
                     kept.append(reply)
                     reply = {"ok": False, "error": renamed_text + ", ".join(renamed[:20])}
                 reply["nonce"] = nonce
-                send(reply, sock=channel_socket)
+                send(channel_socket, reply)
                 continue
             # First no hook (none runs inside the checks), then the checks.
             hooked = (clear() if clear.__code__ is clear_code else True)
@@ -1551,12 +1597,12 @@ class Worker:
                 kept.append(reply)  # not freed here: see above
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
                                                + ", ".join(tampered[:20])}
-            renamed += put_back(saved, kept)
+            renamed += tuple(put_back(saved, kept))
             if renamed and not tampered:
                 kept.append(reply)
                 reply = {"ok": False, "error": renamed_text + ", ".join(renamed[:20])}
             reply["nonce"] = nonce
-            send(reply, sock=channel_socket)
+            send(channel_socket, reply)
 
 
 
