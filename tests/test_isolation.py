@@ -698,23 +698,50 @@ def test_the_spawner_ends_every_worker_though_each_end_is_reaped_meanwhile(monke
 
 # ----------------------------------------------------------------------------- the gate
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_the_trials_cuda_calls_are_torchs_c_functions_and_time_the_stream():
+    """What a trial calls on CUDA is bound to torch's C functions and C types: the stream
+    they name is the current one, and events recorded through them time a sleep kernel
+    of a known length (about 1 ms at the H200's clock, well above 0.1 ms), whatever the
+    Python class ``torch.cuda.Event`` says its ``elapsed_time`` is."""
+    from hf_eval.isolation import server
+
+    stream, data = server._current_stream()
+    assert server._stream_pointer(stream) == torch.cuda.current_stream().cuda_stream
+    assert data[0] == torch.cuda.current_stream().stream_id
+    start = server._EventBase(enable_timing=True)
+    end = server._EventBase(enable_timing=True)
+    forged = torch.cuda.Event.elapsed_time
+    torch.cuda.Event.elapsed_time = lambda self, other: 0.0
+    try:
+        server._event_record(start, stream)
+        server._cuda_sleep(2_000_000)
+        server._event_record(end, stream)
+        server._cuda_synchronize()
+        elapsed = server._event_elapsed(start, end)
+    finally:
+        torch.cuda.Event.elapsed_time = forged
+    assert type(elapsed) is float and elapsed > 0.1, elapsed
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_a_graph_trials_stream_waits_behind_the_launch_gate_until_opened():
     """The stream waits at the gate for the worker's write (work behind it does not run),
     and a gate left closed opens itself after GATE_MAX_S: it never holds the device."""
     from hf_eval.isolation.server import LaunchGate
 
     gate, tick = LaunchGate(), torch.zeros(1, device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
     # the kernel's first launch loads its module, which waits for the device to be idle:
     # behind a closed gate, until the watchdog opens it (as on the H100, driver 580)
     tick.add_(1)
     torch.cuda.synchronize()
-    gate.close()
+    gate.close(stream)
     tick.add_(1)
     assert not torch.cuda.current_stream().query()  # behind the closed gate
     gate.open()
     torch.cuda.synchronize()
     assert tick.item() == 2
-    gate.close()  # and never opened: its timer does
+    gate.close(stream)  # and never opened: its timer does
     tick.add_(1)
     torch.cuda.synchronize()
     assert tick.item() == 3 and gate.word.item() == gate.value == 2

@@ -68,7 +68,6 @@ _tensor_data_ptr, _tensor_nbytes = _TENSOR_BASE["data_ptr"], _TENSOR_BASE["nbyte
 _array_interface, _array_nbytes = (vars(np.ndarray)[name].__get__
                                    for name in ("__array_interface__", "nbytes"))
 _STRIDED, _UINT8, _BOOL = torch.strided, torch.uint8, torch.bool
-_Event = torch.cuda.Event
 _OUT_OF_MEMORY = torch.OutOfMemoryError
 _sock_fileno = vars(_socket.socket)["fileno"]
 _receive_request, _send_reply = receive_request, send_reply
@@ -248,8 +247,31 @@ def _identity(descriptor: int) -> tuple[int, int]:
 #: them until the reply has left (never sent).
 _KEPT = "_kept"
 _RENAMED = "harness integrity: candidate code replaced "
-_current_stream = torch.cuda.current_stream
-_sleep = torch.cuda._sleep
+#: What a trial calls on CUDA, as the C functions and the C types' own methods:
+#: ``torch.cuda.synchronize``, ``current_stream``, ``_sleep`` and the ``Event`` class are
+#: Python code that looks up ``torch.cuda`` and ``torch._C`` names as it runs (and an
+#: event's ``record`` or ``elapsed_time`` set on its class would choose the time). None
+#: in a build without CUDA.
+_cuda_synchronize = getattr(torch._C, "_cuda_synchronize", None)
+_cuda_sleep = getattr(torch._C, "_cuda_sleep", None)
+_cuda_stream_now = getattr(torch._C, "_cuda_getCurrentStream", None)
+_cuda_device_now = getattr(torch._C, "_cuda_getDevice", None)
+_EventBase = getattr(torch._C, "_CudaEventBase", None)
+_StreamBase = getattr(torch._C, "_CudaStreamBase", None)
+_event_record = getattr(_EventBase, "record", None)
+_event_elapsed = getattr(_EventBase, "elapsed_time", None)
+_stream_pointer = getattr(vars(_StreamBase).get("cuda_stream") if _StreamBase is not None
+                          else None, "__get__", None)
+
+
+def _current_stream() -> tuple[object, tuple[int, int, int]]:
+    """(CUDA) The current stream as an object of torch's C stream type, and what it is
+    (its id, device index and device type: plain ints, compared with no code of
+    anyone's)."""
+    data = _cuda_stream_now(_cuda_device_now())
+    return _StreamBase(stream_id=data[0], device_index=data[1], device_type=data[2]), data
+
+
 _fill = torch.Tensor.fill_
 _sum = torch.Tensor.sum
 _empty = torch.empty
@@ -841,12 +863,13 @@ class LaunchGate:
         self._armed, self._lock = _ThreadEvent(), _Lock()
         _Thread(target=self._watch, name="hf-eval-gate", daemon=True).start()
 
-    def close(self) -> None:
-        """Make the current stream wait until :meth:`open` (a value above the last)."""
+    def close(self, stream: int) -> None:
+        """Make ``stream`` (a CUDA stream's handle: the trial's) wait until :meth:`open`
+        (a value above the last)."""
         if _gate_reshaped(vars(self)):
             raise CandidateError("harness integrity: candidate code replaced Worker.gate")
         self.value += 1
-        result = self._wait(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
+        result = self._wait(ctypes.c_void_p(stream),
                             ctypes.c_uint64(self.address), ctypes.c_uint32(self.value),
                             ctypes.c_uint(0))  # CU_STREAM_WAIT_VALUE_GEQ
         if result != 0:
@@ -1125,7 +1148,7 @@ class Worker:
 
     def collect(self, request: dict, _checked=_checked, _state_problems=_state_problems,
                 _span=_span, _described=_described, _shape_of=_shape_of,
-                _dtype_of=_dtype_of, _copy=_copy, _synchronize=_synchronize,
+                _dtype_of=_dtype_of, _copy=_copy, _synchronize=_cuda_synchronize,
                 _ranges=_Ranges, _kept=_KEPT, _tensor_names=_TENSOR_NAMES) -> dict:
         """Check the last trial's outputs (type, density, device, aliasing: what only this
         process can see) and copy call k's into slot k. Per call, per output: None when
@@ -1182,7 +1205,7 @@ class Worker:
                     entry.append(_described(out))
             entries.append(entry)
         if self.device.type == "cuda":
-            _synchronize(self.device)
+            _synchronize()
         self.produced = []
         return {"outputs": entries, _kept: (held, lent, produced_now)}
 
@@ -1242,19 +1265,20 @@ class Worker:
         self._sync()
         gate = self.gate if cuda and method == "graph" else None
         if cuda:
-            stream = _current_stream()  # both events on it, whatever a call leaves current
-            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            # both events on the stream current now, whatever a call leaves current
+            stream, stream_data = _current_stream()
+            start, end = _EventBase(enable_timing=True), _EventBase(enable_timing=True)
             if gate is not None:
-                _sleep(GATE_LEAD_CYCLES)  # the CUPTI window's start, then the gate
-                gate.close()
+                _cuda_sleep(GATE_LEAD_CYCLES)  # the CUPTI window's start, then the gate
+                gate.close(_stream_pointer(stream))
             else:
-                _sleep(LEAD_CYCLES)  # the GPU waits here while the calls are launched
-            start.record(stream)
+                _cuda_sleep(LEAD_CYCLES)  # the GPU waits here while the calls are launched
+            _event_record(start, stream)
         t0 = _perf_counter()
         try:
             results = [fn() for fn in calls]
             if cuda:
-                end.record(stream)
+                _event_record(end, stream)
         finally:
             if gate is not None:
                 gate.open()  # the launch has returned: the events start now
@@ -1277,11 +1301,11 @@ class Worker:
             raise CandidateError(f"harness integrity: candidate code replaced {op}")
         if _function_modes() or _dispatch_modes():  # would run inside the harness's copies
             raise CandidateError("a call left a torch function or dispatch mode active")
-        if cuda and _current_stream() != stream:
+        if cuda and _current_stream()[1] != stream_data:
             raise CandidateError("a call left another CUDA stream current")
         if cuda and self.profiler is not None:
             _fill(self.marker, 2)  # after the synchronise: no activity of the calls follows
-        elapsed = start.elapsed_time(end) if cuda else (_perf_counter() - t0) * 1e3
+        elapsed = _event_elapsed(start, end) if cuda else (_perf_counter() - t0) * 1e3
         if type(elapsed) is not float:  # an object of the candidate's would run code
             raise CandidateError("harness integrity: the calls' device time is not a float")
         if method == "graph" and self.stand_in is None:
@@ -1448,23 +1472,24 @@ class Worker:
         probe = torch.zeros(64, dtype=torch.uint8, device=self.device)
         unmask(probe, 1, torch.empty_like(probe))
         if self.device.type == "cuda":
-            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-            _sleep(GATE_LEAD_CYCLES)
+            stream, _ = _current_stream()
+            start, end = _EventBase(enable_timing=True), _EventBase(enable_timing=True)
+            _cuda_sleep(GATE_LEAD_CYCLES)
             if self.gate is not None:
-                self.gate.close()
-            start.record()
+                self.gate.close(_stream_pointer(stream))
+            _event_record(start, stream)
             _fill(probe, 1)
-            end.record()
+            _event_record(end, stream)
             if self.gate is not None:
                 self.gate.open()
-            _synchronize(self.device)
-            start.elapsed_time(end)
+            _cuda_synchronize()
+            _event_elapsed(start, end)
             self._flush_l2(l2_flush_bytes(self.device))
             self._sync()
 
     def _sync(self) -> None:
         if self.device.type == "cuda":
-            _synchronize(self.device)  # the whole device: every stream of this process
+            _cuda_synchronize()  # the whole device (this worker's one): every stream
 
     def serve(self) -> None:
         """Answer requests until the channel closes: ``{"ok": True, ...}`` with what the
