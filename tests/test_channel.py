@@ -212,3 +212,24 @@ def test_a_channel_whose_descriptor_is_above_1023_still_waits_and_reads():
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         sock.close()
         b.close()
+
+
+def test_a_request_holding_anything_but_plain_data_is_refused():
+    """Whatever came to rewrite a request in the worker, a field of it whose class is not
+    exactly a plain one (a str whose ``__eq__`` is someone's code), or a key that is not
+    a str, is a malformed message: no field runs code where the worker compares it."""
+    from hf_eval.isolation.channel import ChannelClosed, _rebuild
+
+    class Sly(str):
+        def __eq__(self, other):
+            raise AssertionError("ran")
+
+        __hash__ = str.__hash__
+
+    plain = {"op": "trial", "ids": ["a", "b"], "n": 2, "flush": 0, "x": 1.5, "b": b"z",
+             "none": None, "ok": True, "t": (1, "c")}
+    assert _rebuild(plain, [], {}) == plain
+    for bad in ({"op": Sly("trial")}, {"ids": [Sly("a")]}, {Sly("op"): "trial"},
+                {"t": (1, 2.0, object())}, {"n": type("Int", (int,), {})(2)}):
+        with pytest.raises(ChannelClosed, match="malformed message: a request"):
+            _rebuild(bad, [], {})

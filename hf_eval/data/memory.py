@@ -61,13 +61,30 @@ _LIVE: weakref.WeakValueDictionary[int, SharedMap] = weakref.WeakValueDictionary
 _mmap, _MAP_SHARED, _PROT_READ, _PROT_WRITE = mmap.mmap, mmap.MAP_SHARED, mmap.PROT_READ, \
     mmap.PROT_WRITE
 _close, _torch_frombuffer = os.close, torch.frombuffer
-_catch_warnings, _simplefilter = warnings.catch_warnings, warnings.simplefilter
+
+
+def _spend_the_read_only_warning() -> None:
+    """torch warns once per process that a read-only buffer makes a tensor it cannot
+    write (the MMU enforces it: that is the point). The warning is spent here, at import
+    (in a worker, before any candidate code), so no mapping of a request goes through
+    the warnings machinery, whose filters a candidate can extend with entries whose
+    comparison is its own code."""
+    fd = os.memfd_create("hf-eval-probe", os.MFD_CLOEXEC)
+    try:
+        os.ftruncate(fd, 8)
+        probe = mmap.mmap(fd, 8, mmap.MAP_SHARED, mmap.PROT_READ)
+    finally:
+        os.close(fd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.frombuffer(probe, dtype=torch.uint8)
+
+
+_spend_the_read_only_warning()
 
 
 def _frombuffer(buffer: mmap.mmap) -> torch.Tensor:
-    with _catch_warnings():  # a read-only mapping: torch warns, the MMU enforces
-        _simplefilter("ignore")
-        return _torch_frombuffer(buffer, dtype=torch.uint8)
+    return _torch_frombuffer(buffer, dtype=torch.uint8)
 
 
 def allocate(nbytes: int, worker_writable: bool = False) -> torch.Tensor:

@@ -183,8 +183,15 @@ class _Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"a request holds no {module}.{name}")
 
 
+#: The only values a request holds besides containers and tensor references, by exact
+#: type: a value of a subclass (a str whose ``__eq__`` is someone's code) is no request.
+_PLAIN = (type(None), bool, int, float, str, bytes)
+
+
 def _rebuild(obj: object, fds: list[int], storages: dict[int, torch.Tensor]) -> object:
-    """(Worker side) tensors back from references; one mapping per buffer."""
+    """(Worker side) tensors back from references; one mapping per buffer. Anything but
+    plain data (exact containers, str keys, the plain values above) is refused: whatever
+    came to rewrite a request, no field of it runs code where the worker compares it."""
     kind = type(obj)
     if kind is _TensorRef:
         if obj.fd_index not in storages:
@@ -195,11 +202,16 @@ def _rebuild(obj: object, fds: list[int], storages: dict[int, torch.Tensor]) -> 
                     _untyped_storage(storages[obj.fd_index]), obj.offset, obj.shape,
                     obj.stride)
     if kind is dict:
+        if not all(type(k) is str for k in obj):
+            raise ChannelClosed("malformed message: a request's key is not a str")
         return {k: _rebuild(v, fds, storages) for k, v in obj.items()}
     if kind is list:
         return [_rebuild(v, fds, storages) for v in obj]
     if kind is tuple:
         return tuple(_rebuild(v, fds, storages) for v in obj)
+    if not any(kind is plain for plain in _PLAIN):
+        raise ChannelClosed("malformed message: a request holds a value that is not "
+                            "plain data")
     return obj
 
 

@@ -93,11 +93,14 @@ PathNames = tuple[tuple[str, dict, tuple[tuple[str, object], ...], frozenset[str
 
 
 def _path_names() -> PathNames:
-    """Each module of :data:`_MESSAGE_PATH` and each class of the worker's own: its
-    namespace and what it holds now."""
+    """Each module of :data:`_MESSAGE_PATH` and each class the harness's modules among
+    them define (the worker's own, the channel's unpickler and tensor references, the
+    shared maps): its namespace and what it holds now."""
     spaces = [(name, vars(sys.modules[name]), None) for name in _MESSAGE_PATH]
     spaces += [(kind.__name__, vars(kind), kind)
-               for kind in (Worker, _Arena, Channel, LaunchGate, _Ranges)]
+               for name in _MESSAGE_PATH if name.startswith("hf_eval.")
+               for kind in list(vars(sys.modules[name]).values())
+               if isinstance(kind, type) and kind.__module__ == name]
     return tuple((name, space, tuple(space.items()), frozenset(space), kind)
                  for name, space, kind in spaces)
 
@@ -321,7 +324,7 @@ GUARDED = [
 
 #: Standard-library modules a message passes through (the channel's JSON encoder,
 #: ``socket`` and ``_socket``, ``array``, whose ``array`` carries the descriptors, and
-#: ``warnings``, whose ``catch_warnings`` a received buffer is mapped under): snapshotted
+#: ``warnings``, whose names the worker's path once used): snapshotted
 #: like
 #: the harness's own, and so is ``builtins`` (every harness function looks up ``zip``,
 #: ``len``, ``type`` there).
@@ -623,7 +626,7 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
                         _home=_HARNESS_HOME, _type=type, _str=str, _len=len, _id=id,
                         _function=types.FunctionType, _error=RuntimeError,
                         _hooks=_CODE_HOOK_EVENTS, _protected=frozenset(),
-                        _modules=frozenset()) -> None:
+                        _modules=frozenset(), _classes=frozenset()) -> None:
     """The worker's audit hook, added before any candidate code: it vetoes every later
     ``sys.addaudithook`` (from Python or the C API), so none of a candidate's runs, and
     every change of a harness function's code or defaults (its own among them): one
@@ -632,7 +635,10 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
     among them). It also vetoes a new class for any module of ``_modules`` (the ids of
     the modules loaded before any candidate code): a module whose class became a
     subclass of the candidate's would run its code in every read of an attribute
-    (``torch.strided``, ``gc.callbacks``), inside the checks too. It reads nothing but
+    (``torch.strided``, ``gc.callbacks``), inside the checks too; and a new class for any
+    object whose class is one of ``_classes`` (the ids of the harness's own classes, of
+    torch's operator objects and of sockets): a worker whose class became the
+    candidate's would run its code at every attribute the trial reads. It reads nothing but
     its arguments and defaults, which only that vetoed change could replace: no global a
     candidate could rebind first. And it vetoes every profile, trace and monitoring
     function (``_hooks``): one runs inside every harness function, and a profile or trace
@@ -642,10 +648,14 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
         raise _error("audit hooks are not allowed in the worker")
     if event in _hooks:
         raise _error("profile, trace and monitoring functions are not allowed in the worker")
-    if event == "object.__setattr__" and _len(args) > 1 and args[1] == "__class__" \
-            and _id(args[0]) in _modules:
-        raise _error("the class of a module loaded before the candidate may not change "
-                     "in the worker")
+    if event == "object.__setattr__" and _len(args) > 1 and _type(args[1]) is _str \
+            and args[1] == "__class__":
+        if _id(args[0]) in _modules:
+            raise _error("the class of a module loaded before the candidate may not change "
+                         "in the worker")
+        if _id(_type(args[0])) in _classes:
+            raise _error("the class of an object of the harness's may not change in the "
+                         "worker")
     if event == "object.__setattr__" and _len(args) > 1 and _type(args[1]) is _str \
             and args[1] in _parts and _type(args[0]) is _function \
             and (_id(args[0]) in _protected
@@ -665,6 +675,16 @@ def _harness_functions(baseline: Snapshot) -> frozenset[int]:
                      if isinstance(value, property) else [value])
             found.update(id(part) for part in parts if type(part) is types.FunctionType)
     return frozenset(found)
+
+
+def _harness_classes(saved: PathNames) -> frozenset[int]:
+    """The ids of the classes whose objects' class may not change in the worker: the
+    classes of the message path's modules (the worker, its channel, gate and arenas),
+    torch's operator objects (whose tables the kernel check reads) and sockets."""
+    kinds = [kind for *_, kind in saved if kind is not None]
+    kinds += [torch._ops.OpOverload, torch._ops.OpOverloadPacket, socket.socket,
+              _socket.socket]
+    return frozenset(map(id, kinds))
 
 
 def _cleared_hooks() -> bool:
@@ -1288,6 +1308,9 @@ class Worker:
         # started): one the calls rebound, and would put back themselves in time, would
         # otherwise run their code in the harness's own steps after them.
         changed = _put(_saved, replaced) if _put is not None else []
+        if type(self) is not Worker:  # the audit hook refuses it: only a write to memory
+            raise CandidateError("harness integrity: candidate code replaced the "
+                                 "worker's class")
         state = vars(self)
         changed += [f"Worker.{name}" for name in [
             n for n in list(state) if type(n) is not str or n in _WORKER_NAMES]]
@@ -1521,8 +1544,9 @@ class Worker:
         veto = _refuse_audit_hooks
         sys.addaudithook(types.FunctionType(
             veto.__code__, {}, veto.__name__,
-            veto.__defaults__[:-2] + (_harness_functions(baseline),
-                                      frozenset(map(id, list(sys.modules.values()))))))
+            veto.__defaults__[:-3] + (_harness_functions(baseline),
+                                      frozenset(map(id, list(sys.modules.values()))),
+                                      _harness_classes(saved))))
         check = _integrity_problems
         check_code = check.__code__
         state = _state_problems
