@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import _signal
 import _socket
+import _thread
 import bisect
 import ctypes
 import gc
@@ -297,7 +298,8 @@ GATE_MAX_S = 0.05
 #: The gate's values stay below this (the device compares 32-bit words).
 GATE_VALUE_END = 2**31 - 1
 #: What the gate's watchdog is made of, bound before any candidate code.
-_Thread, _ThreadEvent, _Lock = threading.Thread, threading.Event, threading.Lock
+_Thread, _Lock = threading.Thread, _thread.allocate_lock
+_LOCK, _CFuncPtr = type(_thread.allocate_lock()), ctypes._CFuncPtr
 _monotonic, _host_sleep = time.monotonic, time.sleep
 #: The lead sleep's kernel and the end marker's (a fill of the worker's one-byte tensor,
 #: after the calls' synchronise): a trial's CUPTI span is the activity between them.
@@ -533,7 +535,10 @@ def _gate_reshaped(parts: dict) -> bool:
     value = parts.get("value")
     return (set(parts) != _GATE_NAMES or type(value) is not int
             or not 0 <= value < GATE_VALUE_END or type(parts.get("word")) is not _TENSOR
-            or type(parts.get("address")) is not int)
+            or type(parts.get("address")) is not int or type(parts.get("opened")) is not int
+            or type(parts.get("deadline")) is not float
+            or any(type(parts.get(name)) is not _LOCK for name in ("_lock", "_wake"))
+            or not issubclass(type(parts.get("_wait")), _CFuncPtr))
 
 
 def _state_problems(worker: Worker, lent: tuple | None = None,
@@ -863,8 +868,8 @@ class LaunchGate:
     A graph's launch runs no candidate code and needs no device progress, so the gate
     never waits on the candidate; a watchdog thread, started with the gate (before any
     candidate code) and armed by every close, opens it after :data:`GATE_MAX_S` anyway.
-    A trial starts no thread: what the gate costs a request (a driver call, an event set,
-    a lock) is the same small cost in the candidate's worker and the stand-in's. Nothing
+    A trial starts no thread: what the gate costs a request (a driver call, a lock) is
+    the same small cost in the candidate's worker and the stand-in's. Nothing
     of the candidate's runs while the gate is closed (the device was synchronised before,
     and the replay's work is queued behind it on the one stream)."""
 
@@ -879,46 +884,59 @@ class LaunchGate:
             raise RuntimeError(f"cuMemHostGetDevicePointer returned CUDA error {result}")
         self.address = address.value
         self.value = 0
+        self.opened = 0
         self.deadline = 0.0
-        self._armed, self._lock = _ThreadEvent(), _Lock()
+        # The interpreter's own locks (C), nothing of ``threading``'s Python classes,
+        # whose methods candidate code could replace: the gate opens right after the
+        # calls. ``_wake`` is held while the watchdog has nothing to wait for.
+        self._lock, self._wake = _Lock(), _Lock()
+        self._wake.acquire()
         _Thread(target=self._watch, name="hf-eval-gate", daemon=True).start()
 
     def close(self, stream: int) -> None:
         """Make ``stream`` (a CUDA stream's handle: the trial's) wait until :meth:`open`
-        (a value above the last)."""
+        (a value above the last), and wake the watchdog."""
         if _gate_reshaped(vars(self)):
             raise CandidateError("harness integrity: candidate code replaced Worker.gate")
-        self.value += 1
-        result = self._wait(ctypes.c_void_p(stream),
-                            ctypes.c_uint64(self.address), ctypes.c_uint32(self.value),
+        with self._lock:
+            self.deadline = _monotonic() + GATE_MAX_S
+            self.value += 1
+        result = self._wait(ctypes.c_void_p(stream), ctypes.c_uint64(self.address),
+                            ctypes.c_uint32(self.value),
                             ctypes.c_uint(0))  # CU_STREAM_WAIT_VALUE_GEQ
         if result != 0:
             raise RuntimeError(f"cuStreamWaitValue32 returned CUDA error {result}")
-        self.deadline = _monotonic() + GATE_MAX_S
-        self._armed.set()
+        if self._wake.locked():
+            self._wake.release()
 
     def open(self) -> None:
-        """Let the stream go on (and disarm the watchdog)."""
+        """Let the stream go on (the watchdog then has nothing to open)."""
+        if _gate_reshaped(vars(self)):
+            raise CandidateError("harness integrity: candidate code replaced Worker.gate")
         with self._lock:
-            self._armed.clear()
+            self.opened = self.value
             _fill(self.word, self.value)
 
     def _watch(self) -> None:
-        """The watchdog: once armed, open the gate at its deadline unless it was opened."""
+        """The watchdog: once woken by a close, open the gate at its deadline unless it
+        was opened."""
         while True:
-            self._armed.wait()
-            left = self.deadline - _monotonic()
-            if left > 0:
-                _host_sleep(left)
-                continue
-            with self._lock:
-                if self._armed.is_set():
-                    self._armed.clear()
-                    _fill(self.word, self.value)
+            self._wake.acquire()
+            while True:
+                left = self.deadline - _monotonic()
+                if left > 0:
+                    _host_sleep(left)
+                    continue
+                with self._lock:
+                    if self.opened != self.value:
+                        self.opened = self.value
+                        _fill(self.word, self.value)
+                break
 
 
 #: The attributes of a launch gate, as it makes them.
-_GATE_NAMES = frozenset({"_wait", "word", "address", "value", "deadline", "_armed", "_lock"})
+_GATE_NAMES = frozenset({"_wait", "word", "address", "value", "opened", "deadline", "_wake",
+                         "_lock"})
 
 
 class Worker:
@@ -1284,6 +1302,9 @@ class Worker:
             calls = [self._call(method, i) for i in ids]
         self._sync()
         gate = self.gate if cuda and method == "graph" else None
+        # What runs right after the calls, taken now (the names were put back before this
+        # request came): a module name the calls rebound is not looked up there.
+        record, gate_open = _event_record, vars(LaunchGate)["open"]
         if cuda:
             # both events on the stream current now, whatever a call leaves current
             stream, stream_data = _current_stream()
@@ -1295,19 +1316,21 @@ class Worker:
                 _cuda_sleep(LEAD_CYCLES)  # the GPU waits here while the calls are launched
             _event_record(start, stream)
         t0 = _perf_counter()
+        replaced: list[object] = []  # held until the reply has left (in _KEPT)
         try:
             results = [fn() for fn in calls]
             if cuda:
-                _event_record(end, stream)
+                record(end, stream)
         finally:
+            # Every name the harness calls from here on, put back as it was before any
+            # candidate code (``_saved``, bound in these defaults when the serve loop
+            # started): one the calls rebound, and would put back themselves in time,
+            # would otherwise run their code in the harness's own steps after them. Then
+            # the gate opens: the launch has returned, and the events start now (the
+            # device waits behind the gate meanwhile, so the put-back is not in them).
+            changed = _put(_saved, replaced) if _put is not None else []
             if gate is not None:
-                gate.open()  # the launch has returned: the events start now
-        replaced: list[object] = []  # held until the reply has left (in _KEPT)
-        # Every name the harness calls from here on, put back as it was before any
-        # candidate code (``_saved``, bound in these defaults when the serve loop
-        # started): one the calls rebound, and would put back themselves in time, would
-        # otherwise run their code in the harness's own steps after them.
-        changed = _put(_saved, replaced) if _put is not None else []
+                gate_open(gate)
         if type(self) is not Worker:  # the audit hook refuses it: only a write to memory
             raise CandidateError("harness integrity: candidate code replaced the "
                                  "worker's class")
