@@ -38,7 +38,8 @@ DEFINITION = "toy_linear_n8_k16"
 DENIED = r"Permission denied|Operation not permitted"
 
 #: The channel's reply encoder rebound: put back before the send, and reported.
-RENAMED = (r"^harness integrity: candidate code replaced hf_eval\.isolation\.channel\._encode"
+RENAMED = (r"^harness integrity: candidate code replaced (hf_eval\.isolation\.server\."
+           r"_perf_counter, )?hf_eval\.isolation\.channel\._encode"
            r"(, hf_eval\.isolation\.server\._perf_counter)?$")
 #: A profile, trace or monitoring function set in the worker: its audit hook refuses it.
 PROFILE_REFUSED = (r"^RuntimeError: profile, trace and monitoring functions are not "
@@ -55,6 +56,12 @@ CLASS_REFUSED = (r"^RuntimeError: the class of an object of the harness's may no
 #: The channel's unpickler's ``load`` replaced: put back before the next receive, reported.
 UNPICKLER_LOAD = (r"^(CandidateError: )?harness integrity: candidate code replaced "
                   r"_Unpickler\.load$")
+
+#: A key that is not a str planted in a namespace of the worker's message path.
+ODD_KEY = (r"^(CandidateError: )?harness integrity: candidate code replaced {where}\.<a name "
+           r"that is not a str>$")
+#: A harness table a candidate tried to plant a key in, now a tuple.
+NO_TABLE = r"^AttributeError: 'tuple' object has no attribute 'pop'$"
 
 #: candidate -> (expected status, a regular expression the reason must match)
 #: A new class for a module loaded before the candidate, refused by the worker's audit hook
@@ -391,8 +398,9 @@ EXPECTED = {
     "forge_walls": ("RUNTIME_ERROR", r"^result channel tampering: (malformed message header|"
                                      r"walls is not a short list)"),
     "pickle_bomb_reply": ("RUNTIME_ERROR", r"^result channel tampering: unreadable message"),
-    "replace_integrity_check": ("COMPILE_ERROR", r"^harness integrity: .*hf_eval\.isolation"
-                                r"\.server\._integrity_problems"),
+    # (the check it replaced is put back before the checks run: they report what it hid)
+    "replace_integrity_check": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                r"replaced time\.perf_counter, Tensor\.clone$"),
     # kernel objects no namespace isolates, disk and memory no group charges: refused
     "keyring_carry": ("RUNTIME_ERROR", DENIED),
     "socket_buffers": ("RUNTIME_ERROR", DENIED),
@@ -505,7 +513,7 @@ EXPECTED = {
     "module_typed_builtin_shadow": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                     r"replaced hf_eval\.isolation\.server\.zip$"),
     "module_typed_class_hook": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
-                                r"hf_eval\.isolation\.server\.Worker\.__getattribute__$"),
+                                r"(hf_eval\.isolation\.server\.)?Worker\.__getattribute__$"),
     "socket_sendall_forge": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
                              r"socket\.send_fds, socket\.socket\.sendall$"),
     # the trial calls the collect bound at its definition: the garbage is copied, and the
@@ -602,6 +610,32 @@ EXPECTED = {
                                         r"replaced warnings\.catch_warnings\.__exit__$"),
     # an error whose metaclass and text try to read as a success: an error in its words
     "one_line_metaclass": ("RUNTIME_ERROR", r"^Fine: ok$"),
+    # keys of the candidate's class (hashed like a name, answering its own ``__eq__``)
+    # planted in the dicts the worker reads after candidate code: every such dict is
+    # walked for a key that is not a str before it is read, and the serve loop looks up
+    # nothing between a handler and its put-back
+    "oddkey_builtins_relay": ("RUNTIME_ERROR", ODD_KEY.format(where=r"hf_eval\.isolation\.server")),
+    "oddkey_forged_claim": ("RUNTIME_ERROR", ODD_KEY.format(where=r"hf_eval\.isolation\.server")),
+    "oddkey_exception_text": ("RUNTIME_ERROR", ODD_KEY.format(where="builtins")),
+    "oddkey_traceback_erase": ("RUNTIME_ERROR", ODD_KEY.format(where="builtins")),
+    "oddkey_send_relay": ("RUNTIME_ERROR", ODD_KEY.format(where="builtins")),
+    "oddkey_tensor_names": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                            r"candidate code replaced torch\.Tensor\.__del__$"),
+    "oddkey_gc_names": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: candidate "
+                        r"code replaced gc\.callbacks \(a collector callback left set\)$"),
+    "oddkey_operator_request_rewrite": ("RUNTIME_ERROR", r"^(CandidateError: )?harness "
+                                        r"integrity: candidate code replaced a kernel of "
+                                        r"aten::sum$"),
+    "oddkey_operator_collect": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                r"candidate code replaced a kernel of aten::copy_$"),
+    # the harness's own tables are tuples of pairs now: nothing in them to plant a key in
+    "oddkey_arena_parts": ("COMPILE_ERROR", NO_TABLE),
+    "oddkey_channel_dtypes": ("COMPILE_ERROR", NO_TABLE),
+    "oddkey_checked_erase": ("COMPILE_ERROR", NO_TABLE),
+    # a thread that fills the outputs while the harness runs its steps, the switch
+    # interval shortened: put back after the calls (a race the thread may still win, no
+    # faster: "What remains")
+    "switch_interval_thread_fill": (("INCORRECT_NUMERICAL", "PASSED"), r"^(first call: y: |$)"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.

@@ -100,8 +100,19 @@ def _recv_fds(sock: socket.socket, size: int, most: int) -> tuple[bytes, list[in
 _loads, _close, _monotonic = json.loads, os.close, time.monotonic
 _empty, _set = torch.empty, torch._C.TensorBase.set_
 _untyped_storage = torch.Tensor.untyped_storage
-#: The dtypes a request's tensors may have, by name (a fixed table, not a lookup on torch).
-_DTYPES = {name: value for name, value in vars(torch).items() if type(value) is torch.dtype}
+#: The dtypes a request's tensors may have, by name (a fixed table, not a lookup on torch):
+#: pairs, not a dict, so there is nothing in it a candidate could plant a key in.
+_DTYPES = tuple((name, value) for name, value in vars(torch).items()
+                if type(value) is torch.dtype)
+
+
+def _dtype_named(name: object) -> torch.dtype:
+    """The dtype of a request's tensor reference, by its exact name."""
+    if type(name) is str:
+        for known, dtype in _DTYPES:
+            if known == name:
+                return dtype
+    raise ChannelClosed("malformed message: a tensor of no known dtype")
 
 
 def readable(source: object, timeout: float | None) -> bool:
@@ -198,7 +209,7 @@ def _rebuild(obj: object, fds: list[int], storages: dict[int, torch.Tensor]) -> 
             storages[obj.fd_index] = memory.map_received(fds[obj.fd_index], obj.nbytes,
                                                          obj.writable)
             fds[obj.fd_index] = -1  # closed by map_received
-        return _set(_empty(0, dtype=_DTYPES[obj.dtype]),
+        return _set(_empty(0, dtype=_dtype_named(obj.dtype)),
                     _untyped_storage(storages[obj.fd_index]), obj.offset, obj.shape,
                     obj.stride)
     if kind is dict:

@@ -71,6 +71,10 @@ _array_interface, _array_nbytes = (vars(np.ndarray)[name].__get__
 _STRIDED, _UINT8, _BOOL = torch.strided, torch.uint8, torch.bool
 _OUT_OF_MEMORY = torch.OutOfMemoryError
 _sock_fileno = vars(_socket.socket)["fileno"]
+#: The interpreter's thread switch interval as the worker found it: put back before each
+#: message and after a trial's calls (a candidate's thread racing the harness's own steps
+#: would win more often with a shorter one).
+_SWITCH_INTERVAL, _set_switch_interval = sys.getswitchinterval(), sys.setswitchinterval
 _receive_request, _send_reply = receive_request, send_reply
 #: The C functions themselves: ``signal.getsignal`` and ``signal.signal`` are Python code
 #: that looks up names of the ``signal`` module (``_int_to_enum``) as it runs.
@@ -106,9 +110,21 @@ def _path_names() -> PathNames:
                  for name, space, kind in spaces)
 
 
+def _odd_keys(mapping: object, _type=type, _str=str, _list=list) -> bool:
+    """Whether a namespace or dict holds a key that is not exactly a str, read by walking
+    its keys: no key is hashed or compared, so no code of a key's class runs. (A key of
+    the candidate's class whose hash matches a name's runs its ``__eq__`` at every lookup
+    of that name: in the harness's own steps, where the harness reads that dict.)"""
+    for key in _list(mapping):
+        if _type(key) is not _str:
+            return True
+    return False
+
+
 def _put_back(saved: PathNames, replaced: list[object], _len=len, _type=type, _str=str,
               _list=list, _setattr=type.__setattr__, _delattr=type.__delattr__,
-              _items=dict.items) -> list[str]:
+              _items=dict.items, _clear=dict.clear, _update=dict.update,
+              _odd=_odd_keys, _enumerate=enumerate) -> list[str]:
     """Put every name of the message path back as it was (``saved``, taken before any
     candidate code), take out any added, and return those that had changed
     (``module.name``). Run before each message is received and before each reply is
@@ -116,12 +132,30 @@ def _put_back(saved: PathNames, replaced: list[object], _len=len, _type=type, _s
     would otherwise run its code there, where the checks' own report of it leaves.
     What was replaced is held in ``replaced`` (freed here, it could run a finalizer).
     It looks up no name as it runs (what it calls is bound in its defaults), and
-    ``builtins`` comes first, so no name it puts back runs before it is back. A key
-    that is not a str (whose hash and equality are its class's code, run at every
-    lookup that meets it) is always reported, whatever that code did meanwhile."""
+    ``builtins`` comes first, so no name it puts back runs before it is back.
+
+    A key that is not a str is looked for first, in every namespace, without hashing
+    any: a module's namespace that holds one is rebuilt from what was saved (emptied and
+    refilled, the keys and values held), so no lookup meets it; a class's, which cannot
+    be rebuilt, is left unread. Either is reported."""
     changed = []
     odd = False  # a local: no code of the candidate's can reset it
-    for module, namespace, items, names, kind in saved:  # a class's namespace: read-only
+    unread = []  # the classes' namespaces left unread (by their index in ``saved``)
+    for index, (module, namespace, items, _, kind) in _enumerate(saved):
+        if not _odd(namespace):
+            continue
+        odd = True
+        changed.append(f"{module}.<a name that is not a str>")
+        if kind is not None:
+            unread.append(index)
+            continue
+        for pair in _list(_items(namespace)):  # held: none is freed (and finalized) here
+            replaced.append(pair)
+        _clear(namespace)
+        _update(namespace, items)
+    for index, (module, namespace, items, names, kind) in _enumerate(saved):
+        if index in unread:  # (a class's namespace is read-only: changed through the type)
+            continue
         for name, value in items:
             if namespace.get(name) is not value:
                 changed.append(f"{module}.{name}")
@@ -132,16 +166,7 @@ def _put_back(saved: PathNames, replaced: list[object], _len=len, _type=type, _s
                     namespace[name] = value
         if _len(namespace) == _len(items):
             continue
-        pairs = _list(namespace.items()) if kind is not None else _list(_items(namespace))
-        for name, value in pairs:  # read in place: no key hashed, no code run
-            if _type(name) is not _str:
-                odd = True
-                changed.append(f"{module}.<a name that is not a str>")
-                replaced.append(name)
-                replaced.append(value)
-                if kind is None:
-                    namespace.pop(name)  # runs its hash: reported all the same (odd)
-                continue
+        for name, value in _list(namespace.items()):
             if name in names or name == "__warningregistry__":
                 continue  # kept, or the warnings machinery's own record
             changed.append(f"{module}.{name}")
@@ -150,7 +175,7 @@ def _put_back(saved: PathNames, replaced: list[object], _len=len, _type=type, _s
                 _delattr(kind, name)
             else:
                 namespace.pop(name)
-    if odd and not changed:  # emptied by that key's own code: still reported
+    if odd and not changed:  # emptied meanwhile: still reported
         changed.append("a namespace's key that is not a str")
     return changed
 
@@ -179,6 +204,8 @@ def _overload(op: str) -> torch._ops.OpOverload:
 
 
 _dict_get, _dict_items = dict.get, dict.items
+#: What an operator's table reads as when its namespace holds a key that is not a str.
+_ODD_TABLE = object()
 #: An operator object's namespace, read through the slot its class was made with (the
 #: ``__dict__`` descriptor of the first class of its line that has one), bound now: an
 #: operator whose class the candidate swapped for one with a ``__dict__`` property of
@@ -195,7 +222,9 @@ def _python_kernels(overload: torch._ops.OpOverload
     operator's class and the table could be the candidate's: a table of its class would
     run its ``items`` in the check). A table that is not a plain dict reads as None."""
     namespace = _operator_namespace(overload)
-    table = _dict_get(namespace, "py_kernels") if type(namespace) is dict else None
+    if type(namespace) is not dict or _odd_keys(namespace):
+        return _ODD_TABLE, ()  # never the table the serve loop found: reported
+    table = _dict_get(namespace, "py_kernels")
     if type(table) is not dict:
         return None, ()
     return table, tuple(_dict_items(table))
@@ -466,9 +495,11 @@ _CONTAINERS = (("sets", dict), ("sources", dict), ("arenas", dict), ("arena_of",
 #: The attributes of an arena, as it makes them, and the exact types each may have: a
 #: tensor of another class (or an array, for the CPU's words) would run its own code
 #: where the reveal or the input check reads it.
-_ARENA_PARTS = {"source": (_TENSOR,), "private": (_TENSOR,), "staged": (_TENSOR, type(None)),
-                "scratch": (_TENSOR,), "words": (np.ndarray, type(None)),
-                "storage": (int,), "seed": (int, type(None))}
+_ARENA_PARTS = (("source", (_TENSOR,)), ("private", (_TENSOR,)),
+                ("staged", (_TENSOR, type(None))), ("scratch", (_TENSOR,)),
+                ("words", (np.ndarray, type(None))), ("storage", (int,)),
+                ("seed", (int, type(None))))  # pairs, not a dict: nothing in it to plant
+_ARENA_NAMES = frozenset(name for name, _ in _ARENA_PARTS)
 
 
 def _of_class(value: object, classes: tuple[type, ...]) -> bool:
@@ -491,9 +522,11 @@ def _containers_reshaped(state: dict) -> list[str]:
     """The worker's containers (``state``: its attributes) not of their exact type, or, for
     a dict, with a key that is not a plain string: a key of the candidate's class whose
     hash matches a set's would run its ``__eq__`` in the lookups a trial makes."""
+    if _odd_keys(state):  # read first: a lookup in it would meet that key
+        return ["Worker.<a name that is not a str>"]
     return [f"Worker.{name}" for name, kind in _CONTAINERS
             if type(container := state.get(name)) is not kind
-            or (kind is dict and any(type(key) is not str for key in list(container)))]
+            or (kind is dict and _odd_keys(container))]
 
 
 def _plain_keys(worker: Worker) -> None:
@@ -511,8 +544,8 @@ def _arena_reshaped(arena: object) -> bool:
     parts = vars(arena)
     if type(parts) is not dict or any(type(name) is not str for name in list(parts)):
         return True
-    if set(parts) != set(_ARENA_PARTS) or any(
-            not _of_class(parts[name], kinds) for name, kinds in _ARENA_PARTS.items()):
+    if set(parts) != _ARENA_NAMES or any(
+            not _of_class(parts[name], kinds) for name, kinds in _ARENA_PARTS):
         return True
     words, private = parts["words"], parts["private"]
     return words is not None and (  # the words the reveal XORs are the private copy's
@@ -598,7 +631,7 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
         problems.append("Worker.lent")
     # Code the collector would run between this check and what follows: a callback in the
     # interpreter's own list (whatever the module's name now points at).
-    if _gc_callbacks or _GC_NAMES.get("callbacks") is not _gc_callbacks:
+    if _gc_callbacks or _odd_keys(_GC_NAMES) or _GC_NAMES.get("callbacks") is not _gc_callbacks:
         problems.append("gc.callbacks (a collector callback left set)")
     if _function_modes() or _dispatch_modes():
         problems.append("the torch function or dispatch mode stack (a mode left active)")
@@ -658,7 +691,7 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
         if _id(args[0]) in _modules:
             raise _error("the class of a module loaded before the candidate may not change "
                          "in the worker")
-        if _id(_type(args[0])) in _classes:
+        if _id(_type(args[0])) in _classes or _id(args[0]) in _classes:
             raise _error("the class of an object of the harness's may not change in the "
                          "worker")
     if event == "object.__setattr__" and _len(args) > 1 and _type(args[1]) is _str \
@@ -1211,7 +1244,7 @@ class Worker:
             raise CandidateError(f"harness integrity: candidate code replaced {replaced}")
         # A finalizer on every tensor would run, as a tensor dies, inside the copies below
         # (the detached views of the outputs, say) or between them and the send.
-        if "__del__" in _tensor_names:
+        if _odd_keys(_tensor_names) or "__del__" in _tensor_names:
             raise CandidateError("harness integrity: candidate code replaced "
                                  "torch.Tensor.__del__")
         lent = [tuple(slot) for slot in self.slots]
@@ -1267,15 +1300,15 @@ class Worker:
         as a candidate's graph is poisoned and replayed): the audit times it to learn what
         this request costs without a candidate."""
         t_start = _perf_counter()
+        # Every field read first, before any candidate code and any check: the request is
+        # a dict the candidate's calls could reach (through a frame) and change in place.
+        refresh, unmask, method, ids, flush, n_outputs = (
+            request.get("refresh"), request.get("unmask"), request["method"],
+            list(request["ids"]), request.get("flush"), request["n_outputs"])
         _plain_keys(self)
         op = _kernels_replaced(_OPS_BEFORE_CALLS)
         if op is not None:
             raise CandidateError(f"harness integrity: candidate code replaced {op}")
-        # Every field read now, before any candidate code: the request is a dict the
-        # candidate's calls could reach (through a frame) and change in place.
-        refresh, unmask, method, ids, flush, n_outputs = (
-            request.get("refresh"), request.get("unmask"), request["method"],
-            list(request["ids"]), request.get("flush"), request["n_outputs"])
         if refresh:
             self.refresh({"ids": refresh})
         if unmask:
@@ -1342,6 +1375,7 @@ class Worker:
                                  + ", ".join(str(name) for name in changed[:20]))
         self._sync()
         _restore_signals(replaced)  # none of the candidate's handlers from here on
+        _set_switch_interval(_SWITCH_INTERVAL)
         op = _kernels_replaced(_OPS_AFTER_CALLS)
         if op is not None:
             raise CandidateError(f"harness integrity: candidate code replaced {op}")
@@ -1560,6 +1594,12 @@ class Worker:
         # and what the loop itself calls once a message is in hand: a module name rebound
         # and put back by the candidate in time would run its code with the reply built
         gc_off, restore_signals, identity_of = _gc_disable, _restore_signals, _identity
+        set_switch_interval, switch_interval = _set_switch_interval, _SWITCH_INTERVAL
+        # and the builtins it calls once candidate code may have run: a key of the
+        # candidate's planted in ``builtins`` runs its code at any lookup that meets it,
+        # so nothing is looked up between a handler and the put-back
+        as_tuple, exception_type, first, attributes = tuple, Exception, next, vars
+        odd_keys = _odd_keys
         one_line, format_traceback, out_of_memory = _one_line, _format_traceback, _OUT_OF_MEMORY
         kept_key, renamed_text = _KEPT, _RENAMED
         renamed: tuple[str, ...] = ()  # a tuple: code that reaches it cannot empty it
@@ -1609,6 +1649,7 @@ class Worker:
             kept.clear()
             renamed = tuple(put_back(saved, kept))  # reported with this message's reply
             restore_signals(kept)
+            set_switch_interval(switch_interval)
             # and the collector off again (a finalizer may have turned it on): a collection
             # set off by the harness's own allocations would run the candidate's
             # finalizers while a message is in hand
@@ -1626,7 +1667,7 @@ class Worker:
                      "integrity: candidate code replaced the channel's descriptor"})
                 continue
             try:
-                handler = next(fn for name, fn in handlers if name == op)
+                handler = first(fn for name, fn in handlers if name == op)
                 result = handler(request)
                 # Whatever the handler made or left, held until the reply has left (a
                 # trial's calls, results and closures too): freed earlier, an object of
@@ -1636,22 +1677,24 @@ class Worker:
                 reply = {"ok": True, **result}
                 kept.append(reply.pop(kept_key, None))
                 if op == "slots":
-                    lent = vars(self).get("lent")
+                    now = attributes(self)
+                    lent = None if odd_keys(now) else now.get("lent")
             except out_of_memory as exc:
                 reply = {"ok": False, "error": f"out of memory: {one_line(exc)}"}
                 kept.append(exc)  # with its frames: nothing of them is freed before the send
-            except Exception as exc:  # noqa: BLE001 - the candidate's failure, in its words
+            except exception_type as exc:  # the candidate's failure, in its words
                 reply = {"ok": False, "error": one_line(exc),
                          "traceback": format_traceback()}
                 kept.append(exc)
             gc_off()
+            # First of all, with the reply in hand: every name put back, before any lookup.
+            renamed += as_tuple(put_back(saved, kept))
             if op == "trial":
                 # A trial's reply leaves at once: the audit's clock runs until it comes,
                 # and a check the candidate can switch off must not sit inside it (the
                 # stand-in's floor would subtract a cost such a candidate never paid).
                 # The audit follows every trial with ``checked``, off its clock, whose
                 # reply carries what the checks below find.
-                renamed += tuple(put_back(saved, kept))
                 if renamed:
                     kept.append(reply)
                     reply = {"ok": False, "error": renamed_text + ", ".join(renamed[:20])}
@@ -1669,7 +1712,7 @@ class Worker:
                 kept.append(reply)  # not freed here: see above
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
                                                + ", ".join(tampered[:20])}
-            renamed += tuple(put_back(saved, kept))
+            renamed += as_tuple(put_back(saved, kept))
             if renamed and not tampered:
                 kept.append(reply)
                 reply = {"ok": False, "error": renamed_text + ", ".join(renamed[:20])}
@@ -1770,6 +1813,9 @@ def _one_line(exc: BaseException) -> str:
 def _format_traceback() -> str:
     """The candidate's last frames, cut to MAX_TEXT."""
     try:
-        return traceback.format_exc(limit=-5)[-MAX_TEXT:]
+        text = traceback.format_exc(limit=-5)
     except Exception:  # noqa: BLE001 - a frame whose text cannot be made
         return ""
+    # only a plain str goes into a reply (an object of the candidate's, from a replaced
+    # ``format_exc``, would run its code in the reply's encoding, after the put-back)
+    return text[-MAX_TEXT:] if type(text) is str else ""
