@@ -636,6 +636,24 @@ EXPECTED = {
     # interval shortened: put back after the calls (a race the thread may still win, no
     # faster: "What remains")
     "switch_interval_thread_fill": (("INCORRECT_NUMERICAL", "PASSED"), r"^(first call: y: |$)"),
+    # a launch gate of the candidate's making on a CPU worker, its dict holding a key hashed
+    # like one of its names: a gate's dict is walked before it is read, and a CPU worker has
+    # no gate
+    "oddkey_fake_gate": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: candidate "
+                         r"code replaced Worker\.gate$"),
+    # such a key in the worker's own dict, hashed like ``channel``: walked before the first
+    # attribute is read, and named without formatting the key
+    "oddkey_worker_channel": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                              r"candidate code replaced Worker\.<a name that is not a str>$"),
+    # a weakref callback on the trial's list comprehension, fired right after the calls:
+    # the put-back runs first
+    "weakref_callback_after_calls": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                     r"candidate code replaced hf_eval\.isolation\.server\."
+                                     r"_restore_signals$"),
+    # a SIGINT aimed at ``collect`` from a helper process: the worker dies, the candidate's
+    "sigint_in_collect": ("RUNTIME_ERROR", r"^worker process died \(exit code 1\)"),
+    # round 93's thread, re-arming a short switch interval whenever it runs: lost its race
+    "switch_interval_rearm": (("INCORRECT_NUMERICAL", "PASSED"), r"^(first call: y: |$)"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.

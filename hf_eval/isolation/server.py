@@ -487,6 +487,7 @@ def _added_by_python(where: str, key: object, value: object) -> bool:
 #: What the state check reads of other modules, bound now: an attribute read of a module
 #: whose class candidate code changed (to a ``ModuleType`` subclass) would run its code.
 _SOCKET, _DEVICE, _TENSOR, _GC_NAMES = socket.socket, torch.device, torch.Tensor, vars(gc)
+_device_type = vars(torch.device)["type"].__get__
 #: The harness's containers on a worker, by attribute, and the exact type of each (a
 #: tuple: candidate code cannot empty it in place).
 _CONTAINERS = (("sets", dict), ("sources", dict), ("arenas", dict), ("arena_of", dict),
@@ -565,6 +566,8 @@ def _gate_reshaped(parts: dict) -> bool:
     """Whether a launch gate's attributes are not what :class:`LaunchGate` made: other
     names, or a value, word or address of another type (a value near the end of its
     32-bit range too)."""
+    if type(parts) is not dict or _odd_keys(parts):  # walked before any key is read
+        return True
     value = parts.get("value")
     return (set(parts) != _GATE_NAMES or type(value) is not int
             or not 0 <= value < GATE_VALUE_END or type(parts.get("word")) is not _TENSOR
@@ -588,17 +591,19 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
     problems = []
     if _cleared_hooks():  # first: no hook runs inside the checks below
         problems.append("sys.setprofile or sys.settrace (a hook left set)")
-    for owner, kind, names in ((worker, Worker, _WORKER_NAMES),
-                               (worker.channel, Channel, _CHANNEL_NAMES)):
+    owner = worker
+    for kind, names in ((Worker, _WORKER_NAMES), (Channel, _CHANNEL_NAMES)):
         if type(owner) is not kind:
             problems.append(f"{kind.__name__}.__class__")
             return problems
-        # a name that is not exactly a str: any lookup would call its ``__eq__``
-        if any(type(name) is not str for name in list(vars(owner))):
+        # a name that is not exactly a str: any lookup would call its ``__eq__`` (walked
+        # before the first attribute of the owner is read)
+        if _odd_keys(vars(owner)):
             problems.append(f"{kind.__name__}.<an attribute name that is not a str>")
             return problems
         shadowed = set(vars(owner)) & names
         problems += [f"{kind.__name__}.{name}" for name in sorted(shadowed)]
+        owner = vars(worker).get("channel")
     sock = vars(worker.channel).get("sock")
     if type(sock) is not _SOCKET or (channel_socket is not None
                                      and sock is not channel_socket):
@@ -607,10 +612,11 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
     problems += _containers_reshaped(state)
     if type(state.get("device")) is not _DEVICE:
         problems.append("Worker.device")
-    gate = state.get("gate")
-    if not _of_class(gate, (LaunchGate, type(None))) or (
-            gate is not None and _gate_reshaped(vars(gate))):
-        problems.append("Worker.gate")
+    gate, device = state.get("gate"), state.get("device")
+    cuda = type(device) is _DEVICE and _device_type(device) == "cuda"
+    if not _of_class(gate, (LaunchGate, type(None))) or (gate is not None and (
+            _gate_reshaped(vars(gate)) or not cuda)):
+        problems.append("Worker.gate")  # (a CPU worker has none)
     marker = state.get("marker")  # CUPTI's window closes at its fill: one uint8 byte
     if marker is not None and (type(marker) is not _TENSOR or _dtype_of(marker) is not _UINT8
                                or _shape_of(marker) != (1,)
@@ -1368,8 +1374,9 @@ class Worker:
             raise CandidateError("harness integrity: candidate code replaced the "
                                  "worker's class")
         state = vars(self)
-        changed += [f"Worker.{name}" for name in [
-            n for n in list(state) if type(n) is not str or n in _WORKER_NAMES]]
+        changed += [f"Worker.{name}" if type(name) is str  # (no other object formatted)
+                    else "Worker.<a name that is not a str>" for name in [
+                        n for n in list(state) if type(n) is not str or n in _WORKER_NAMES]]
         if changed:
             raise CandidateError("harness integrity: candidate code replaced "
                                  + ", ".join(str(name) for name in changed[:20]))
@@ -1599,7 +1606,7 @@ class Worker:
         # candidate's planted in ``builtins`` runs its code at any lookup that meets it,
         # so nothing is looked up between a handler and the put-back
         as_tuple, exception_type, first, attributes = tuple, Exception, next, vars
-        odd_keys = _odd_keys
+        odd_keys, containers = _odd_keys, _containers_reshaped
         one_line, format_traceback, out_of_memory = _one_line, _format_traceback, _OUT_OF_MEMORY
         kept_key, renamed_text = _KEPT, _RENAMED
         renamed: tuple[str, ...] = ()  # a tuple: code that reaches it cannot empty it
@@ -1665,6 +1672,14 @@ class Worker:
                 put_back(saved, kept)
                 send(channel_socket, {"ok": False, "nonce": nonce, "error": "harness "
                      "integrity: candidate code replaced the channel's descriptor"})
+                continue
+            # Every handler reads the worker's containers by key: none with a key that
+            # is not a str (whose ``__eq__`` would run at the lookup), none of another type.
+            reshaped = containers(attributes(self))
+            if reshaped:
+                put_back(saved, kept)
+                send(channel_socket, {"ok": False, "nonce": nonce,
+                                      "error": renamed_text + reshaped[0]})
                 continue
             try:
                 handler = first(fn for name, fn in handlers if name == op)
