@@ -546,7 +546,10 @@ EXPECTED = {
                          r"Worker\.gate$"),
     # KeyboardInterrupt in the worker's main thread once a reply has left: the worker
     # dies of it, the candidate's failure
-    "interrupt_main_after_reply": ("RUNTIME_ERROR", r"^worker process died \(exit code 1\)"),
+    # (its thread waits for a reply to leave: on a loaded machine the case can end first,
+    # and it computed honestly)
+    "interrupt_main_after_reply": (("RUNTIME_ERROR", "PASSED"),
+                                   r"^(worker process died \(exit code 1\)|$)"),
     # millions of cyclic objects for every ``forget`` to walk: slow requests, still PASSED
     "gc_bloat_forget_stall": ("PASSED", r"^$"),
     # the core limit cannot be raised, so no core-dump helper starts outside the walls
@@ -654,6 +657,12 @@ EXPECTED = {
     "sigint_in_collect": ("RUNTIME_ERROR", r"^worker process died \(exit code 1\)"),
     # round 93's thread, re-arming a short switch interval whenever it runs: lost its race
     "switch_interval_rearm": (("INCORRECT_NUMERICAL", "PASSED"), r"^(first call: y: |$)"),
+    # finalizers in what the harness itself freed with a message in hand: the list of the
+    # last trial's outputs (replaced after the calls) and the serve loop's last result
+    # (replaced by the next): both are held until the reply has left now
+    "finalizer_in_produced": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "finalizer_in_last_result_fill": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "finalizer_in_last_result": ("PASSED", r"^$"),  # honest work, its claim unforged (below)
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
@@ -878,13 +887,14 @@ def test_forged_event_time_is_overruled_by_the_audits_clock(records):
     assert timing["median_ms"] >= timing["host_implied_ms"]
 
 
-def test_a_flag_set_on_the_channel_forges_no_time(records):
-    """Candidates that set the channel's ``restricted`` flag to an object of their own
-    (once, to skip the trial's path and claim 1 us; once, to forge the claim alone) and
-    otherwise compute honestly: the flag is never read, so their times are the honest
-    solution's, not 0.001 ms."""
+def test_claims_forged_through_closed_routes_gain_nothing(records):
+    """Candidates that compute honestly and forge a 1 us claim through a route now closed
+    (the channel's ``restricted`` flag, read by the worker's send and receive; a finalizer
+    in the serve loop's last result, run with the next reply in hand): their times are
+    the honest solution's, not 0.001 ms."""
     honest = records["honest"]["timing"]["eager"]["median_ms"]
-    for name in ("channel_flag_skip_trial", "channel_flag_forged_claim"):
+    for name in ("channel_flag_skip_trial", "channel_flag_forged_claim",
+                 "finalizer_in_last_result"):
         timing = records[name]["timing"]["eager"]
         assert timing["median_ms"] >= 0.5 * honest and timing["min_ms"] >= 0.05, (
             name, timing, honest)

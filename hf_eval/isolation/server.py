@@ -1312,6 +1312,10 @@ class Worker:
             request.get("refresh"), request.get("unmask"), request["method"],
             list(request["ids"]), request.get("flush"), request["n_outputs"])
         _plain_keys(self)
+        # The list the last trial left (its calls' outputs go there next): held here, so
+        # that the assignment after the calls frees nothing (an object of the candidate's
+        # put in it would run its finalizer there, between the clock and the copies).
+        previous = self.produced
         op = _kernels_replaced(_OPS_BEFORE_CALLS)
         if op is not None:
             raise CandidateError(f"harness integrity: candidate code replaced {op}")
@@ -1405,7 +1409,7 @@ class Worker:
         kept = self.produced  # what the calls returned, alive until the reply has left
         reply = _collect(self, {"n_outputs": n_outputs})  # bound: no lookup by name
         reply[_KEPT] = (results, kept, calls, graph_outputs if method == "graph" else None,
-                        replaced, reply[_KEPT])
+                        replaced, reply[_KEPT], previous, ids)
         reply["event_ms"] = elapsed
         reply["gated"] = gate is not None
         # Where this request's time went, as this process saw it (a diagnostic only).
@@ -1652,7 +1656,9 @@ class Worker:
             # The last message's objects go now, between messages: a finalizer of the
             # candidate's planted in them runs with no message in hand (freed by the next
             # assignment, it would run after the next request was read, and rewrite it).
-            request = reply = None
+            # (every local a handler's message left, so that none outlives ``kept`` and is
+            # freed, finalizer and all, by an assignment with the next reply in hand)
+            request = reply = result = handler = now = reshaped = hooked = tampered = None
             kept.clear()
             renamed = tuple(put_back(saved, kept))  # reported with this message's reply
             restore_signals(kept)
