@@ -625,13 +625,18 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
     arenas = state.get("arenas")
     if type(arenas) is dict and any(_arena_reshaped(a) for a in arenas.values()):
         problems.append("Worker.arenas")
-    slots = state.get("slots")
+    slots, record = state.get("slots"), state.get("lent")
+    # the record of the lent memory: plain pairs of plain ints, told before it is compared
+    # (an element of another class would answer the comparison with its own code)
+    plain = type(record) is tuple and all(
+        type(pair) is tuple and len(pair) == 2 and type(pair[0]) is int
+        and type(pair[1]) is int for pair in record)
     if type(slots) is list and (not all(  # another type: the containers check above
             type(slot) is list and all(type(t) is _TENSOR and _device_of(t).type == "cpu"
                                        and _tensor_data_ptr(t) != 0 for t in slot)
-            for slot in slots) or type(state.get("lent")) is not tuple or tuple(
+            for slot in slots) or not plain or tuple(
                 (_tensor_data_ptr(t), _tensor_nbytes(t)) for slot in slots for t in slot)
-            != state["lent"]):
+            != record):
         problems.append("Worker.slots")
     if lent is not None and state.get("lent") is not lent:
         problems.append("Worker.lent")
@@ -1316,6 +1321,7 @@ class Worker:
         # that the assignment after the calls frees nothing (an object of the candidate's
         # put in it would run its finalizer there, between the clock and the copies).
         previous = self.produced
+        stand_in = self.stand_in  # read once: a thread that sets it later changes nothing
         op = _kernels_replaced(_OPS_BEFORE_CALLS)
         if op is not None:
             raise CandidateError(f"harness integrity: candidate code replaced {op}")
@@ -1324,7 +1330,7 @@ class Worker:
         if unmask:
             _Arena.reveal(self.arenas[unmask["arena"]], unmask["seed"])
         if method == "graph":
-            graph_outputs = (self.stand_in_calls[:len(ids)] if self.stand_in is not None
+            graph_outputs = (self.stand_in_calls[:len(ids)] if stand_in is not None
                              else self.graph[2] if self.graph is not None else [])
             for outputs in graph_outputs:
                 for out in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
@@ -1334,9 +1340,9 @@ class Worker:
         if flush and cuda:
             self._flush_l2(flush)
         t_inputs = _perf_counter()
-        if self.stand_in is not None and method == "graph":
+        if stand_in is not None and method == "graph":
             calls = [self.stand_in_graph[0].replay]
-        elif self.stand_in is not None:
+        elif stand_in is not None:
             calls = [lambda staged=tuple(staged): staged
                      for staged in self.stand_in_calls[:len(ids)]]
         elif method == "graph":
@@ -1399,7 +1405,7 @@ class Worker:
         elapsed = _event_elapsed(start, end) if cuda else (_perf_counter() - t0) * 1e3
         if type(elapsed) is not float:  # an object of the candidate's would run code
             raise CandidateError("harness integrity: the calls' device time is not a float")
-        if method == "graph" and self.stand_in is None:
+        if method == "graph" and stand_in is None:
             self.produced = list(zip(self.graph[1], self.graph[2]))
         elif method == "graph":
             self.produced = list(zip(ids, map(tuple, self.stand_in_calls)))
@@ -1652,6 +1658,7 @@ class Worker:
         descriptor = _sock_fileno(channel_socket)
         identity = identity_of(descriptor)
         kept: list[object] = []
+        loaded = False
         while True:
             # The last message's objects go now, between messages: a finalizer of the
             # candidate's planted in them runs with no message in hand (freed by the next
@@ -1671,7 +1678,8 @@ class Worker:
                 request = recv(channel_socket)
             except ChannelClosed:
                 return
-            op, nonce = request["op"], request["nonce"]  # read once: handlers run code
+            # read once, before the handler: a candidate's code can reach the request
+            op, nonce, as_stand_in = request["op"], request["nonce"], request.get("stand_in")
             if op == "exit":
                 return
             if identity_of(descriptor) != identity:
@@ -1682,6 +1690,8 @@ class Worker:
             # Every handler reads the worker's containers by key: none with a key that
             # is not a str (whose ``__eq__`` would run at the lookup), none of another type.
             reshaped = containers(attributes(self))
+            if not reshaped and loaded and attributes(self).get("stand_in") is not None:
+                reshaped = ["Worker.stand_in"]  # a worker that loaded a candidate is none
             if reshaped:
                 put_back(saved, kept)
                 send(channel_socket, {"ok": False, "nonce": nonce,
@@ -1700,6 +1710,8 @@ class Worker:
                 if op == "slots":
                     now = attributes(self)
                     lent = None if odd_keys(now) else now.get("lent")
+                if op == "load" and not as_stand_in:
+                    loaded = True  # a local: from now on this worker is no stand-in
             except out_of_memory as exc:
                 reply = {"ok": False, "error": f"out of memory: {one_line(exc)}"}
                 kept.append(exc)  # with its frames: nothing of them is freed before the send

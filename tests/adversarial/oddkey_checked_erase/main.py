@@ -1,7 +1,7 @@
 """The ``checked`` request's reports erased. In timed trials the calls compute honestly and
 leave ``torch.equal`` (a guarded name, neither put back nor restored) replaced, which the
 integrity check of the ``checked`` request after each trial reports (RUNTIME_ERROR: see
-``rt93_checked_erase_control``). A key of the candidate's class replaces ``"words"`` in the
+a control without the key). A key of the candidate's class replaces ``"words"`` in the
 server's ``_ARENA_PARTS`` (contents never compared). In ``checked``, the state check runs
 after the integrity check and calls ``_arena_reshaped``: the key plants a second key in
 ``builtins`` (already scanned by the integrity check), hashed like ``tuple``; the serve
