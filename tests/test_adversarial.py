@@ -676,6 +676,13 @@ EXPECTED = {
     "oddkey_channel_sock": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
                             r"candidate code replaced Channel\.<an attribute name that is "
                             r"not a str>$"),
+    # the worker's list of pinned addresses replaced by a list subclass whose truth test
+    # ran in the slots request, and its captured graph by a tuple subclass whose indexing
+    # would run after a graph trial's calls: both are told to be plain first
+    "pinned_list_bool": ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
+                         r"Worker\.pinned$"),
+    "graph_tuple_getitem": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                            r"candidate code replaced Worker\.graph$"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.

@@ -488,11 +488,15 @@ def _added_by_python(where: str, key: object, value: object) -> bool:
 #: whose class candidate code changed (to a ``ModuleType`` subclass) would run its code.
 _SOCKET, _DEVICE, _TENSOR, _GC_NAMES = socket.socket, torch.device, torch.Tensor, vars(gc)
 _device_type = vars(torch.device)["type"].__get__
+_CUDA_GRAPH = getattr(torch.cuda, "CUDAGraph", None)
 #: The harness's containers on a worker, by attribute, and the exact type of each (a
 #: tuple: candidate code cannot empty it in place).
 _CONTAINERS = (("sets", dict), ("sources", dict), ("arenas", dict), ("arena_of", dict),
                ("input_spans", dict), ("launches", dict), ("produced", list),
-               ("slots", list))
+               ("slots", list), ("pinned", list))
+#: The containers the worker reads by value, and the one plain type their items have
+#: (pairs, not a dict: nothing in it to plant a key in).
+_PLAIN_ITEMS = (("arena_of", str), ("pinned", int))
 #: The attributes of an arena, as it makes them, and the exact types each may have: a
 #: tensor of another class (or an array, for the CPU's words) would run its own code
 #: where the reveal or the input check reads it.
@@ -527,7 +531,24 @@ def _containers_reshaped(state: dict) -> list[str]:
         return ["Worker.<a name that is not a str>"]
     return [f"Worker.{name}" for name, kind in _CONTAINERS
             if type(container := state.get(name)) is not kind
-            or (kind is dict and _odd_keys(container))]
+            or (kind is dict and _odd_keys(container))
+            or any(name == plain and any(  # read by value (hashed, tested): plain
+                type(item) is not item_kind
+                for item in (container.values() if kind is dict else container))
+                for plain, item_kind in _PLAIN_ITEMS)]
+
+
+def _graph_plain(graph: object) -> bool:
+    """Whether a worker's captured graph is what ``capture`` makes: a plain tuple of the
+    graph, the plain list of its sets' ids and the plain list of its calls' outputs (each
+    a plain tensor, or a plain tuple or list of them)."""
+    if type(graph) is not tuple or len(graph) != 3 or type(graph[1]) is not list \
+            or type(graph[2]) is not list or type(graph[0]) is not _CUDA_GRAPH:
+        return False
+    return all(type(i) is str for i in graph[1]) and all(
+        type(out) is _TENSOR or (_of_class(out, (tuple, list))
+                                 and all(type(t) is _TENSOR for t in out))
+        for out in graph[2])
 
 
 def _plain_keys(worker: Worker) -> None:
@@ -617,6 +638,9 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
     if not _of_class(gate, (LaunchGate, type(None))) or (gate is not None and (
             _gate_reshaped(vars(gate)) or not cuda)):
         problems.append("Worker.gate")  # (a CPU worker has none)
+    graph = state.get("graph")
+    if graph is not None and not _graph_plain(graph):
+        problems.append("Worker.graph")
     marker = state.get("marker")  # CUPTI's window closes at its fill: one uint8 byte
     if marker is not None and (type(marker) is not _TENSOR or _dtype_of(marker) is not _UINT8
                                or _shape_of(marker) != (1,)
@@ -1322,6 +1346,11 @@ class Worker:
         # put in it would run its finalizer there, between the clock and the copies).
         previous = self.produced
         stand_in = self.stand_in  # read once: a thread that sets it later changes nothing
+        # and the captured graph, told to be what ``capture`` made before it is read (an
+        # object of the candidate's would run its own code at each index)
+        graph = self.graph
+        if graph is not None and not _graph_plain(graph):
+            raise CandidateError("harness integrity: candidate code replaced Worker.graph")
         op = _kernels_replaced(_OPS_BEFORE_CALLS)
         if op is not None:
             raise CandidateError(f"harness integrity: candidate code replaced {op}")
@@ -1331,10 +1360,10 @@ class Worker:
             _Arena.reveal(self.arenas[unmask["arena"]], unmask["seed"])
         if method == "graph":
             graph_outputs = (self.stand_in_calls[:len(ids)] if stand_in is not None
-                             else self.graph[2] if self.graph is not None else [])
+                             else graph[2] if graph is not None else [])
             for outputs in graph_outputs:
-                for out in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
-                    if isinstance(out, torch.Tensor):
+                for out in outputs if _of_class(outputs, (tuple, list)) else (outputs,):
+                    if type(out) is _TENSOR:
                         poison(out)
         cuda = self.device.type == "cuda"
         if flush and cuda:
@@ -1346,7 +1375,7 @@ class Worker:
             calls = [lambda staged=tuple(staged): staged
                      for staged in self.stand_in_calls[:len(ids)]]
         elif method == "graph":
-            calls = [self.graph[0].replay]
+            calls = [graph[0].replay]
         else:
             calls = [self._call(method, i) for i in ids]
         self._sync()
@@ -1406,7 +1435,7 @@ class Worker:
         if type(elapsed) is not float:  # an object of the candidate's would run code
             raise CandidateError("harness integrity: the calls' device time is not a float")
         if method == "graph" and stand_in is None:
-            self.produced = list(zip(self.graph[1], self.graph[2]))
+            self.produced = list(zip(graph[1], graph[2]))
         elif method == "graph":
             self.produced = list(zip(ids, map(tuple, self.stand_in_calls)))
         else:
