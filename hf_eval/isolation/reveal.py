@@ -43,7 +43,7 @@ SEED_BITS = 128
 #: enough that the allocator serves it from memory it keeps: at 16 MiB, each thread's
 #: first buffer was a fresh mapping whose page faults landed in the first trial's
 #: reveal (64 MiB: 54 ms against 19.5 ms for every later one, where the stand-in's
-#: cheapest run pays only the later cost).
+#: runs pay only the later cost).
 _CPU_CHUNK = 1 << 20
 #: Mask words a CPU thread draws at least: a smaller mask is drawn by fewer threads.
 _CPU_WORDS_PER_THREAD = 1 << 16

@@ -889,7 +889,7 @@ class _Arena:
         #: before any unmask: the input check reads them there, not again from the host.
         self.staged = None if device.type == "cpu" else self.private.clone()
         # the mask, drawn inside the request; its pages faulted in now, outside the clock
-        # (the stand-in's cheapest run never pays them)
+        # (the stand-in's runs never pay them)
         self.scratch = torch.zeros_like(self.private)
         #: (CPU) The private copy's words, which the reveal XORs: made here, so that the
         #: reveal reads no tensor method a candidate's subclass could answer.
