@@ -489,14 +489,12 @@ def _added_by_python(where: str, key: object, value: object) -> bool:
 _SOCKET, _DEVICE, _TENSOR, _GC_NAMES = socket.socket, torch.device, torch.Tensor, vars(gc)
 _device_type = vars(torch.device)["type"].__get__
 _CUDA_GRAPH = getattr(torch.cuda, "CUDAGraph", None)
-#: The harness's containers on a worker, by attribute, and the exact type of each (a
+#: The harness's containers on a worker, by attribute, the exact type of each and, for
+#: those the worker reads by value (hashed, tested), the one plain type of their items (a
 #: tuple: candidate code cannot empty it in place).
-_CONTAINERS = (("sets", dict), ("sources", dict), ("arenas", dict), ("arena_of", dict),
-               ("input_spans", dict), ("launches", dict), ("produced", list),
-               ("slots", list), ("pinned", list))
-#: The containers the worker reads by value, and the one plain type their items have
-#: (pairs, not a dict: nothing in it to plant a key in).
-_PLAIN_ITEMS = (("arena_of", str), ("pinned", int))
+_CONTAINERS = (("sets", dict, None), ("sources", dict, None), ("arenas", dict, None),
+               ("arena_of", dict, str), ("input_spans", dict, None), ("launches", dict, None),
+               ("produced", list, None), ("slots", list, None), ("pinned", list, int))
 #: The attributes of an arena, as it makes them, and the exact types each may have: a
 #: tensor of another class (or an array, for the CPU's words) would run its own code
 #: where the reveal or the input check reads it.
@@ -529,13 +527,12 @@ def _containers_reshaped(state: dict) -> list[str]:
     hash matches a set's would run its ``__eq__`` in the lookups a trial makes."""
     if _odd_keys(state):  # read first: a lookup in it would meet that key
         return ["Worker.<a name that is not a str>"]
-    return [f"Worker.{name}" for name, kind in _CONTAINERS
+    return [f"Worker.{name}" for name, kind, item_kind in _CONTAINERS
             if type(container := state.get(name)) is not kind
             or (kind is dict and _odd_keys(container))
-            or any(name == plain and any(  # read by value (hashed, tested): plain
+            or (item_kind is not None and any(  # read by value (hashed, tested): plain
                 type(item) is not item_kind
-                for item in (container.values() if kind is dict else container))
-                for plain, item_kind in _PLAIN_ITEMS)]
+                for item in (container.values() if kind is dict else container)))]
 
 
 def _graph_plain(graph: object) -> bool:
