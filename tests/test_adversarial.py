@@ -29,7 +29,12 @@ from hf_eval.isolation import workers
 from hf_eval.isolation.walls import WORKER_UID_BASE
 from hf_eval.judge.audit import Audit, AuditConfig
 from hf_eval.judge.records import Status, reported_time
-from hf_eval.judge.trials import GUARD_RETRIES
+from hf_eval.judge.trials import (
+    GUARD_MAX_MS,
+    GUARD_MIN_MS,
+    GUARD_REL,
+    GUARD_RETRIES,
+)
 from tests.adversarial_kit import copy_candidate
 from tests.conftest import solution_json
 
@@ -887,12 +892,20 @@ def test_code_run_inside_the_integrity_check_forges_no_reply(records):
 @pytest.mark.parametrize("name", NO_SPEEDUP)
 def test_timing_cheats_gain_no_speedup(records, name):
     """The honest work takes 20 ms a call; a cheat that skipped it, or forged its time,
-    would report ~0 ms, or 86% (what the guard's ratio let through before it was 5%)."""
+    would report ~0 ms, or 86% (what the guard's ratio let through before it was 5%).
+    Every trial counts at least what the guard promises for 20 ms of work: less
+    GUARD_REL, the trial's slack and its floor's height above the cheapest stand-in run,
+    both at most GUARD_MAX_MS and read from the record (on a quiet host, 18.8 ms; a loaded
+    host's stand-in spread widens the slack, and the 20 ms sleep then reads lower)."""
     timing = records[name]["timing"]["eager"]
     assert timing["trials"] - timing["extra_trials"] == 2 and timing["iters"] == 1
     assert timing["extra_trials"] <= GUARD_RETRIES["cpu"]
-    assert timing["median_ms"] >= 18.0, timing  # at most GUARD_REL and the slack below
-    assert timing["min_ms"] >= 18.0, timing
+    slack = timing["guard_slack_ms"]
+    lift = max(p["stand_in_floor"] - p["stand_in_cheapest"] for p in timing["phases_ms"])
+    assert GUARD_MIN_MS <= slack <= GUARD_MAX_MS and 0 <= lift <= GUARD_MAX_MS, timing
+    least = (20.0 - slack - lift) / (1 + GUARD_REL) - 0.05
+    assert min(timing["counted_trials_ms"]) >= least, (least, timing)
+    assert timing["min_ms"] >= least and timing["median_ms"] >= least, (least, timing)
 
 
 def test_forged_event_time_is_overruled_by_the_audits_clock(records):
