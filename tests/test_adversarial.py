@@ -688,6 +688,24 @@ EXPECTED = {
                          r"Worker\.pinned$"),
     "graph_tuple_getitem": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
                             r"candidate code replaced Worker\.graph$"),
+    # a handler set through libc (``ctypes``), which the interpreter's table of handlers
+    # does not show: for a fault in memory handed back as an output (PROT_NONE, a file
+    # truncated under its mapping), it would compute the outputs inside the harness's copy
+    # of them, after every check; on the channel's SIGIO, run inside every receive. Every
+    # signal's disposition is set again after the calls and before each receive, so the
+    # fault kills the worker and the SIGIO handler never runs
+    "fault_handler_in_copy": ("RUNTIME_ERROR", r"^worker process died: killed by SIGSEGV "),
+    "fault_handler_does_all": ("RUNTIME_ERROR", r"^worker process died: killed by SIGSEGV "),
+    "sigbus_handler_regrows_output": ("RUNTIME_ERROR",
+                                      r"^worker process died: killed by SIGBUS "),
+    "sigio_handler_on_channel": ("RUNTIME_ERROR",
+                                 r"^RuntimeError: C-level SIGIO handler ran 0 times "),
+    # a crash's reason quotes the worker's output, which the candidate writes: quoted as
+    # its own text, a line that reads like the audit's finding reads as the candidate's
+    "log_line_blames_data": ("RUNTIME_ERROR",
+                             r"^worker process died \(exit code 0\); the worker's own output "
+                             r"\(candidate text, not the audit's\): \"\.\.\.hf_eval: "
+                             r"DATA_ERROR: "),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
@@ -889,6 +907,23 @@ def test_code_run_inside_the_integrity_check_forges_no_reply(records):
     assert record["timing"] and "0.000123" not in json.dumps(record["timing"])
 
 
+def _floor_lift(timing: dict) -> float:
+    """How far the stand-in's floor stood above its cheapest run (ms, at most
+    GUARD_MAX_MS): work a trial can hide beside the slack."""
+    lift = max(p["stand_in_floor"] - p["stand_in_cheapest"] for p in timing["phases_ms"])
+    assert 0 <= lift <= GUARD_MAX_MS, timing
+    return lift
+
+
+def _least_for_20ms(timing: dict) -> float:
+    """The least a trial of 20 ms of work may count, by the guard's stated bound: less
+    GUARD_REL, the record's slack and the floor's lift (50 us for the request's own
+    jitter)."""
+    slack = timing["guard_slack_ms"]
+    assert GUARD_MIN_MS <= slack <= GUARD_MAX_MS, timing
+    return (20.0 - slack - _floor_lift(timing)) / (1 + GUARD_REL) - 0.05
+
+
 @pytest.mark.parametrize("name", NO_SPEEDUP)
 def test_timing_cheats_gain_no_speedup(records, name):
     """The honest work takes 20 ms a call; a cheat that skipped it, or forged its time,
@@ -900,10 +935,7 @@ def test_timing_cheats_gain_no_speedup(records, name):
     timing = records[name]["timing"]["eager"]
     assert timing["trials"] - timing["extra_trials"] == 2 and timing["iters"] == 1
     assert timing["extra_trials"] <= GUARD_RETRIES["cpu"]
-    slack = timing["guard_slack_ms"]
-    lift = max(p["stand_in_floor"] - p["stand_in_cheapest"] for p in timing["phases_ms"])
-    assert GUARD_MIN_MS <= slack <= GUARD_MAX_MS and 0 <= lift <= GUARD_MAX_MS, timing
-    least = (20.0 - slack - lift) / (1 + GUARD_REL) - 0.05
+    least = _least_for_20ms(timing)
     assert min(timing["counted_trials_ms"]) >= least, (least, timing)
     assert timing["min_ms"] >= least and timing["median_ms"] >= least, (least, timing)
 
@@ -913,7 +945,7 @@ def test_forged_event_time_is_overruled_by_the_audits_clock(records):
     what its own host time implies (no trial confirms the claim)."""
     timing = records["forge_event_time"]["timing"]["eager"]
     assert timing["device_median_ms"] < 1.0  # what the worker claimed for 20 ms of work
-    assert timing["host_median_ms"] >= 19.0  # what the audit saw
+    assert timing["host_median_ms"] >= 19.0 - _floor_lift(timing)  # what the audit saw
     assert timing["flagged"] == timing["trials"] >= 2
     for counted, host in zip(timing["counted_trials_ms"], timing["host_trials_ms"]):
         assert counted >= (host - 2.0) / 1.05 - 1e-6  # GUARD_MAX_MS, GUARD_REL
@@ -940,8 +972,8 @@ def test_checks_switched_off_hide_no_work(records):
     millisecond this candidate never paid), so the claim is overruled at what it implies."""
     timing = records["checks_off_claim_zero"]["timing"]["eager"]
     assert timing["flagged"] >= 2, timing  # (an added trial may claim its work honestly)
-    assert min(timing["host_trials_ms"]) >= 19.7, timing
-    assert min(timing["counted_trials_ms"]) >= 18.0, timing
+    assert min(timing["host_trials_ms"]) >= 19.7 - _floor_lift(timing), timing
+    assert min(timing["counted_trials_ms"]) >= _least_for_20ms(timing), timing
 
 
 def test_every_timed_call_got_fresh_content(records):

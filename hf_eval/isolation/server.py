@@ -253,20 +253,24 @@ _type_setattr, _type_delattr = type.__setattr__, type.__delattr__
 
 
 def _restore_signals(replaced: list[object], _get=_getsignal, _set=_setsignal) -> None:
-    """Put back every signal's Python handler as it was before any candidate code. A
-    handler of the candidate's runs on the main thread between any two bytecodes when its
-    signal comes (a timer it set, the channel set to signal its arrivals), so that one
-    landing inside the harness's own handling of a message could rewrite the message.
-    Each handler replaced is kept in ``replaced`` (freed here, its finalizer would run
-    here, and could set another), and the pass is repeated until none is left."""
+    """Put back every signal's handler as it was before any candidate code, in the
+    interpreter's table and in the kernel. A handler of the candidate's runs on the main
+    thread when its signal comes (a timer it set, the channel set to signal its arrivals,
+    a fault in memory it handed back as an output), so that one landing inside the
+    harness's own handling of a message could rewrite the message, or compute the outputs
+    inside the harness's copy of them. Each signal's disposition is set again whether or
+    not the table shows a change: a handler set through libc (``sigaction`` by ``ctypes``)
+    is in the kernel only, where the table does not look (about 20 us for every signal).
+    Each Python handler replaced is kept in ``replaced`` (freed here, its finalizer would
+    run here, and could set another), and the pass is repeated until none is left."""
     while True:
         found = False
         for number, handler in _SIGNAL_BASELINE:
             current = _get(number)
             if current is not handler:
                 replaced.append(current)
-                _set(number, handler)
                 found = True
+            _set(number, handler)
         if not found:
             return
 _fstat = os.fstat

@@ -292,13 +292,17 @@ class WorkerHandle:
         return f"{what} (exit code {code}){self.log_tail()}"
 
     def log_tail(self, limit: int = 400) -> str:
-        """The end of what the worker wrote to stdout and stderr (for load failures)."""
+        """The end of what the worker wrote to stdout and stderr (for load failures),
+        quoted as the candidate's own words: the candidate writes there too, and a line
+        of its that reads like the harness's ("DATA_ERROR: ...") must not read as the
+        audit's finding."""
         try:
             text = os.pread(self.log, LOG_BYTES, 0).rstrip(b"\0").decode(errors="replace")
         except OSError:
             return ""
         text = text.strip()
-        return f"; worker log: ...{text[-limit:]}" if text else ""
+        return (f"; the worker's own output (candidate text, not the audit's): "
+                f"{json.dumps('...' + text[-limit:])}" if text else "")
 
     def alive(self) -> bool:
         return self.process.poll() is None
