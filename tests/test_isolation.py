@@ -100,7 +100,8 @@ def test_candidate_text_is_bounded():
 
 def test_an_error_is_one_line_whatever_the_exception_does():
     """The worker names a failure in one line, even for an exception whose text raises,
-    whose class name spans lines, or whose metaclass hides its name."""
+    whose class name spans lines (no identifier: quoted, as the candidate's text), or whose
+    metaclass hides its name."""
     from hf_eval.isolation.server import _one_line
 
     class Hidden(type):
@@ -114,7 +115,8 @@ def test_an_error_is_one_line_whatever_the_exception_does():
 
     lines = type("Forged\nPASSED | 1.0 ms", (Exception,), {"__str__": lambda self: 1 / 0})
     assert _one_line(ValueError("first\nsecond")) == "ValueError: first"
-    assert _one_line(lines()) == "Forged"
+    assert _one_line(lines()) == "'Forged\\nPASSED | 1.0 ms'"
+    assert _one_line(type("DATA_ERROR: x", (Exception,), {})("y")) == "'DATA_ERROR: x': y"
     assert _one_line(Masked()) == "Masked"
 
 

@@ -1859,16 +1859,23 @@ def _activity_summary(profiler) -> dict:
 MAX_TEXT = 4000
 
 
+_type_name, _is_identifier = vars(type)["__name__"].__get__, str.isidentifier
+
+
 def _one_line(exc: BaseException) -> str:
     """The exception's first line, cut to MAX_TEXT (an exception whose ``str`` raises is
-    named by its type)."""
+    named by its type). A type's name that is no identifier is the candidate's text, not a
+    name ("DATA_ERROR (the workload's data, ...)" would read as the audit's finding), and
+    is quoted."""
     try:
-        text = f"{type(exc).__name__}: {exc}".strip()
+        name = str(_type_name(type(exc)))
+        name = name if _is_identifier(name) else repr(name)
+    except Exception:  # noqa: BLE001 - a name that cannot be read
+        name = ""
+    try:
+        text = f"{name}: {exc}".strip()
     except Exception:  # noqa: BLE001 - the candidate's own object
-        try:
-            text = str(type.__dict__["__name__"].__get__(type(exc)))
-        except Exception:  # noqa: BLE001 - a name that cannot be read either
-            text = ""
+        text = name
     lines = str.splitlines(str(text))
     return (lines[0] if lines else "an exception without a readable name")[:MAX_TEXT]
 

@@ -570,8 +570,17 @@ _SOL_SOCKET = 1
 #: Per architecture: ``prctl``, refused with PR_SET_SECCOMP as its option.
 _PRCTL = {"x86_64": 157, "aarch64": 167}
 #: Per architecture: ``fcntl``, refused with F_NOTIFY as its command (dnotify: the same
-#: watch of other processes' file accesses as the refused inotify, through ``fcntl``).
+#: watch of other processes' file accesses as the refused inotify, through ``fcntl``),
+#: and with every command that makes the kernel signal the worker when a file is ready or
+#: touched (signal-driven I/O: an owner, a chosen signal, O_ASYNC; a lease): set on the
+#: channel, a signal at each request's arrival ran the candidate's handler inside the
+#: worker's receive, where its code could rewrite the request, and through a signal (32,
+#: 33) that the C library keeps for itself and the worker cannot set back.
 _FCNTL = {"x86_64": 72, "aarch64": 25}
+#: Per architecture: ``ioctl``, refused with the requests that do what those ``fcntl``
+#: commands do (FIOASYNC, FIOSETOWN, SIOCSPGRP).
+_IOCTL = {"x86_64": 16, "aarch64": 29}
+_IOCTL_DENIED = (0x5452, 0x8901, 0x8902)
 #: Per architecture: ``madvise``, refused with MADV_MERGEABLE (and ``prctl`` with
 #: PR_SET_MEMORY_MERGE): pages the kernel's same-page merging shares are no longer
 #: charged to the worker's group alone, where the host runs it.
@@ -587,6 +596,9 @@ PR_SET_VMA = 0x53564D41
 #: the process that started it, and a candidate that cleared the signal would outlive it.
 PR_SET_PDEATHSIG = 1
 _F_NOTIFY = 1026
+#: F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETLEASE; and F_SETFL, refused with O_ASYNC set.
+_FCNTL_DENIED = (8, 10, 15, 1024)
+_F_SETFL, _O_ASYNC = 4, 0o20000
 #: ``SOL_SOCKET`` options refused without the network: SO_REUSEPORT, SO_BINDTODEVICE and
 #: SO_BINDTOIFINDEX (the same binding by index), SO_ATTACH_FILTER, SO_ATTACH_BPF,
 #: SO_ATTACH_REUSEPORT_CBPF and _EBPF, SO_RESERVE_MEM (counted in the host-wide TCP memory).
@@ -610,9 +622,10 @@ def _apply_seccomp(network: bool = False) -> list[str]:
     ``SOL_SOCKET`` or of an option there in :data:`_SOCKET_OPTIONS_DENIED`, a ``prctl``
     that sets a seccomp filter, same-page merging, core scheduling, a name for a mapping or
     a parent-death signal other than SIGKILL, an ``fcntl``
-    F_NOTIFY, a ``madvise`` MADV_MERGEABLE, a new user namespace (``unshare`` or ``clone``
-    with CLONE_NEWUSER, any ``setns``) and any syscall of another ABI (a 32-bit one) than
-    the machine's; ``clone3``, whose flags lie in memory
+    F_NOTIFY or one that asks for signals (F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETLEASE,
+    O_ASYNC), an ``ioctl`` that does the same, a ``madvise`` MADV_MERGEABLE, a new user
+    namespace (``unshare`` or ``clone`` with CLONE_NEWUSER, any ``setns``) and any syscall
+    of another ABI (a 32-bit one) than the machine's; ``clone3``, whose flags lie in memory
     a filter cannot read, fails with ENOSYS (the C library then falls back to ``clone``);
     with ``network`` the socket calls stay allowed. Nothing where the machine is neither
     x86_64 nor aarch64 (the wall is then absent from the list)."""
@@ -636,6 +649,7 @@ def _apply_seccomp(network: bool = False) -> list[str]:
                  _SETSOCKOPT[platform.machine()]),
                 (_BPF_JEQ_K, "prctl", 0, _PRCTL[platform.machine()]),
                 (_BPF_JEQ_K, "fcntl", 0, _FCNTL[platform.machine()]),
+                (_BPF_JEQ_K, "ioctl", 0, _IOCTL[platform.machine()]),
                 (_BPF_JEQ_K, "madvise", 0, _MADVISE[platform.machine()]),
                 (_BPF_JEQ_K, "namespace", 0, unshare_nr),
                 (_BPF_JEQ_K, "namespace", 0, clone_nr),
@@ -681,7 +695,16 @@ def _apply_seccomp(network: bool = False) -> list[str]:
                 (_BPF_JEQ_K, "deny", "allow", MADV_MERGEABLE)]
     labels["fcntl"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 24),  # seccomp_data.args[1], low half: the command
-                (_BPF_JEQ_K, "deny", "allow", _F_NOTIFY)]
+                (_BPF_JEQ_K, "deny", 0, _F_NOTIFY)]
+    program += [(_BPF_JEQ_K, "deny", 0, command) for command in _FCNTL_DENIED]
+    program += [(_BPF_JEQ_K, 0, "allow", _F_SETFL),
+                (_BPF_LD_W_ABS, 0, 0, 32),  # seccomp_data.args[2], low half: the flags
+                (_BPF_ALU_AND_K, 0, 0, _O_ASYNC),
+                (_BPF_JEQ_K, "allow", "deny", 0)]
+    labels["ioctl"] = len(program)
+    program.append((_BPF_LD_W_ABS, 0, 0, 24))  # seccomp_data.args[1], low half: the request
+    program += [(_BPF_JEQ_K, "deny", 0, request) for request in _IOCTL_DENIED]
+    program.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
     labels["namespace"] = len(program)
     program += [(_BPF_LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the flags
                 (_BPF_ALU_AND_K, 0, 0, CLONE_NEWUSER),
