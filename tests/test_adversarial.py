@@ -74,6 +74,9 @@ NO_TABLE = r"^AttributeError: 'tuple' object has no attribute 'pop'$"
 MODULE_CLASS_REFUSED = (r"^RuntimeError: the class of a module loaded before the candidate "
                         r"may not change in the worker$")
 
+#: The worker's audit hook refuses looking up the interpreter's pending-call queue.
+PENDING_REFUSED = (r"^RuntimeError: Py_AddPendingCall may not be looked up through "
+                   r"ctypes in the worker ")
 #: A call the worker's filter refuses (signal-driven I/O: fcntl F_SETOWN, F_SETSIG,
 #: F_SETOWN_EX, O_ASYNC).
 SIGNAL_IO_REFUSED = r"^PermissionError: \[Errno 1\] Operation not permitted$"
@@ -720,6 +723,23 @@ EXPECTED = {
     # candidate's text
     "exception_name_blames_data": ("RUNTIME_ERROR", r"^\"DATA_ERROR \(the workload's data"),
     "exception_name_blames_harness": ("RUNTIME_ERROR", r"^\"harness failure \(not the "),
+    # an interpreter pending call (no thread, no signal) that queues itself again, so it
+    # runs at every function entry of the harness's steps: there it filled the outputs
+    # after the checks, edited the next trial's request, wrote the slots after the reply,
+    # or turned an integrity report into a success; refused at the lookup (by name,
+    # through the C library's own ``dlsym``, or from the interpreter's test module)
+    "pending_call_fills_outputs": ("COMPILE_ERROR", PENDING_REFUSED),
+    "pending_call_edits_request": ("COMPILE_ERROR", PENDING_REFUSED),
+    "pending_call_after_reply": ("COMPILE_ERROR", PENDING_REFUSED),
+    "pending_call_hides_report": ("COMPILE_ERROR", PENDING_REFUSED),
+    "pending_call_by_address": ("COMPILE_ERROR", r"^RuntimeError: dlsym may not be looked up "
+                                r"through ctypes in the worker "),
+    "testcapi_pending_call": ("COMPILE_ERROR", r"^RuntimeError: _testcapi: the interpreter's "
+                              r"test modules are not allowed in the worker$"),
+    # an exception's type's name in capitals, as the audit's statuses, or in fullwidth
+    # letters: quoted as the candidate's text
+    "capital_name_blames_data": ("RUNTIME_ERROR", r"^'DATA_ERROR': \(the workload's data"),
+    "fullwidth_name_blames_harness": ("RUNTIME_ERROR", r"^'\uff48\uff41\uff52"),
     # a crash's reason quotes the worker's output, which the candidate writes: quoted as
     # its own text, a line that reads like the audit's finding reads as the candidate's
     "log_line_blames_data": ("RUNTIME_ERROR",

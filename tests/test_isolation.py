@@ -117,6 +117,8 @@ def test_an_error_is_one_line_whatever_the_exception_does():
     assert _one_line(ValueError("first\nsecond")) == "ValueError: first"
     assert _one_line(lines()) == "'Forged\\nPASSED | 1.0 ms'"
     assert _one_line(type("DATA_ERROR: x", (Exception,), {})("y")) == "'DATA_ERROR: x': y"
+    assert _one_line(type("DATA_ERROR", (Exception,), {})("y")) == "'DATA_ERROR': y"
+    assert _one_line(type("\uff48arness", (Exception,), {})("y")) == "'\uff48arness': y"
     assert _one_line(Masked()) == "Masked"
 
 

@@ -694,12 +694,32 @@ _HARNESS_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os
 #: C API), which the worker's audit hook vetoes.
 _CODE_HOOK_EVENTS = frozenset({"sys.setprofile", "sys.settrace", "sys._setprofileallthreads",
                                "sys._settraceallthreads", "sys.monitoring.register_callback"})
+#: The interpreter's C functions that queue work for the main thread (a pending call runs
+#: at the next function entry or loop of whatever Python code runs there, the harness's
+#: own steps too; one that queues itself again runs at every one) or raise in it, and the
+#: C library's own symbol lookups, which would find them by name: the worker's audit hook
+#: vetoes looking one up through ``ctypes``. Best effort: an address found another way
+#: (the interpreter's symbol table, read from its file) or a compiled extension of the
+#: candidate's still reaches them, as it can write the worker's memory
+#: (``docs/verdicts.md``, "What remains").
+_QUEUE_SYMBOLS = frozenset({"Py_AddPendingCall", "_PyEval_AddPendingCall",
+                            "PyThreadState_SetAsyncExc", "PyErr_SetInterrupt",
+                            "PyErr_SetInterruptEx", "Py_MakePendingCalls",
+                            "dlsym", "dlvsym", "_dl_sym", "_dl_vsym", "__libc_dlsym"})
+#: The interpreter's modules made for its own tests, vetoed as imports in the worker:
+#: ``_testcapi`` queues pending calls from Python (``_pending_threadfunc``), and they
+#: expose more of the interpreter's internals; no kernel needs them.
+_TEST_MODULES = frozenset({"_testcapi", "_testinternalcapi", "_testmultiphase",
+                           "_testbuffer", "_testimportmultiple", "_testsinglephase",
+                           "_testclinic", "_testconsole", "_ctypes_test", "_xxtestfuzz"})
 
 
 def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
                         _home=_HARNESS_HOME, _type=type, _str=str, _len=len, _id=id,
                         _function=types.FunctionType, _error=RuntimeError,
-                        _hooks=_CODE_HOOK_EVENTS, _protected=frozenset(),
+                        _hooks=_CODE_HOOK_EVENTS, _symbols=_QUEUE_SYMBOLS,
+                        _tests=_TEST_MODULES,
+                        _protected=frozenset(),
                         _modules=frozenset(), _classes=frozenset()) -> None:
     """The worker's audit hook, added before any candidate code: it vetoes every later
     ``sys.addaudithook`` (from Python or the C API), so none of a candidate's runs, and
@@ -717,11 +737,20 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
     candidate could rebind first. And it vetoes every profile, trace and monitoring
     function (``_hooks``): one runs inside every harness function, and a profile or trace
     function's changes to a frame's locals are written back into the frame, so it could
-    replace what the serve loop compares its checks with."""
+    replace what the serve loop compares its checks with. It vetoes looking up the
+    interpreter's queues for the main thread (:data:`_QUEUE_SYMBOLS`) through ``ctypes``,
+    and importing its test modules, which reach them from Python."""
     if event == "sys.addaudithook":
         raise _error("audit hooks are not allowed in the worker")
     if event in _hooks:
         raise _error("profile, trace and monitoring functions are not allowed in the worker")
+    if (event == "ctypes.dlsym" or event == "ctypes.dlsym/handle") and _len(args) > 1 \
+            and _type(args[1]) is _str and args[1] in _symbols:
+        raise _error(f"{args[1]} may not be looked up through ctypes in the worker (it "
+                     f"queues work or exceptions for the main thread, or finds what does)")
+    if event == "import" and _len(args) > 0 and _type(args[0]) is _str and args[0] in _tests:
+        raise _error(f"{args[0]}: the interpreter's test modules are not allowed in the "
+                     f"worker")
     if event == "object.__setattr__" and _len(args) > 1 and _type(args[1]) is _str \
             and args[1] == "__class__":
         if _id(args[0]) in _modules:
@@ -1859,17 +1888,19 @@ def _activity_summary(profiler) -> dict:
 MAX_TEXT = 4000
 
 
-_type_name, _is_identifier = vars(type)["__name__"].__get__, str.isidentifier
+_type_name = vars(type)["__name__"].__get__
+_is_identifier, _is_ascii, _is_upper = str.isidentifier, str.isascii, str.isupper
 
 
 def _one_line(exc: BaseException) -> str:
     """The exception's first line, cut to MAX_TEXT (an exception whose ``str`` raises is
-    named by its type). A type's name that is no identifier is the candidate's text, not a
-    name ("DATA_ERROR (the workload's data, ...)" would read as the audit's finding), and
-    is quoted."""
+    named by its type). A type's name that is no ASCII identifier, or is in capitals as
+    the audit's statuses are, is the candidate's text, not a name ("DATA_ERROR (the
+    workload's data, ...)" would read as the audit's finding), and is quoted."""
     try:
         name = str(_type_name(type(exc)))
-        name = name if _is_identifier(name) else repr(name)
+        plain = _is_ascii(name) and _is_identifier(name) and not _is_upper(name)
+        name = name if plain else repr(name)
     except Exception:  # noqa: BLE001 - a name that cannot be read
         name = ""
     try:
