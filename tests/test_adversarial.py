@@ -74,6 +74,9 @@ NO_TABLE = r"^AttributeError: 'tuple' object has no attribute 'pop'$"
 MODULE_CLASS_REFUSED = (r"^RuntimeError: the class of a module loaded before the candidate "
                         r"may not change in the worker$")
 
+#: A frame-evaluation callback found left set after a trial's calls.
+EVAL_FRAME_LEFT = (r"^CandidateError: harness integrity: candidate code replaced "
+                   r"torch's frame-evaluation callback \(a callback left set\)$")
 #: The worker's audit hook refuses looking up the interpreter's pending-call queue.
 PENDING_REFUSED = (r"^RuntimeError: Py_AddPendingCall may not be looked up through "
                    r"ctypes in the worker ")
@@ -736,6 +739,17 @@ EXPECTED = {
                                 r"through ctypes in the worker "),
     "testcapi_pending_call": ("COMPILE_ERROR", r"^RuntimeError: _testcapi: the interpreter's "
                               r"test modules are not allowed in the worker$"),
+    # torch's frame-evaluation callback (PEP 523, no audit event), left set on the main
+    # thread so that it runs at the start of every harness function: it filled the
+    # outputs after the checks (cheaply too, skipping most functions), edited the next
+    # trial's request, or turned an integrity report into a success; set to None right
+    # after the calls and every handler, before any Python function, and reported
+    "eval_frame_fills_outputs": ("RUNTIME_ERROR", EVAL_FRAME_LEFT),
+    "eval_frame_fills_cheaply": ("RUNTIME_ERROR", EVAL_FRAME_LEFT),
+    "eval_frame_edits_request": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                 r"replaced torch's frame-evaluation callback"),
+    "eval_frame_hides_report": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                r"replaced torch\.equal$"),
     # an exception's type's name in capitals, as the audit's statuses, or in fullwidth
     # letters: quoted as the candidate's text
     "capital_name_blames_data": ("RUNTIME_ERROR", r"^'DATA_ERROR': \(the workload's data"),

@@ -290,6 +290,16 @@ _RENAMED = "harness integrity: candidate code replaced "
 #: event's ``record`` or ``elapsed_time`` set on its class would choose the time). None
 #: in a build without CUDA.
 _cuda_synchronize = getattr(torch._C, "_cuda_synchronize", None)
+#: torch's frame-evaluation callback (PEP 523, ``torch._C._dynamo.eval_frame``), its C
+#: setter: a callback left set on the main thread runs at the start of every Python
+#: function that thread evaluates, the harness's own steps too, with no audit event and no
+#: profile function. The worker sets it to None right after the calls and after every
+#: handler, before any Python function runs, and reports one it found. None in a build
+#: without it.
+_set_eval_frame = getattr(getattr(getattr(torch._C, "_dynamo", None), "eval_frame", None),
+                          "set_eval_frame", None)
+#: How a frame-evaluation callback found left set is reported.
+_EVAL_FRAME = "torch's frame-evaluation callback (a callback left set)"
 _cuda_sleep = getattr(torch._C, "_cuda_sleep", None)
 _cuda_stream_now = getattr(torch._C, "_cuda_getCurrentStream", None)
 _cuda_device_now = getattr(torch._C, "_cuda_getDevice", None)
@@ -1413,6 +1423,7 @@ class Worker:
         # What runs right after the calls, taken now (the names were put back before this
         # request came): a module name the calls rebound is not looked up there.
         record, gate_open = _event_record, vars(LaunchGate)["open"]
+        frame_off, framed = _set_eval_frame, None
         if cuda:
             # both events on the stream current now, whatever a call leaves current
             stream, stream_data = _current_stream()
@@ -1430,13 +1441,18 @@ class Worker:
             if cuda:
                 record(end, stream)
         finally:
-            # Every name the harness calls from here on, put back as it was before any
-            # candidate code (``_saved``, bound in these defaults when the serve loop
-            # started): one the calls rebound, and would put back themselves in time,
-            # would otherwise run their code in the harness's own steps after them. Then
-            # the gate opens: the launch has returned, and the events start now (the
-            # device waits behind the gate meanwhile, so the put-back is not in them).
+            # First no frame-evaluation callback (a C call, before any Python function:
+            # one left set would run at the start of each). Then every name the harness
+            # calls from here on, put back as it was before any candidate code
+            # (``_saved``, bound in these defaults when the serve loop started): one the
+            # calls rebound, and would put back themselves in time, would otherwise run
+            # their code in the harness's own steps after them. Then the gate opens: the
+            # launch has returned, and the events start now (the device waits behind the
+            # gate meanwhile, so the put-back is not in them).
+            framed = frame_off(None) if frame_off is not None else None
             changed = _put(_saved, replaced) if _put is not None else []
+            if framed is not None:
+                changed = [*changed, _EVAL_FRAME]
             if gate is not None:
                 gate_open(gate)
         if type(self) is not Worker:  # the audit hook refuses it: only a write to memory
@@ -1678,6 +1694,7 @@ class Worker:
         odd_keys, containers = _odd_keys, _containers_reshaped
         one_line, format_traceback, out_of_memory = _one_line, _format_traceback, _OUT_OF_MEMORY
         kept_key, renamed_text = _KEPT, _RENAMED
+        frame_off, eval_frame_text = _set_eval_frame, _EVAL_FRAME
         renamed: tuple[str, ...] = ()  # a tuple: code that reaches it cannot empty it
         baseline = _snapshot()
         veto = _refuse_audit_hooks
@@ -1725,6 +1742,7 @@ class Worker:
             # (every local a handler's message left, so that none outlives ``kept`` and is
             # freed, finalizer and all, by an assignment with the next reply in hand)
             request = reply = result = handler = now = reshaped = hooked = tampered = None
+            framed = None
             kept.clear()
             renamed = tuple(put_back(saved, kept))  # reported with this message's reply
             restore_signals(kept)
@@ -1758,7 +1776,10 @@ class Worker:
                 continue
             try:
                 handler = first(fn for name, fn in handlers if name == op)
-                result = handler(request)
+                try:
+                    result = handler(request)
+                finally:  # a C call, before any Python function runs (see ``trial``)
+                    framed = frame_off(None) if frame_off is not None else None
                 # Whatever the handler made or left, held until the reply has left (a
                 # trial's calls, results and closures too): freed earlier, an object of
                 # the candidate's could run its finalizer (its code) between the
@@ -1781,6 +1802,8 @@ class Worker:
             gc_off()
             # First of all, with the reply in hand: every name put back, before any lookup.
             renamed += as_tuple(put_back(saved, kept))
+            if framed is not None:
+                renamed += (eval_frame_text,)
             if op == "trial":
                 # A trial's reply leaves at once: the audit's clock runs until it comes,
                 # and a check the candidate can switch off must not sit inside it (the
