@@ -74,6 +74,9 @@ NO_TABLE = r"^AttributeError: 'tuple' object has no attribute 'pop'$"
 MODULE_CLASS_REFUSED = (r"^RuntimeError: the class of a module loaded before the candidate "
                         r"may not change in the worker$")
 
+#: The thread's dispatch keys found changed after a trial's calls.
+KEYS_CHANGED = (r"^CandidateError: harness integrity: candidate code replaced the "
+                r"thread's dispatch keys \(a key left included or excluded\)$")
 #: A frame-evaluation callback found left set after a trial's calls.
 EVAL_FRAME_LEFT = (r"^CandidateError: harness integrity: candidate code replaced "
                    r"torch's frame-evaluation callback \(a callback left set\)$")
@@ -305,10 +308,10 @@ EXPECTED = {
     "pyk_items_collect_compute": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
                                                    r"candidate code replaced a kernel of "
                                                    r"aten::copy_$"),
-    # a Python kernel for the copy, which the dispatch table does not show
-    "pydispatch_copy": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate "
-                                         r"code replaced the Python dispatcher's switch "
-                                         r"\(left on\)$"),
+    # a Python kernel for the copy, which the dispatch table does not show (the Python
+    # dispatcher's switch is a key the thread includes: found with the thread's keys,
+    # the first check after the calls)
+    "pydispatch_copy": ("RUNTIME_ERROR", KEYS_CHANGED),
     # a kernel registered for an operator the harness runs in a trial (the flush's sum,
     # the copy into the slots): refused before the calls and after them
     "library_sum_flush": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate "
@@ -750,6 +753,15 @@ EXPECTED = {
                                  r"replaced torch's frame-evaluation callback"),
     "eval_frame_hides_report": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                 r"replaced torch\.equal$"),
+    # a fallback of the candidate's for a dispatch key (``PrivateUse1``) that the thread
+    # was left including, or keys left excluded: torch's own operations in the harness's
+    # steps (a cold trial's flush, the poisoning) would go to the candidate's code; the
+    # thread's keys are compared with the worker's first ones after the calls and in
+    # every check
+    "dispatch_key_fallback": ("RUNTIME_ERROR", KEYS_CHANGED),
+    "dispatch_key_fallback_witness": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                      r"replaced the thread's dispatch keys "),
+    "dispatch_keys_excluded": ("RUNTIME_ERROR", KEYS_CHANGED),
     # an exception's type's name in capitals, as the audit's statuses, or in fullwidth
     # letters: quoted as the candidate's text
     "capital_name_blames_data": ("RUNTIME_ERROR", r"^'DATA_ERROR': \(the workload's data"),

@@ -290,6 +290,15 @@ _RENAMED = "harness integrity: candidate code replaced "
 #: event's ``record`` or ``elapsed_time`` set on its class would choose the time). None
 #: in a build without CUDA.
 _cuda_synchronize = getattr(torch._C, "_cuda_synchronize", None)
+_cuda_sleep = getattr(torch._C, "_cuda_sleep", None)
+_cuda_stream_now = getattr(torch._C, "_cuda_getCurrentStream", None)
+_cuda_device_now = getattr(torch._C, "_cuda_getDevice", None)
+_EventBase = getattr(torch._C, "_CudaEventBase", None)
+_StreamBase = getattr(torch._C, "_CudaStreamBase", None)
+_event_record = getattr(_EventBase, "record", None)
+_event_elapsed = getattr(_EventBase, "elapsed_time", None)
+_stream_pointer = getattr(vars(_StreamBase).get("cuda_stream") if _StreamBase is not None
+                          else None, "__get__", None)
 #: torch's frame-evaluation callback (PEP 523, ``torch._C._dynamo.eval_frame``), its C
 #: setter: a callback left set on the main thread runs at the start of every Python
 #: function that thread evaluates, the harness's own steps too, with no audit event and no
@@ -300,15 +309,6 @@ _set_eval_frame = getattr(getattr(getattr(torch._C, "_dynamo", None), "eval_fram
                           "set_eval_frame", None)
 #: How a frame-evaluation callback found left set is reported.
 _EVAL_FRAME = "torch's frame-evaluation callback (a callback left set)"
-_cuda_sleep = getattr(torch._C, "_cuda_sleep", None)
-_cuda_stream_now = getattr(torch._C, "_cuda_getCurrentStream", None)
-_cuda_device_now = getattr(torch._C, "_cuda_getDevice", None)
-_EventBase = getattr(torch._C, "_CudaEventBase", None)
-_StreamBase = getattr(torch._C, "_CudaStreamBase", None)
-_event_record = getattr(_EventBase, "record", None)
-_event_elapsed = getattr(_EventBase, "elapsed_time", None)
-_stream_pointer = getattr(vars(_StreamBase).get("cuda_stream") if _StreamBase is not None
-                          else None, "__get__", None)
 
 
 def _current_stream() -> tuple[object, tuple[int, int, int]]:
@@ -328,6 +328,25 @@ _gc_collect, _gc_disable, _gc_isenabled = gc.collect, gc.disable, gc.isenabled
 _gc_callbacks = gc.callbacks
 _function_modes = torch._C._len_torch_function_stack
 _dispatch_modes = torch._C._len_torch_dispatch_stack
+_local_include_set, _local_exclude_set = (torch._C._dispatch_tls_local_include_set,
+                                          torch._C._dispatch_tls_local_exclude_set)
+_keyset_bits = torch._C.DispatchKeySet.raw_repr
+
+
+def _dispatch_keys() -> tuple[int, int]:
+    """The dispatch keys this thread includes and excludes of its own (torch's
+    thread-local state, as plain ints, read by C functions bound at import): a key left
+    included sends torch's own operations in the harness's steps to a fallback of the
+    candidate's (``torch.library``'s ``fallback`` on ``PrivateUse1``: a cold trial's
+    flush, the outputs' poisoning), which no table of the operators' kernels shows."""
+    return _keyset_bits(_local_include_set()), _keyset_bits(_local_exclude_set())
+
+
+#: The main thread's dispatch keys as the worker found them at import, before any candidate
+#: code.
+_DISPATCH_KEYS: tuple[int, int] = _dispatch_keys()
+#: How a change of them is reported.
+_KEYS_CHANGED = "the thread's dispatch keys (a key left included or excluded)"
 #: Cycles of the sleep kernel ahead of an eager trial's start event (about 25 us at
 #: 2 GHz): the host launches the calls meanwhile, so the events time the device, not the
 #: launch. (A graph trial waits on the launch gate instead, :class:`LaunchGate`.)
@@ -681,6 +700,8 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
         problems.append("gc.callbacks (a collector callback left set)")
     if _function_modes() or _dispatch_modes():
         problems.append("the torch function or dispatch mode stack (a mode left active)")
+    if _dispatch_keys() != _DISPATCH_KEYS:
+        problems.append(_KEYS_CHANGED)
     return problems
 
 
@@ -1423,7 +1444,7 @@ class Worker:
         # What runs right after the calls, taken now (the names were put back before this
         # request came): a module name the calls rebound is not looked up there.
         record, gate_open = _event_record, vars(LaunchGate)["open"]
-        frame_off, framed = _set_eval_frame, None
+        frame_off, framed, keys_now, keys = _set_eval_frame, None, _dispatch_keys, _DISPATCH_KEYS
         if cuda:
             # both events on the stream current now, whatever a call leaves current
             stream, stream_data = _current_stream()
@@ -1450,9 +1471,12 @@ class Worker:
             # launch has returned, and the events start now (the device waits behind the
             # gate meanwhile, so the put-back is not in them).
             framed = frame_off(None) if frame_off is not None else None
+            rekeyed = keys_now() != keys  # before any torch operation of the harness's
             changed = _put(_saved, replaced) if _put is not None else []
             if framed is not None:
                 changed = [*changed, _EVAL_FRAME]
+            if rekeyed:
+                changed = [*changed, _KEYS_CHANGED]
             if gate is not None:
                 gate_open(gate)
         if type(self) is not Worker:  # the audit hook refuses it: only a write to memory
