@@ -74,6 +74,9 @@ NO_TABLE = r"^AttributeError: 'tuple' object has no attribute 'pop'$"
 MODULE_CLASS_REFUSED = (r"^RuntimeError: the class of a module loaded before the candidate "
                         r"may not change in the worker$")
 
+#: An output that carries a tensor subclass's dispatch key.
+WRAPPER_KEY = (r"^CandidateError: output 0 carries a tensor subclass's or a "
+               r"wrapper's dispatch key, not a plain torch\.Tensor's$")
 #: The thread's dispatch keys found changed after a trial's calls.
 KEYS_CHANGED = (r"^CandidateError: harness integrity: candidate code replaced the "
                 r"thread's dispatch keys \(a key left included or excluded\)$")
@@ -762,6 +765,15 @@ EXPECTED = {
     "dispatch_key_fallback_witness": ("COMPILE_ERROR", r"^harness integrity: candidate code "
                                       r"replaced the thread's dispatch keys "),
     "dispatch_keys_excluded": ("RUNTIME_ERROR", KEYS_CHANGED),
+    # a plain torch.Tensor that kept a subclass's Python dispatch key (made as a subclass,
+    # then its class set back): the harness's own detach, shape read and copy would run
+    # the candidate's handler, after the checks; refused by its keys, read first
+    "python_key_plain_detach": ("RUNTIME_ERROR", WRAPPER_KEY),
+    "python_key_copy_into_slot": ("RUNTIME_ERROR", WRAPPER_KEY),
+    "python_key_sizes_lie": ("RUNTIME_ERROR", WRAPPER_KEY),
+    "python_key_class_dispatch": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                  r"candidate code replaced torch\.Tensor\."
+                                  r"__torch_dispatch__$"),
     # an exception's type's name in capitals, as the audit's statuses, or in fullwidth
     # letters: quoted as the candidate's text
     "capital_name_blames_data": ("RUNTIME_ERROR", r"^'DATA_ERROR': \(the workload's data"),

@@ -23,6 +23,7 @@ import _socket
 import _thread
 import bisect
 import ctypes
+import functools
 import gc
 import os
 import signal
@@ -60,6 +61,9 @@ _device_of = torch._C.TensorBase.__dict__["device"].__get__
 _TENSOR_BASE = vars(torch._C.TensorBase)
 #: ``torch.Tensor``'s own namespace (a live view): a ``__del__`` set there is refused.
 _TENSOR_NAMES = vars(torch.Tensor)
+#: ``torch.Tensor``'s own dispatch handlers as the worker found them.
+_TENSOR_DISPATCH = tuple((name, _TENSOR_NAMES.get(name))
+                         for name in ("__torch_dispatch__", "__torch_function__"))
 _shape_of, _dtype_of, _layout_of, _is_meta, _requires_grad = (
     _TENSOR_BASE[name].__get__
     for name in ("shape", "dtype", "layout", "is_meta", "requires_grad"))
@@ -340,6 +344,31 @@ def _dispatch_keys() -> tuple[int, int]:
     candidate's (``torch.library``'s ``fallback`` on ``PrivateUse1``: a cold trial's
     flush, the outputs' poisoning), which no table of the operators' kernels shows."""
     return _keyset_bits(_local_include_set()), _keyset_bits(_local_exclude_set())
+
+
+_tensor_keys = torch._C._dispatch_keys
+#: Dispatch keys no plain tensor of a kernel's carries: a tensor subclass's
+#: (``__torch_dispatch__``) and functorch's and functionalisation's wrappers. Such a key
+#: stays on an object whose class was then set to ``torch.Tensor``, and sends the
+#: harness's own operations on that output (``detach``, the shape it reads, ``copy_``,
+#: the poisoning) to the candidate's code.
+_WRAPPER_KEYS = _keyset_bits(functools.reduce(
+    lambda keys, key: keys.add(key), [
+        torch._C.DispatchKey.Python, torch._C.DispatchKey.PythonTLSSnapshot,
+        torch._C.DispatchKey.PythonDispatcher, torch._C.DispatchKey.Functionalize,
+        torch._C.DispatchKey.FuncTorchBatched, torch._C.DispatchKey.FuncTorchGradWrapper,
+        torch._C.DispatchKey.FuncTorchVmapMode,
+        torch._C.DispatchKey.FuncTorchBatchedDecomposition,
+        torch._C.DispatchKey.FuncTorchDynamicLayerFrontMode,
+        torch._C.DispatchKey.FuncTorchDynamicLayerBackMode],
+    torch._C.DispatchKeySet(torch._C.DispatchKey.Python)))
+
+
+def _wrapped(tensor: torch.Tensor, _bits=_keyset_bits, _keys=_tensor_keys,
+             _mask=_WRAPPER_KEYS) -> bool:
+    """Whether a tensor carries one of :data:`_WRAPPER_KEYS` (read from its own key set by
+    C functions bound at import, before any torch operation on it)."""
+    return bool(_bits(_keys(tensor)) & _mask)
 
 
 #: The main thread's dispatch keys as the worker found them at import, before any candidate
@@ -1273,7 +1302,7 @@ class Worker:
                  slots: _Ranges, _span=_span, _overlaps=_overlaps,
                  _tensor=_TENSOR, _strided=_STRIDED, _layout_of=_layout_of,
                  _is_meta=_is_meta, _requires_grad=_requires_grad, _device_of=_device_of,
-                 _detach=_detach) -> list[torch.Tensor]:
+                 _detach=_detach, _wrapped=_wrapped) -> list[torch.Tensor]:
         """The outputs ``produced`` by the call on set ``set_id``, checked: plain, dense
         tensors of the worker's device type that alias no input, no earlier output and no
         slot. What it calls and reads is bound in its defaults (the worker's audit hook
@@ -1293,6 +1322,9 @@ class Worker:
             if type(out) is not _tensor:
                 raise CandidateError(f"output {index} is {_class_name(type(out))}, not a "
                                      "plain torch.Tensor")
+            if _wrapped(out):  # first: every read below may dispatch on its keys
+                raise CandidateError(f"output {index} carries a tensor subclass's or a "
+                                     "wrapper's dispatch key, not a plain torch.Tensor's")
             if _layout_of(out) is not _strided or _is_meta(out) or _requires_grad(out):
                 raise CandidateError(f"output {index} must be a dense, materialised tensor "
                                      "without autograd history")
@@ -1316,7 +1348,8 @@ class Worker:
     def collect(self, request: dict, _checked=_checked, _state_problems=_state_problems,
                 _span=_span, _described=_described, _shape_of=_shape_of,
                 _dtype_of=_dtype_of, _copy=_copy, _synchronize=_cuda_synchronize,
-                _ranges=_Ranges, _kept=_KEPT, _tensor_names=_TENSOR_NAMES) -> dict:
+                _ranges=_Ranges, _kept=_KEPT, _tensor_names=_TENSOR_NAMES,
+                _tensor_dispatch=_TENSOR_DISPATCH) -> dict:
         """Check the last trial's outputs (type, density, device, aliasing: what only this
         process can see) and copy call k's into slot k. Per call, per output: None when
         it is in its slot, else its dtype and shape (it did not fit: the audit names the
@@ -1343,6 +1376,10 @@ class Worker:
         if _odd_keys(_tensor_names) or "__del__" in _tensor_names:
             raise CandidateError("harness integrity: candidate code replaced "
                                  "torch.Tensor.__del__")
+        for name, value in _tensor_dispatch:  # what a subclass's dispatch would reach
+            if _tensor_names.get(name) is not value:
+                raise CandidateError(f"harness integrity: candidate code replaced "
+                                     f"torch.Tensor.{name}")
         lent = [tuple(slot) for slot in self.slots]
         # Every object made here stays alive until the reply has left (the serve loop
         # holds what this returns under _KEPT): none dies, and runs code, before then.
@@ -1424,6 +1461,9 @@ class Worker:
                              else graph[2] if graph is not None else [])
             for outputs in graph_outputs:
                 for out in outputs if _of_class(outputs, (tuple, list)) else (outputs,):
+                    if type(out) is _TENSOR and _wrapped(out):
+                        raise CandidateError("a graph output carries a tensor subclass's or "
+                                             "a wrapper's dispatch key")
                     if type(out) is _TENSOR:
                         poison(out)
         cuda = self.device.type == "cuda"
