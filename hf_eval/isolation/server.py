@@ -347,11 +347,12 @@ def _dispatch_keys() -> tuple[int, int]:
 
 
 _tensor_keys = torch._C._dispatch_keys
-#: Dispatch keys no plain tensor of a kernel's carries: a tensor subclass's
-#: (``__torch_dispatch__``) and functorch's and functionalisation's wrappers. Such a key
-#: stays on an object whose class was then set to ``torch.Tensor``, and sends the
-#: harness's own operations on that output (``detach``, the shape it reads, ``copy_``,
-#: the poisoning) to the candidate's code.
+#: Dispatch keys no plain dense tensor carries: a tensor subclass's
+#: (``__torch_dispatch__``), functorch's and functionalisation's wrappers', and the nested,
+#: sparse, quantized and zero tensors'. A subclass's key stays on an object whose class
+#: was then set to ``torch.Tensor``, and sends the harness's own operations on that output
+#: (``detach``, the shape it reads, ``copy_``, the poisoning) to the candidate's code; the
+#: others would meet the harness's reads with torch's internal errors.
 _WRAPPER_KEYS = _keyset_bits(functools.reduce(
     lambda keys, key: keys.add(key), [
         torch._C.DispatchKey.Python, torch._C.DispatchKey.PythonTLSSnapshot,
@@ -360,7 +361,10 @@ _WRAPPER_KEYS = _keyset_bits(functools.reduce(
         torch._C.DispatchKey.FuncTorchVmapMode,
         torch._C.DispatchKey.FuncTorchBatchedDecomposition,
         torch._C.DispatchKey.FuncTorchDynamicLayerFrontMode,
-        torch._C.DispatchKey.FuncTorchDynamicLayerBackMode],
+        torch._C.DispatchKey.FuncTorchDynamicLayerBackMode,
+        torch._C.DispatchKey.NestedTensor, torch._C.DispatchKey.Sparse,
+        torch._C.DispatchKey.SparseCsr, torch._C.DispatchKey.Quantized,
+        torch._C.DispatchKey.ZeroTensor],
     torch._C.DispatchKeySet(torch._C.DispatchKey.Python)))
 
 
@@ -1323,8 +1327,9 @@ class Worker:
                 raise CandidateError(f"output {index} is {_class_name(type(out))}, not a "
                                      "plain torch.Tensor")
             if _wrapped(out):  # first: every read below may dispatch on its keys
-                raise CandidateError(f"output {index} carries a tensor subclass's or a "
-                                     "wrapper's dispatch key, not a plain torch.Tensor's")
+                raise CandidateError(f"output {index} carries a dispatch key no plain dense "
+                                     "tensor has (a subclass's, a wrapper's, or a nested, "
+                                     "sparse, quantized or zero tensor's)")
             if _layout_of(out) is not _strided or _is_meta(out) or _requires_grad(out):
                 raise CandidateError(f"output {index} must be a dense, materialised tensor "
                                      "without autograd history")
@@ -1450,6 +1455,8 @@ class Worker:
         if graph is not None and not _graph_plain(graph):
             raise CandidateError("harness integrity: candidate code replaced Worker.graph")
         op = _kernels_replaced(_OPS_BEFORE_CALLS)
+        if op is None and _dispatch_keys() != _DISPATCH_KEYS:  # before the flush, the poisoning
+            op = _KEYS_CHANGED
         if op is not None:
             raise CandidateError(f"harness integrity: candidate code replaced {op}")
         if refresh:
@@ -1462,8 +1469,8 @@ class Worker:
             for outputs in graph_outputs:
                 for out in outputs if _of_class(outputs, (tuple, list)) else (outputs,):
                     if type(out) is _TENSOR and _wrapped(out):
-                        raise CandidateError("a graph output carries a tensor subclass's or "
-                                             "a wrapper's dispatch key")
+                        raise CandidateError("a graph output carries a dispatch key no plain "
+                                             "dense tensor has")
                     if type(out) is _TENSOR:
                         poison(out)
         cuda = self.device.type == "cuda"
@@ -1806,8 +1813,11 @@ class Worker:
             # (every local a handler's message left, so that none outlives ``kept`` and is
             # freed, finalizer and all, by an assignment with the next reply in hand)
             request = reply = result = handler = now = reshaped = hooked = tampered = None
-            framed = None
+            framed = late = None
             kept.clear()
+            # a finalizer just run may have set a frame-evaluation callback: none runs in
+            # the put-back and the receive below, and it is reported with the next reply
+            framed = frame_off(None) if frame_off is not None else None
             renamed = tuple(put_back(saved, kept))  # reported with this message's reply
             restore_signals(kept)
             set_switch_interval(switch_interval)
@@ -1843,7 +1853,9 @@ class Worker:
                 try:
                     result = handler(request)
                 finally:  # a C call, before any Python function runs (see ``trial``)
-                    framed = frame_off(None) if frame_off is not None else None
+                    late = frame_off(None) if frame_off is not None else None
+                    if late is not None:
+                        framed = late
                 # Whatever the handler made or left, held until the reply has left (a
                 # trial's calls, results and closures too): freed earlier, an object of
                 # the candidate's could run its finalizer (its code) between the
@@ -1863,6 +1875,10 @@ class Worker:
                 reply = {"ok": False, "error": one_line(exc),
                          "traceback": format_traceback()}
                 kept.append(exc)
+            # and again after the error's text, which the candidate's ``__str__`` wrote
+            late = frame_off(None) if frame_off is not None else None
+            if late is not None:
+                framed = late
             gc_off()
             # First of all, with the reply in hand: every name put back, before any lookup.
             renamed += as_tuple(put_back(saved, kept))
