@@ -74,10 +74,14 @@ NO_TABLE = r"^AttributeError: 'tuple' object has no attribute 'pop'$"
 MODULE_CLASS_REFUSED = (r"^RuntimeError: the class of a module loaded before the candidate "
                         r"may not change in the worker$")
 
+#: A thread racing the harness's steps (round 94's class, bounded by the guard): it
+#: wins (PASSED) or loses at any of the judged calls (on a loaded host, any one).
+RACE_LOST_OR_WON = (r"^((first call|second input set|(eager|graph) timing trial \d+): "
+                    r"y: |$)")
 #: An output that carries a tensor subclass's dispatch key.
 WRAPPER_KEY = (r"^CandidateError: output 0 carries a dispatch key no plain dense tensor "
-               r"has \(a subclass's, a wrapper's, or a nested, sparse, quantized or zero "
-               r"tensor's\)$")
+               r"has \(a subclass's, a wrapper's, a nested, sparse, quantized or zero "
+               r"tensor's, or a lazy negation's or conjugation's\)$")
 #: The thread's dispatch keys found changed after a trial's calls.
 KEYS_CHANGED = (r"^CandidateError: harness integrity: candidate code replaced the "
                 r"thread's dispatch keys \(a key left included or excluded\)$")
@@ -661,7 +665,7 @@ EXPECTED = {
     # a thread that fills the outputs while the harness runs its steps, the switch
     # interval shortened: put back after the calls (a race the thread may still win, no
     # faster: "What remains")
-    "switch_interval_thread_fill": (("INCORRECT_NUMERICAL", "PASSED"), r"^(first call: y: |$)"),
+    "switch_interval_thread_fill": (("INCORRECT_NUMERICAL", "PASSED"), RACE_LOST_OR_WON),
     # a launch gate of the candidate's making on a CPU worker, its dict holding a key hashed
     # like one of its names: a gate's dict is walked before it is read, and a CPU worker has
     # no gate
@@ -679,7 +683,7 @@ EXPECTED = {
     # a SIGINT aimed at ``collect`` from a helper process: the worker dies, the candidate's
     "sigint_in_collect": ("RUNTIME_ERROR", r"^worker process died \(exit code 1\)"),
     # round 93's thread, re-arming a short switch interval whenever it runs: lost its race
-    "switch_interval_rearm": (("INCORRECT_NUMERICAL", "PASSED"), r"^(first call: y: |$)"),
+    "switch_interval_rearm": (("INCORRECT_NUMERICAL", "PASSED"), RACE_LOST_OR_WON),
     # finalizers in what the harness itself freed with a message in hand: the list of the
     # last trial's outputs (replaced after the calls) and the serve loop's last result
     # (replaced by the next): both are held until the reply has left now
@@ -785,6 +789,12 @@ EXPECTED = {
                                   r"replaced torch's frame-evaluation callback "),
     "eval_frame_from_error_text": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
                                    r"replaced torch's frame-evaluation callback "),
+    # an output that is a lazy negation: the harness's copy would carry it out
+    "negative_view_output": ("RUNTIME_ERROR", WRAPPER_KEY),
+    # KeyboardInterrupt from the candidate's code in the worker's error path (an error's
+    # text, a traceback's source lines): the text ends there, the worker does not
+    "error_text_raises_interrupt": ("RUNTIME_ERROR", r"^_Err$"),
+    "source_lookup_raises_interrupt": ("RUNTIME_ERROR", r"^ValueError: boom$"),
     # an exception's type's name in capitals, as the audit's statuses, or in fullwidth
     # letters: quoted as the candidate's text
     "capital_name_blames_data": ("RUNTIME_ERROR", r"^'DATA_ERROR': \(the workload's data"),

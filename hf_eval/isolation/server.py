@@ -348,8 +348,9 @@ def _dispatch_keys() -> tuple[int, int]:
 
 _tensor_keys = torch._C._dispatch_keys
 #: Dispatch keys no plain dense tensor carries: a tensor subclass's
-#: (``__torch_dispatch__``), functorch's and functionalisation's wrappers', and the nested,
-#: sparse, quantized and zero tensors'. A subclass's key stays on an object whose class
+#: (``__torch_dispatch__``), functorch's and functionalisation's wrappers', the nested,
+#: sparse, quantized and zero tensors', and a lazy negation's or conjugation's (which the
+#: harness's copy would carry out after the clock). A subclass's key stays on an object whose class
 #: was then set to ``torch.Tensor``, and sends the harness's own operations on that output
 #: (``detach``, the shape it reads, ``copy_``, the poisoning) to the candidate's code; the
 #: others would meet the harness's reads with torch's internal errors.
@@ -364,7 +365,8 @@ _WRAPPER_KEYS = _keyset_bits(functools.reduce(
         torch._C.DispatchKey.FuncTorchDynamicLayerBackMode,
         torch._C.DispatchKey.NestedTensor, torch._C.DispatchKey.Sparse,
         torch._C.DispatchKey.SparseCsr, torch._C.DispatchKey.Quantized,
-        torch._C.DispatchKey.ZeroTensor],
+        torch._C.DispatchKey.ZeroTensor, torch._C.DispatchKey.Negative,
+        torch._C.DispatchKey.Conjugate],
     torch._C.DispatchKeySet(torch._C.DispatchKey.Python)))
 
 
@@ -1328,8 +1330,9 @@ class Worker:
                                      "plain torch.Tensor")
             if _wrapped(out):  # first: every read below may dispatch on its keys
                 raise CandidateError(f"output {index} carries a dispatch key no plain dense "
-                                     "tensor has (a subclass's, a wrapper's, or a nested, "
-                                     "sparse, quantized or zero tensor's)")
+                                     "tensor has (a subclass's, a wrapper's, a nested, "
+                                     "sparse, quantized or zero tensor's, or a lazy "
+                                     "negation's or conjugation's)")
             if _layout_of(out) is not _strided or _is_meta(out) or _requires_grad(out):
                 raise CandidateError(f"output {index} must be a dense, materialised tensor "
                                      "without autograd history")
@@ -2008,17 +2011,19 @@ def _one_line(exc: BaseException) -> str:
         name = ""
     try:
         text = f"{name}: {exc}".strip()
-    except Exception:  # noqa: BLE001 - the candidate's own object
-        text = name
+    except BaseException:  # noqa: BLE001 - the candidate's own object (its ``__str__`` may
+        text = name  # raise anything, KeyboardInterrupt or SystemExit too: not the worker's end)
     lines = str.splitlines(str(text))
     return (lines[0] if lines else "an exception without a readable name")[:MAX_TEXT]
 
 
 def _format_traceback() -> str:
-    """The candidate's last frames, cut to MAX_TEXT."""
+    """The candidate's last frames, cut to MAX_TEXT. Their source lines come from the
+    candidate's modules' loaders, its code: whatever that raises ends the text, not the
+    worker."""
     try:
         text = traceback.format_exc(limit=-5)
-    except Exception:  # noqa: BLE001 - a frame whose text cannot be made
+    except BaseException:  # noqa: BLE001 - a frame whose text cannot be made
         return ""
     # only a plain str goes into a reply (an object of the candidate's, from a replaced
     # ``format_exc``, would run its code in the reply's encoding, after the put-back)
