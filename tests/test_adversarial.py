@@ -836,6 +836,8 @@ def _world_readable_root() -> Path:
 TEMPLATES = {"read_reference_cache": "read_file", "read_blob": "read_file",
              "read_workload_file": "read_file", "sysv_shm_again": "sysv_shm",
              "declare_passed_reply": "declare_status",
+             "sig32_handler_on_channel": "signal_handler_on_channel",
+             "sig33_handler_on_channel": "signal_handler_on_channel",
              "declare_data_error_reply": "declare_status",
              "declare_unknown_status_reply": "declare_status"}
 
@@ -923,6 +925,8 @@ def records() -> dict[str, dict]:
             "file_table_within_reach": str(1 << 30),  # LIMITS' memory cap, 1G
             "freeze_populate_stall": "40",  # GiB: seconds of walking on any machine
             "declare_passed_reply": "PASSED",
+            "sig32_handler_on_channel": "32",
+            "sig33_handler_on_channel": "33",
             "declare_data_error_reply": "DATA_ERROR",
             "declare_unknown_status_reply": "SKIPPED",
         }

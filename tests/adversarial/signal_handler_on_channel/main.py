@@ -1,7 +1,9 @@
-"""As sig32_handler_on_channel, on signal 33 (SIGSETXID), replacing the C library's own
-handler: set with the raw rt_sigaction syscall, outside signal.valid_signals(), so the
-worker cannot set it back; the channel raises it at the main thread (F_SETSIG +
-F_SETOWN_EX + O_ASYNC) whenever a request arrives, and the handler records where it ran
+"""Signals 32 (SIGCANCEL) and 33 (SIGSETXID), the C library's own, are not in
+signal.valid_signals(), so a handler installed on one with the raw rt_sigaction
+syscall is never set back by the worker. The channel socket is set to raise that
+signal (``__TARGET__``, written in by the test) at the main thread (F_SETSIG +
+F_SETOWN_EX + O_ASYNC) whenever a request arrives: candidate code would then run
+inside every receive of the serve loop, after the restore. It records where it ran
 and reports that by raising at call 3."""
 import ctypes
 import fcntl
@@ -41,7 +43,7 @@ def install(sig):
     r = libc.syscall(13, sig, ctypes.byref(new), None, 8)
     assert r == 0, ctypes.get_errno()
 
-SIG = 33
+SIG = int("__TARGET__")
 install(SIG)
 
 class OwnerEx(ctypes.Structure):
