@@ -79,7 +79,7 @@ MODULE_CLASS_REFUSED = (r"^RuntimeError: the class of a module loaded before the
 RACE_LOST_OR_WON = (r"^((first call|second input set|(eager|graph) timing trial \d+): "
                     r"y: |$)")
 #: An output that carries a tensor subclass's dispatch key.
-WRAPPER_KEY = (r"^CandidateError: output 0 carries a dispatch key no plain dense tensor "
+NOT_PLAIN_KEY = (r"^CandidateError: output 0 carries a dispatch key no plain dense tensor "
                r"has \(a subclass's, a wrapper's, a nested, sparse, quantized or zero "
                r"tensor's, or a lazy negation's or conjugation's\)$")
 #: The thread's dispatch keys found changed after a trial's calls.
@@ -773,15 +773,15 @@ EXPECTED = {
     # a plain torch.Tensor that kept a subclass's Python dispatch key (made as a subclass,
     # then its class set back): the harness's own detach, shape read and copy would run
     # the candidate's handler, after the checks; refused by its keys, read first
-    "python_key_plain_detach": ("RUNTIME_ERROR", WRAPPER_KEY),
-    "python_key_copy_into_slot": ("RUNTIME_ERROR", WRAPPER_KEY),
-    "python_key_sizes_lie": ("RUNTIME_ERROR", WRAPPER_KEY),
+    "python_key_plain_detach": ("RUNTIME_ERROR", NOT_PLAIN_KEY),
+    "python_key_copy_into_slot": ("RUNTIME_ERROR", NOT_PLAIN_KEY),
+    "python_key_sizes_lie": ("RUNTIME_ERROR", NOT_PLAIN_KEY),
     "python_key_class_dispatch": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
                                   r"candidate code replaced torch\.Tensor\."
                                   r"__torch_dispatch__$"),
     # a nested tensor as an output: refused by its keys, in the audit's words (torch's
     # own internal error before)
-    "nested_tensor_output": ("RUNTIME_ERROR", WRAPPER_KEY),
+    "nested_tensor_output": ("RUNTIME_ERROR", NOT_PLAIN_KEY),
     # the frame-evaluation callback set where candidate code runs outside a handler: a
     # finalizer the serve loop frees at its top, or the error's text it formats; cleared
     # and reported after both too
@@ -790,7 +790,7 @@ EXPECTED = {
     "eval_frame_from_error_text": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
                                    r"replaced torch's frame-evaluation callback "),
     # an output that is a lazy negation: the harness's copy would carry it out
-    "negative_view_output": ("RUNTIME_ERROR", WRAPPER_KEY),
+    "negative_view_output": ("RUNTIME_ERROR", NOT_PLAIN_KEY),
     # KeyboardInterrupt from the candidate's code in the worker's error path (an error's
     # text, a traceback's source lines): the text ends there, the worker does not
     "error_text_raises_interrupt": ("RUNTIME_ERROR", r"^_Err$"),

@@ -350,30 +350,24 @@ _tensor_keys = torch._C._dispatch_keys
 #: Dispatch keys no plain dense tensor carries: a tensor subclass's
 #: (``__torch_dispatch__``), functorch's and functionalisation's wrappers', the nested,
 #: sparse, quantized and zero tensors', and a lazy negation's or conjugation's (which the
-#: harness's copy would carry out after the clock). A subclass's key stays on an object whose class
-#: was then set to ``torch.Tensor``, and sends the harness's own operations on that output
-#: (``detach``, the shape it reads, ``copy_``, the poisoning) to the candidate's code; the
-#: others would meet the harness's reads with torch's internal errors.
-_WRAPPER_KEYS = _keyset_bits(functools.reduce(
-    lambda keys, key: keys.add(key), [
-        torch._C.DispatchKey.Python, torch._C.DispatchKey.PythonTLSSnapshot,
-        torch._C.DispatchKey.PythonDispatcher, torch._C.DispatchKey.Functionalize,
-        torch._C.DispatchKey.FuncTorchBatched, torch._C.DispatchKey.FuncTorchGradWrapper,
-        torch._C.DispatchKey.FuncTorchVmapMode,
-        torch._C.DispatchKey.FuncTorchBatchedDecomposition,
-        torch._C.DispatchKey.FuncTorchDynamicLayerFrontMode,
-        torch._C.DispatchKey.FuncTorchDynamicLayerBackMode,
-        torch._C.DispatchKey.NestedTensor, torch._C.DispatchKey.Sparse,
-        torch._C.DispatchKey.SparseCsr, torch._C.DispatchKey.Quantized,
-        torch._C.DispatchKey.ZeroTensor, torch._C.DispatchKey.Negative,
-        torch._C.DispatchKey.Conjugate],
-    torch._C.DispatchKeySet(torch._C.DispatchKey.Python)))
+#: harness's copy would carry out after the clock). A subclass's key stays on an object
+#: whose class was then set to ``torch.Tensor``, and sends the harness's own operations on
+#: that output (``detach``, the shape it reads, ``copy_``, the poisoning) to the
+#: candidate's code; the others would meet the harness's reads with torch's internal
+#: errors.
+_NOT_PLAIN = tuple(getattr(torch._C.DispatchKey, name) for name in (
+    "Python", "PythonTLSSnapshot", "PythonDispatcher", "Functionalize", "FuncTorchBatched",
+    "FuncTorchGradWrapper", "FuncTorchVmapMode", "FuncTorchBatchedDecomposition",
+    "FuncTorchDynamicLayerFrontMode", "FuncTorchDynamicLayerBackMode", "NestedTensor",
+    "Sparse", "SparseCsr", "Quantized", "ZeroTensor", "Negative", "Conjugate"))
+_NOT_PLAIN_KEYS = _keyset_bits(functools.reduce(
+    lambda keys, key: keys.add(key), _NOT_PLAIN[1:], torch._C.DispatchKeySet(_NOT_PLAIN[0])))
 
 
-def _wrapped(tensor: torch.Tensor, _bits=_keyset_bits, _keys=_tensor_keys,
-             _mask=_WRAPPER_KEYS) -> bool:
-    """Whether a tensor carries one of :data:`_WRAPPER_KEYS` (read from its own key set by
-    C functions bound at import, before any torch operation on it)."""
+def _not_plain(tensor: torch.Tensor, _bits=_keyset_bits, _keys=_tensor_keys,
+               _mask=_NOT_PLAIN_KEYS) -> bool:
+    """Whether a tensor carries one of :data:`_NOT_PLAIN` (read from its own key set by C
+    functions bound at import, before any torch operation on it)."""
     return bool(_bits(_keys(tensor)) & _mask)
 
 
@@ -1308,7 +1302,7 @@ class Worker:
                  slots: _Ranges, _span=_span, _overlaps=_overlaps,
                  _tensor=_TENSOR, _strided=_STRIDED, _layout_of=_layout_of,
                  _is_meta=_is_meta, _requires_grad=_requires_grad, _device_of=_device_of,
-                 _detach=_detach, _wrapped=_wrapped) -> list[torch.Tensor]:
+                 _detach=_detach, _not_plain=_not_plain) -> list[torch.Tensor]:
         """The outputs ``produced`` by the call on set ``set_id``, checked: plain, dense
         tensors of the worker's device type that alias no input, no earlier output and no
         slot. What it calls and reads is bound in its defaults (the worker's audit hook
@@ -1328,7 +1322,7 @@ class Worker:
             if type(out) is not _tensor:
                 raise CandidateError(f"output {index} is {_class_name(type(out))}, not a "
                                      "plain torch.Tensor")
-            if _wrapped(out):  # first: every read below may dispatch on its keys
+            if _not_plain(out):  # first: every read below may dispatch on its keys
                 raise CandidateError(f"output {index} carries a dispatch key no plain dense "
                                      "tensor has (a subclass's, a wrapper's, a nested, "
                                      "sparse, quantized or zero tensor's, or a lazy "
@@ -1471,7 +1465,7 @@ class Worker:
                              else graph[2] if graph is not None else [])
             for outputs in graph_outputs:
                 for out in outputs if _of_class(outputs, (tuple, list)) else (outputs,):
-                    if type(out) is _TENSOR and _wrapped(out):
+                    if type(out) is _TENSOR and _not_plain(out):
                         raise CandidateError("a graph output carries a dispatch key no plain "
                                              "dense tensor has")
                     if type(out) is _TENSOR:
@@ -2009,10 +2003,12 @@ def _one_line(exc: BaseException) -> str:
         name = name if plain else repr(name)
     except Exception:  # noqa: BLE001 - a name that cannot be read
         name = ""
+    # the candidate's own object: its ``__str__`` may raise anything, KeyboardInterrupt or
+    # SystemExit too, which ends the text, not the worker
     try:
         text = f"{name}: {exc}".strip()
-    except BaseException:  # noqa: BLE001 - the candidate's own object (its ``__str__`` may
-        text = name  # raise anything, KeyboardInterrupt or SystemExit too: not the worker's end)
+    except BaseException:  # noqa: BLE001
+        text = name
     lines = str.splitlines(str(text))
     return (lines[0] if lines else "an exception without a readable name")[:MAX_TEXT]
 
