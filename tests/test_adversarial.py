@@ -91,6 +91,9 @@ EVAL_FRAME_LEFT = (r"^CandidateError: harness integrity: candidate code replaced
 #: The worker's audit hook refuses looking up the interpreter's pending-call queue.
 PENDING_REFUSED = (r"^RuntimeError: Py_AddPendingCall may not be looked up through "
                    r"ctypes in the worker ")
+#: The worker's device replaced by an object of the candidate's, found at a read.
+DEVICE_REPLACED = (r"^(CandidateError: )?harness integrity: candidate code replaced "
+                   r"Worker\.device$")
 #: A call the worker's filter refuses (signal-driven I/O: fcntl F_SETOWN, F_SETSIG,
 #: F_SETOWN_EX, O_ASYNC).
 SIGNAL_IO_REFUSED = r"^PermissionError: \[Errno 1\] Operation not permitted$"
@@ -805,6 +808,39 @@ EXPECTED = {
                              r"^worker process died \(exit code 0\); the worker's own output "
                              r"\(candidate text, not the audit's\): \"\.\.\.hf_eval: "
                              r"DATA_ERROR: "),
+    # the worker's device replaced by an object whose ``.type`` runs the candidate's code
+    # where the harness reads it: after the calls' put-back (then rebinding the names the
+    # rest of the trial calls, to fill the outputs or skip the harness's own steps), or
+    # before the clock; every read of the device is told to be a torch.device
+    "device_sync_gc_disable": ("RUNTIME_ERROR", DEVICE_REPLACED),
+    "device_sync_copy_kernel": ("RUNTIME_ERROR", DEVICE_REPLACED),
+    "device_sync_fault_handler": ("RUNTIME_ERROR", DEVICE_REPLACED),
+    "device_sync_forge_skip": ("RUNTIME_ERROR", DEVICE_REPLACED),
+    "device_sync_skip_only": ("RUNTIME_ERROR", DEVICE_REPLACED),
+    "device_sync_encode_forge": ("RUNTIME_ERROR", DEVICE_REPLACED),
+    "device_sync_eval_frame": ("RUNTIME_ERROR", DEVICE_REPLACED),
+    "device_forget_arm": ("RUNTIME_ERROR", DEVICE_REPLACED),
+    "thread_device_precall": ("RUNTIME_ERROR", DEVICE_REPLACED),
+    # the list a trial's outputs go to, replaced by its calls with one holding a
+    # finalizer, which the assignment after the clock would run
+    "produced_swap_finalizer": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                r"candidate code replaced Worker\.produced$"),
+    # the collector turned on by the calls: off again right after them, so the finalizer
+    # that would fill the outputs (or forge the clock) in the harness's steps never runs
+    "gc_enabled_after_calls": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    "gc_clock_forge": ("INCORRECT_NUMERICAL", r"^first call: y: "),
+    # torch's warn-always switch turned on, so that a filter entry of the candidate's runs
+    # inside every receive: off before each receive, and reported
+    "warn_always_receive_hook": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
+                                 r"replaced torch's warn-always switch \(left on\)$"),
+    # a key of the candidate's class in sys.modules, met by the integrity check's lookup
+    # (it emptied the check's findings): the table is walked for such keys first
+    "sysmodules_oddkey_hides_guarded": ("COMPILE_ERROR", r"^harness integrity: candidate "
+                                        r"code replaced sys\.modules \(a name that is not "
+                                        r"a str\)$"),
+    # processes cloned as the worker's siblings, in a new session, ignoring signals: none
+    # outlives the audit
+    "clone_parent_sibling": ("PASSED", r"^$"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.

@@ -313,6 +313,11 @@ _set_eval_frame = getattr(getattr(getattr(torch._C, "_dynamo", None), "eval_fram
                           "set_eval_frame", None)
 #: How a frame-evaluation callback found left set is reported.
 _EVAL_FRAME = "torch's frame-evaluation callback (a callback left set)"
+#: torch's switch that makes a warning it gives once per process (a read-only buffer
+#: mapped, which the worker's receive does at every request) go through the warnings
+#: filters every time, where a candidate's filter entry runs its own code.
+_warn_always, _set_warn_always = torch._C._get_warnAlways, torch._C._set_warnAlways
+_WARN_ALWAYS = "torch's warn-always switch (left on)"
 
 
 def _current_stream() -> tuple[object, tuple[int, int, int]]:
@@ -483,6 +488,10 @@ def _integrity_problems(baseline: Snapshot) -> list[str]:
     """Names of harness functions and globals that candidate code replaced, removed or
     gave other code since ``baseline`` (taken before any candidate code ran)."""
     changed = []
+    # The interpreter's table of modules, read by name below (and at every import): a
+    # key that is not exactly a str would run its ``__eq__`` there.
+    if _odd_keys(_MODULES):
+        return ["sys.modules (a name that is not a str)"]
     # A name that is not exactly a str where a guarded name lies: a lookup there would
     # call its ``__eq__`` (each namespace scanned once).
     if any(type(key) is not str for space in _GUARDED_SPACES for key in list(space)):
@@ -690,9 +699,9 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
         problems.append("Channel.sock")
     state = vars(worker)
     problems += _containers_reshaped(state)
-    if type(state.get("device")) is not _DEVICE:
+    if type(state.get("_device")) is not _DEVICE:
         problems.append("Worker.device")
-    gate, device = state.get("gate"), state.get("device")
+    gate, device = state.get("gate"), state.get("_device")
     cuda = type(device) is _DEVICE and _device_type(device) == "cuda"
     if not _of_class(gate, (LaunchGate, type(None))) or (gate is not None and (
             _gate_reshaped(vars(gate)) or not cuda)):
@@ -703,7 +712,7 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
     marker = state.get("marker")  # CUPTI's window closes at its fill: one uint8 byte
     if marker is not None and (type(marker) is not _TENSOR or _dtype_of(marker) is not _UINT8
                                or _shape_of(marker) != (1,)
-                               or _device_of(marker) != vars(worker).get("device")):
+                               or _device_of(marker) != vars(worker).get("_device")):
         problems.append("Worker.marker")
     arenas = state.get("arenas")
     if type(arenas) is dict and any(_arena_reshaped(a) for a in arenas.values()):
@@ -1098,6 +1107,23 @@ _GATE_NAMES = frozenset({"_wait", "word", "address", "value", "opened", "deadlin
 
 
 class Worker:
+    @property
+    def device(self, _vars=vars, _type=type) -> torch.device:
+        """The device this worker serves, read through here and told to be a
+        ``torch.device`` at every read: an object of the candidate's put in its place
+        would run its own code where the harness reads the device (``.type``), after
+        the names were put back."""
+        device = _vars(self).get("_device")
+        if _type(device) is not _DEVICE:
+            raise CandidateError("harness integrity: candidate code replaced Worker.device")
+        return device
+
+    @device.setter
+    def device(self, value: torch.device, _vars=vars, _type=type) -> None:
+        if _type(value) is not _DEVICE:
+            raise CandidateError("harness integrity: candidate code replaced Worker.device")
+        _vars(self)["_device"] = value
+
     def __init__(self, channel: Channel, walls: list[str]) -> None:
         self.channel = channel
         self.walls = walls
@@ -1441,6 +1467,13 @@ class Worker:
             request.get("refresh"), request.get("unmask"), request["method"],
             list(request["ids"]), request.get("flush"), request["n_outputs"])
         _plain_keys(self)
+        # The device and CUPTI's end marker, read once and told to be the harness's: read
+        # after the calls, an object put there by them would run its code in the harness's
+        # steps (``.type``, the marker's fill), after the names were put back.
+        cuda = _device_type(self.device) == "cuda"
+        marker = self.marker if cuda and self.profiler is not None else None
+        if marker is not None and (type(marker) is not _TENSOR or _not_plain(marker)):
+            raise CandidateError("harness integrity: candidate code replaced Worker.marker")
         # The list the last trial left (its calls' outputs go there next): held here, so
         # that the assignment after the calls frees nothing (an object of the candidate's
         # put in it would run its finalizer there, between the clock and the copies).
@@ -1470,7 +1503,6 @@ class Worker:
                                              "dense tensor has")
                     if type(out) is _TENSOR:
                         poison(out)
-        cuda = self.device.type == "cuda"
         if flush and cuda:
             self._flush_l2(flush)
         t_inputs = _perf_counter()
@@ -1483,12 +1515,15 @@ class Worker:
             calls = [graph[0].replay]
         else:
             calls = [self._call(method, i) for i in ids]
-        self._sync()
+        if cuda:
+            _cuda_synchronize()
         gate = self.gate if cuda and method == "graph" else None
         # What runs right after the calls, taken now (the names were put back before this
         # request came): a module name the calls rebound is not looked up there.
-        record, gate_open = _event_record, vars(LaunchGate)["open"]
+        record, gate_open, clock, sync = (_event_record, vars(LaunchGate)["open"],
+                                          _perf_counter, _cuda_synchronize)
         frame_off, framed, keys_now, keys = _set_eval_frame, None, _dispatch_keys, _DISPATCH_KEYS
+        gc_off = _gc_disable
         if cuda:
             # both events on the stream current now, whatever a call leaves current
             stream, stream_data = _current_stream()
@@ -1503,6 +1538,7 @@ class Worker:
         replaced: list[object] = []  # held until the reply has left (in _KEPT)
         try:
             results = [fn() for fn in calls]
+            t1 = clock()  # the CPU's clock stops here: no step of the harness's in it
             if cuda:
                 record(end, stream)
         finally:
@@ -1514,6 +1550,9 @@ class Worker:
             # their code in the harness's own steps after them. Then the gate opens: the
             # launch has returned, and the events start now (the device waits behind the
             # gate meanwhile, so the put-back is not in them).
+            # The collector off as well, before the harness allocates anything: a
+            # collection set off by its steps would run the candidate's finalizers there.
+            gc_off()
             framed = frame_off(None) if frame_off is not None else None
             rekeyed = keys_now() != keys  # before any torch operation of the harness's
             changed = _put(_saved, replaced) if _put is not None else []
@@ -1533,7 +1572,13 @@ class Worker:
         if changed:
             raise CandidateError("harness integrity: candidate code replaced "
                                  + ", ".join(str(name) for name in changed[:20]))
-        self._sync()
+        # The list the calls' outputs go to, as it was before them (read once the names
+        # are told to be plain): one the calls put there would be freed by the
+        # assignment below, finalizers and all.
+        if state.get("produced") is not previous:
+            raise CandidateError("harness integrity: candidate code replaced Worker.produced")
+        if cuda:
+            sync()
         _restore_signals(replaced)  # none of the candidate's handlers from here on
         _set_switch_interval(_SWITCH_INTERVAL)
         op = _kernels_replaced(_OPS_AFTER_CALLS)
@@ -1543,9 +1588,9 @@ class Worker:
             raise CandidateError("a call left a torch function or dispatch mode active")
         if cuda and _current_stream()[1] != stream_data:
             raise CandidateError("a call left another CUDA stream current")
-        if cuda and self.profiler is not None:
-            _fill(self.marker, 2)  # after the synchronise: no activity of the calls follows
-        elapsed = _event_elapsed(start, end) if cuda else (_perf_counter() - t0) * 1e3
+        if marker is not None:
+            _fill(marker, 2)  # after the synchronise: no activity of the calls follows
+        elapsed = _event_elapsed(start, end) if cuda else (t1 - t0) * 1e3
         if type(elapsed) is not float:  # an object of the candidate's would run code
             raise CandidateError("harness integrity: the calls' device time is not a float")
         if method == "graph" and stand_in is None:
@@ -1763,6 +1808,8 @@ class Worker:
         one_line, format_traceback, out_of_memory = _one_line, _format_traceback, _OUT_OF_MEMORY
         kept_key, renamed_text = _KEPT, _RENAMED
         frame_off, eval_frame_text = _set_eval_frame, _EVAL_FRAME
+        warn_always, set_warn_always, warn_always_text = (
+            _warn_always, _set_warn_always, _WARN_ALWAYS)
         renamed: tuple[str, ...] = ()  # a tuple: code that reaches it cannot empty it
         baseline = _snapshot()
         veto = _refuse_audit_hooks
@@ -1822,6 +1869,9 @@ class Worker:
             # set off by the harness's own allocations would run the candidate's
             # finalizers while a message is in hand
             gc_off()
+            if warn_always():  # off before the receive maps the request's buffers
+                set_warn_always(False)
+                renamed += (warn_always_text,)
             try:
                 request = recv(channel_socket)
             except ChannelClosed:
