@@ -91,6 +91,9 @@ EVAL_FRAME_LEFT = (r"^CandidateError: harness integrity: candidate code replaced
 #: The worker's audit hook refuses looking up the interpreter's pending-call queue.
 PENDING_REFUSED = (r"^RuntimeError: Py_AddPendingCall may not be looked up through "
                    r"ctypes in the worker ")
+#: A ctypes lookup of an interpreter function that puts native code into its steps.
+NATIVE_HOOK_REFUSED = (r"^RuntimeError: {symbol} may not be looked up through ctypes in the "
+                       r"worker \(it puts native code into the interpreter's own steps\)$")
 #: The worker's device replaced by an object of the candidate's, found at a read.
 DEVICE_REPLACED = (r"^(CandidateError: )?harness integrity: candidate code replaced "
                    r"Worker\.device$")
@@ -841,6 +844,25 @@ EXPECTED = {
     # processes cloned as the worker's siblings, in a new session, ignoring signals: none
     # outlives the audit
     "clone_parent_sibling": ("PASSED", r"^$"),
+    # native code of the candidate's (a few bytes in executable memory) set as the
+    # interpreter's frame-evaluation function or memory allocator through the C API,
+    # which raises no audit event: it ran at the harness's first function entry or
+    # allocation after the calls, and filled the outputs; the lookups are vetoed
+    **{name: ("COMPILE_ERROR", NATIVE_HOOK_REFUSED.format(
+        symbol="_PyInterpreterState_SetEvalFrameFunc"))
+       for name in ("native_eval_frame_fill", "native_eval_frame_cheap",
+                    "native_eval_frame_in_checked", "native_eval_frame_late_install",
+                    "native_eval_frame_prepared", "native_eval_frame_fault_rearm",
+                    "native_eval_frame_hides_report", "native_eval_frame_forge_claim",
+                    "native_eval_frame_stall_checked", "fault_handler_no_hook")},
+    "pymem_malloc_hook_fill": ("COMPILE_ERROR",
+                               NATIVE_HOOK_REFUSED.format(symbol="PyMem_SetAllocator")),
+    "pymem_mem_domain_hook_fill": ("COMPILE_ERROR",
+                                   NATIVE_HOOK_REFUSED.format(symbol="PyMem_SetAllocator")),
+    "capi_setprofile": ("COMPILE_ERROR", NATIVE_HOOK_REFUSED.format(symbol="PyEval_SetProfile")),
+    # an audit hook added through the C API: vetoed by the worker's own hook, the
+    # candidate's honest work passes
+    "capi_addaudithook": ("PASSED", r"^$"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.

@@ -775,6 +775,21 @@ _QUEUE_SYMBOLS = frozenset({"Py_AddPendingCall", "_PyEval_AddPendingCall",
                             "PyThreadState_SetAsyncExc", "PyErr_SetInterrupt",
                             "PyErr_SetInterruptEx", "Py_MakePendingCalls",
                             "dlsym", "dlvsym", "_dl_sym", "_dl_vsym", "__libc_dlsym"})
+#: The interpreter's C functions that put native code of the caller's into its own steps:
+#: its frame-evaluation function (run at every Python function's entry), its memory
+#: allocators (run at every allocation), watchers of dicts, types, functions, code
+#: objects and contexts (run at their changes), a reference tracer, a free function of
+#: every code object's extra data, and the profile and trace setters (whose audit events
+#: the hook vetoes too): vetoed as ``ctypes`` lookups alike, and best effort alike.
+_HOOK_SYMBOLS = frozenset({
+    "_PyInterpreterState_SetEvalFrameFunc", "PyUnstable_InterpreterState_SetEvalFrameFunc",
+    "PyMem_SetAllocator", "PyObject_SetArenaAllocator", "PyMem_SetupDebugHooks",
+    "PyDict_AddWatcher", "PyDict_Watch", "PyType_AddWatcher", "PyType_Watch",
+    "PyFunction_AddWatcher", "PyCode_AddWatcher", "PyContext_AddWatcher",
+    "PyRefTracer_SetTracer", "_PyEval_RequestCodeExtraIndex",
+    "PyUnstable_Eval_RequestCodeExtraIndex", "PyEval_SetProfile", "PyEval_SetTrace",
+    "PyEval_SetProfileAllThreads", "PyEval_SetTraceAllThreads", "_PyEval_SetProfile",
+    "_PyEval_SetTrace"})
 #: The interpreter's modules made for its own tests, vetoed as imports in the worker:
 #: ``_testcapi`` queues pending calls from Python (``_pending_threadfunc``), and they
 #: expose more of the interpreter's internals; no kernel needs them.
@@ -787,6 +802,7 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
                         _home=_HARNESS_HOME, _type=type, _str=str, _len=len, _id=id,
                         _function=types.FunctionType, _error=RuntimeError,
                         _hooks=_CODE_HOOK_EVENTS, _symbols=_QUEUE_SYMBOLS,
+                        _native=_HOOK_SYMBOLS,
                         _tests=_TEST_MODULES,
                         _protected=frozenset(),
                         _modules=frozenset(), _classes=frozenset()) -> None:
@@ -807,8 +823,9 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
     function (``_hooks``): one runs inside every harness function, and a profile or trace
     function's changes to a frame's locals are written back into the frame, so it could
     replace what the serve loop compares its checks with. It vetoes looking up the
-    interpreter's queues for the main thread (:data:`_QUEUE_SYMBOLS`) through ``ctypes``,
-    and importing its test modules, which reach them from Python."""
+    interpreter's queues for the main thread (:data:`_QUEUE_SYMBOLS`) and its native
+    hooks (:data:`_HOOK_SYMBOLS`) through ``ctypes``, and importing its test modules,
+    which reach them from Python."""
     if event == "sys.addaudithook":
         raise _error("audit hooks are not allowed in the worker")
     if event in _hooks:
@@ -817,6 +834,10 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
             and _type(args[1]) is _str and args[1] in _symbols:
         raise _error(f"{args[1]} may not be looked up through ctypes in the worker (it "
                      f"queues work or exceptions for the main thread, or finds what does)")
+    if (event == "ctypes.dlsym" or event == "ctypes.dlsym/handle") and _len(args) > 1 \
+            and _type(args[1]) is _str and args[1] in _native:
+        raise _error(f"{args[1]} may not be looked up through ctypes in the worker (it "
+                     f"puts native code into the interpreter's own steps)")
     if event == "import" and _len(args) > 0 and _type(args[0]) is _str and args[0] in _tests:
         raise _error(f"{args[0]}: the interpreter's test modules are not allowed in the "
                      f"worker")
