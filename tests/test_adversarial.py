@@ -1405,7 +1405,7 @@ CUDA_EXPECTED = {
     "cuda_graph_launch_deadlock": ("PASSED", r"^$"),
     # device work queued after its replies: the stand-in waits at most 2 s in a session
     # (PASSED on two H100 runs: the audit's check that the GPU is free may not see another
-    # context's running kernel, results/h200/2026-12-05-h100-boundary-floor/; either way
+    # context's running kernel, results/h100/2026-12-05-h100-boundary-floor/; either way
     # the floor-inflation candidate below gains nothing)
     "cuda_gpu_drain_after_reply": (("RUNTIME_ERROR", "PASSED"), r"^(the candidate's device "
                                    r"work kept the GPU busy for 2 s in all after its "

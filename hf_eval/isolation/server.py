@@ -1065,7 +1065,7 @@ class LaunchGate:
     long the launch took. (Behind a fixed lead sleep, a one-call replay that reached the
     device after the sleep ended counted the rest of its launch: on the H100, 182 us
     a call for a QSA decode whose kernels span 147 us, and 148 us behind the gate;
-    ``results/h200/2026-12-05-h100-launch-gap/``.)
+    ``results/h100/2026-12-05-h100-launch-gap/``.)
 
     A graph's launch runs no candidate code and needs no device progress, so the gate
     never waits on the candidate; a watchdog thread, started with the gate (before any
