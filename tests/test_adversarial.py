@@ -98,6 +98,9 @@ NATIVE_HOOK_REFUSED = (r"^RuntimeError: {symbol} may not be looked up through ct
 STATE_WRITER_REFUSED = (r"^RuntimeError: PyFrame_LocalsToFast may not be looked up through "
                         r"ctypes in the worker \(it writes frames, cells or functions, the "
                         r"harness's among them\)$")
+#: A built-in type's method table changed (reached through its read-only namespace).
+TYPES_CHANGED = (r"^CandidateError: harness integrity: candidate code replaced "
+                 r"(json\.dumps, )?a built-in type's methods$")
 #: The worker's device replaced by an object of the candidate's, found at a read.
 DEVICE_REPLACED = (r"^(CandidateError: )?harness integrity: candidate code replaced "
                    r"Worker\.device$")
@@ -890,6 +893,31 @@ EXPECTED = {
     "stderr_writer_fill": ("INCORRECT_NUMERICAL", r"^first call: y: "),
     "dev_random_drain": ("PASSED", r"^$"),
     "gc_unfreeze_forget": ("PASSED", r"^$"),
+    # a method of a built-in or C type (dict.get, list.append, str.encode, the getter of
+    # torch.device.type) replaced in the real dict behind the type's read-only namespace
+    # (reached through gc, or handed over by the namespace's own comparison), so that the
+    # harness's steps after the calls ran the candidate's code: every such table is put
+    # back, with the slots alone, before any method is called by name, and reported
+    **{name: ("RUNTIME_ERROR", TYPES_CHANGED) for name in (
+        "devicetype_getset_checked",
+        "dictget_proxy_collect",
+        "dictget_stall_collect",
+        "dictget_stall_forget",
+        "dictget_trial_state_modified",
+        "exit_request_stall",
+        "listappend_modified_collect",
+        "perfcounter_rebind_pre_handler",
+        "proxyeq_leak_collect",
+        "putback_proxy_in_trial",
+        "serve_putback_channelclosed",
+        "serve_request_rewrite",
+        "serve_request_witness",
+        "strencode_forge_claim",
+        "strencode_forge_ok",
+        "strencode_hide_renamed",
+        "strencode_send_fill",
+    )},
+    "strencode_changed_scratch": ("RUNTIME_ERROR", r"^worker process died: killed by SIGSEGV"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.
@@ -1144,8 +1172,9 @@ def test_claims_forged_through_closed_routes_gain_nothing(records):
     """Candidates that compute honestly and forge a 1 us claim through a route now closed
     (the channel's ``restricted`` flag, read by the worker's send and receive; a finalizer
     in the serve loop's last result, run with the next reply in hand): their times are
-    the honest solution's, not 0.001 ms."""
-    honest = records["honest"]["timing"]["eager"]["median_ms"]
+    the honest solution's, not 0.001 ms. (Against the honest solution's quickest trial: a
+    toy call takes about 0.15 ms, and one trial of a loaded host can take three times it.)"""
+    honest = records["honest"]["timing"]["eager"]["min_ms"]
     for name in ("channel_flag_skip_trial", "channel_flag_forged_claim",
                  "finalizer_in_last_result"):
         timing = records[name]["timing"]["eager"]

@@ -320,6 +320,62 @@ _warn_always, _set_warn_always = torch._C._get_warnAlways, torch._C._set_warnAlw
 _WARN_ALWAYS = "torch's warn-always switch (left on)"
 
 
+def _type_tables() -> tuple:
+    """The method tables of the built-in and C types whose methods the worker's steps call
+    by name (``dict.get``, ``list.append``, ``str.encode``, ``torch.device.type``): each
+    type, its real namespace (the dict behind its read-only ``vars``, which Python code
+    can reach: ``gc.get_referents``, or a comparison that hands it to an object of the
+    candidate's), what it held, and its names. Taken at import, before any candidate code."""
+    import array
+    import mmap
+    kinds = (object, type, dict, list, tuple, str, bytes, bytearray, int, float, bool,
+             complex, set, frozenset, memoryview, slice, range, property, staticmethod,
+             classmethod, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+             types.MethodDescriptorType, types.WrapperDescriptorType,
+             types.MethodWrapperType, types.GetSetDescriptorType,
+             types.MemberDescriptorType, types.MappingProxyType, types.CodeType,
+             types.FrameType, types.TracebackType, types.ModuleType, types.CellType,
+             types.GeneratorType, BaseException, Exception, StopIteration, KeyError,
+             mmap.mmap, array.array, _socket.socket, torch.device, torch.dtype, torch.Size,
+             torch._C.TensorBase)
+    tables = []
+    for kind in kinds:
+        real = gc.get_referents(vars(kind))[0]
+        tables.append((kind, real, tuple(real.items()), frozenset(real)))
+    return tuple(tables)
+
+
+#: The built-in types' method tables as the worker found them (:func:`_type_tables`).
+_TYPE_TABLES = _type_tables()
+_type_modified = ctypes.pythonapi.PyType_Modified
+_type_modified.argtypes, _type_modified.restype = [ctypes.py_object], None
+_TYPES_CHANGED = "a built-in type's methods"
+
+
+def _restore_type_tables(_tables=_TYPE_TABLES, _modified=_type_modified,
+                         _clear=sys._clear_type_cache) -> bool:
+    """Put every entry of the built-in types' method tables back as it was, and say
+    whether one had changed. It calls no method by name, only the dicts' and tuples'
+    own slots (subscript, ``in``, iteration), which a table's entries do not reach; a
+    type whose table changed gets a new version (the interpreter's call sites that
+    cached its old entries look again), and the lookup cache is emptied."""
+    changed = False
+    for kind, real, items, names in _tables:
+        touched = False
+        for key, value in items:
+            if key not in real or real[key] is not value:
+                real[key] = value
+                touched = True
+        for key in [key for key in real if key not in names]:
+            del real[key]
+            touched = True
+        if touched:
+            _modified(kind)
+            changed = True
+    _clear()
+    return changed
+
+
 def _current_stream() -> tuple[object, tuple[int, int, int]]:
     """(CUDA) The current stream as an object of torch's C stream type, and what it is
     (its id, device index and device type: plain ints, compared with no code of
@@ -439,7 +495,7 @@ def _harness_namespaces() -> list[tuple[str, dict]]:
                 or name == "builtins") or module is None:
             continue
         spaces.append((name, vars(module)))
-        if name == "builtins":  # its names; its types cannot be changed from Python
+        if name == "builtins":  # its names (its types: the method tables, _TYPE_TABLES)
             continue
         for attr, value in list(vars(module).items()):
             if isinstance(value, type) and value.__module__ == name:
@@ -1558,7 +1614,7 @@ class Worker:
         record, gate_open, clock, sync = (_event_record, vars(LaunchGate)["open"],
                                           _perf_counter, _cuda_synchronize)
         frame_off, framed, keys_now, keys = _set_eval_frame, None, _dispatch_keys, _DISPATCH_KEYS
-        gc_off = _gc_disable
+        gc_off, restore_types = _gc_disable, _restore_type_tables
         if cuda:
             # both events on the stream current now, whatever a call leaves current
             stream, stream_data = _current_stream()
@@ -1589,12 +1645,16 @@ class Worker:
             # collection set off by its steps would run the candidate's finalizers there.
             gc_off()
             framed = frame_off(None) if frame_off is not None else None
+            # and every built-in type's methods, before the harness calls one by name
+            retyped = restore_types()
             rekeyed = keys_now() != keys  # before any torch operation of the harness's
             changed = _put(_saved, replaced) if _put is not None else []
             if framed is not None:
                 changed = [*changed, _EVAL_FRAME]
             if rekeyed:
                 changed = [*changed, _KEYS_CHANGED]
+            if retyped:
+                changed = [*changed, _TYPES_CHANGED]
             if gate is not None:
                 gate_open(gate)
         if type(self) is not Worker:  # the audit hook refuses it: only a write to memory
@@ -1845,6 +1905,7 @@ class Worker:
         frame_off, eval_frame_text = _set_eval_frame, _EVAL_FRAME
         warn_always, set_warn_always, warn_always_text = (
             _warn_always, _set_warn_always, _WARN_ALWAYS)
+        restore_types, types_text = _restore_type_tables, _TYPES_CHANGED
         renamed: tuple[str, ...] = ()  # a tuple: code that reaches it cannot empty it
         baseline = _snapshot()
         veto = _refuse_audit_hooks
@@ -1893,11 +1954,15 @@ class Worker:
             # freed, finalizer and all, by an assignment with the next reply in hand)
             request = reply = result = handler = now = reshaped = hooked = tampered = None
             framed = late = None
+            # the built-in types' methods first: the steps below call some by name
+            retyped = restore_types()
             kept.clear()
             # a finalizer just run may have set a frame-evaluation callback: none runs in
             # the put-back and the receive below, and it is reported with the next reply
             framed = frame_off(None) if frame_off is not None else None
             renamed = tuple(put_back(saved, kept))  # reported with this message's reply
+            if retyped:
+                renamed += (types_text,)
             restore_signals(kept)
             set_switch_interval(switch_interval)
             # and the collector off again (a finalizer may have turned it on): a collection
@@ -1962,6 +2027,8 @@ class Worker:
             if late is not None:
                 framed = late
             gc_off()
+            if restore_types():  # before any method is called by name
+                renamed += (types_text,)
             # First of all, with the reply in hand: every name put back, before any lookup.
             renamed += as_tuple(put_back(saved, kept))
             if framed is not None:
