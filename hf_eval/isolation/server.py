@@ -855,6 +855,11 @@ _STATE_SYMBOLS = frozenset({
     "_PyFrame_LocalsToFast", "PyCell_Set", "PyFunction_SetDefaults",
     "PyFunction_SetKwDefaults", "PyFunction_SetClosure", "PyFunction_SetVectorcall",
     "PyFunction_SetAnnotations"})
+#: Each list of C functions the worker's audit hook refuses to look up, with the reason.
+_REFUSED_SYMBOLS = (
+    (_QUEUE_SYMBOLS, "it queues work or exceptions for the main thread, or finds what does"),
+    (_HOOK_SYMBOLS, "it puts native code into the interpreter's own steps"),
+    (_STATE_SYMBOLS, "it writes frames, cells or functions, the harness's among them"))
 #: The interpreter's modules made for its own tests, vetoed as imports in the worker:
 #: ``_testcapi`` queues pending calls from Python (``_pending_threadfunc``), and they
 #: expose more of the interpreter's internals; no kernel needs them.
@@ -866,8 +871,7 @@ _TEST_MODULES = frozenset({"_testcapi", "_testinternalcapi", "_testmultiphase",
 def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
                         _home=_HARNESS_HOME, _type=type, _str=str, _len=len, _id=id,
                         _function=types.FunctionType, _error=RuntimeError,
-                        _hooks=_CODE_HOOK_EVENTS, _symbols=_QUEUE_SYMBOLS,
-                        _native=_HOOK_SYMBOLS, _writers=_STATE_SYMBOLS,
+                        _hooks=_CODE_HOOK_EVENTS, _refused=_REFUSED_SYMBOLS,
                         _tests=_TEST_MODULES,
                         _protected=frozenset(),
                         _modules=frozenset(), _classes=frozenset()) -> None:
@@ -897,17 +901,11 @@ def _refuse_audit_hooks(event: str, args: tuple, _parts=_FIXED_FUNCTION_PARTS,
     if event in _hooks:
         raise _error("profile, trace and monitoring functions are not allowed in the worker")
     if (event == "ctypes.dlsym" or event == "ctypes.dlsym/handle") and _len(args) > 1 \
-            and _type(args[1]) is _str and args[1] in _symbols:
-        raise _error(f"{args[1]} may not be looked up through ctypes in the worker (it "
-                     f"queues work or exceptions for the main thread, or finds what does)")
-    if (event == "ctypes.dlsym" or event == "ctypes.dlsym/handle") and _len(args) > 1 \
-            and _type(args[1]) is _str and args[1] in _native:
-        raise _error(f"{args[1]} may not be looked up through ctypes in the worker (it "
-                     f"puts native code into the interpreter's own steps)")
-    if (event == "ctypes.dlsym" or event == "ctypes.dlsym/handle") and _len(args) > 1 \
-            and _type(args[1]) is _str and args[1] in _writers:
-        raise _error(f"{args[1]} may not be looked up through ctypes in the worker (it "
-                     f"writes frames, cells or functions, the harness's among them)")
+            and _type(args[1]) is _str:
+        for symbols, why in _refused:
+            if args[1] in symbols:
+                raise _error(f"{args[1]} may not be looked up through ctypes in the worker "
+                             f"({why})")
     if event == "import" and _len(args) > 0 and _type(args[0]) is _str and args[0] in _tests:
         raise _error(f"{args[0]}: the interpreter's test modules are not allowed in the "
                      f"worker")
