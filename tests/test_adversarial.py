@@ -77,7 +77,9 @@ MODULE_CLASS_REFUSED = (r"^RuntimeError: the class of a module loaded before the
 #: A thread racing the harness's steps (round 94's class, bounded by the guard): it
 #: wins (PASSED) or loses at any of the judged calls (on a loaded host, any one).
 RACE_LOST_OR_WON = (r"^((first call|second input set|(eager|graph) timing trial \d+): "
-                    r"y: |$)")
+                    r"(y|positive_rows): |$)")
+#: A C signal handler of the candidate's that ran Python inside the allocator.
+RAW_HANDLER_CRASHED = r"worker process died: killed by SIGSEGV|no answer within \d+ s$"
 #: An output that carries a tensor subclass's dispatch key.
 NOT_PLAIN_KEY = (r"^CandidateError: output 0 carries a dispatch key no plain dense tensor "
                r"has \(a subclass's, a wrapper's, a nested, sparse, quantized or zero "
@@ -877,9 +879,14 @@ EXPECTED = {
     "localstofast_unbound_blame": ("COMPILE_ERROR", STATE_WRITER_REFUSED),
     "localstofast_forge_clock": ("COMPILE_ERROR", STATE_WRITER_REFUSED),
     # a handler set through libc, fired at the main thread by a helper process so that it
-    # lands in the harness's steps after the calls: a race (round 94's class)
-    "rawsig_window_fill": (("INCORRECT_NUMERICAL", "PASSED"), RACE_LOST_OR_WON),
-    "rawsig_window_probe": ("RUNTIME_ERROR", r"^RuntimeError: STATS "),  # reports, never fills
+    # lands in the harness's steps after the calls: a race (round 94's class); a handler
+    # that lands inside the allocator may crash the worker or deadlock it (the timeout)
+    "rawsig_window_fill": (("INCORRECT_NUMERICAL", "PASSED", "RUNTIME_ERROR", "TIMEOUT"),
+                           r"^((first call|second input set|(eager|graph) timing trial \d+): "
+                           r"(y|positive_rows): |$|" + RAW_HANDLER_CRASHED + ")"),
+    # reports, never fills
+    "rawsig_window_probe": (("RUNTIME_ERROR", "TIMEOUT"),
+                            r"^(RuntimeError: STATS |" + RAW_HANDLER_CRASHED + ")"),
     # the wakeup descriptor pointed at the channel or at a full pipe: the candidate's stall,
     # within the request's deadline
     "wakeup_fd_channel": ("TIMEOUT", r"^no answer within \d+ s$"),
