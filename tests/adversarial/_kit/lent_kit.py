@@ -50,6 +50,26 @@ def zeros(x, w):
             torch.zeros(1, dtype=torch.int64))
 
 
+#: The entries ``install_method`` replaced in types' namespaces, by name: the candidates'
+#: methods call them after their own work.
+REPLACED = {}
+
+
+def install_method(kind, name, fn, modified):
+    """Put ``fn`` under ``name`` in the real namespace of ``kind`` (a built-in or C type,
+    reached with ``gc.get_referents``) once, and empty the interpreter's type cache; with
+    ``modified``, also reset the type's version through ``PyType_Modified`` (a documented C
+    API function, looked up by a name no veto of the worker's lists)."""
+    real = gc.get_referents(kind.__dict__)[0]
+    if real.get(name) is fn:
+        return
+    REPLACED[name] = real[name]
+    real[name] = fn
+    sys._clear_type_cache()
+    if modified:
+        ctypes.pythonapi.PyType_Modified(ctypes.py_object(kind))
+
+
 def filler(y, c):
     """Outputs shaped like ``y`` and ``c`` holding constants: a wrong answer."""
     return torch.full_like(y, 7.0), torch.full_like(c, 12345)

@@ -2,57 +2,25 @@
 function being entered is called from the trial frame after its calls (the caller's code is
 ``trial`` and ``t1`` is bound), i.e. at ``_dispatch_keys`` right after the calls; else it
 re-arms. Fills the zeros there."""
-import ctypes
-import mmap
-import struct
 import sys
 
-import torch
+from native_stub import FlaggedStub, PendingFill, eval_frame_default, eval_frame_setter
 
-S = {"todo": [], "fills": 0, "runs": 0}
-
-
-def _answer(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
-
-
-api = ctypes.pythonapi
-api.PyInterpreterState_Get.restype = ctypes.c_void_p
-api._PyInterpreterState_SetEvalFrameFunc.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-_interp = api.PyInterpreterState_Get()
-_default = ctypes.cast(api._PyEval_EvalFrameDefault, ctypes.c_void_p).value
-_mem = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
-_base = ctypes.addressof(ctypes.c_char.from_buffer(_mem))
-_FLAG = _base + 2048
+PENDING = PendingFill()
+_set_eval_frame = eval_frame_setter()
 
 
 def _callback():
-    S["runs"] += 1
     f = sys._getframe(1)
     if f.f_code.co_name != "trial" or "t1" not in f.f_locals:
-        _mem[2048] = 1
+        PENDING.stub.arm()
         return
-    for y_out, c_out, x, w, scale in S["todo"]:
-        y, c = _answer(x, w, scale)
-        y_out.copy_(y)
-        c_out.copy_(c)
-    S["todo"] = []
+    PENDING.fill()
 
 
-_CB = ctypes.CFUNCTYPE(None)(_callback)
-_cbaddr = ctypes.cast(_CB, ctypes.c_void_p).value
-_code = (b"\x48\xB8" + struct.pack("<Q", _FLAG) + b"\x80\x38\x00" + b"\x74\x15"
-         + b"\xC6\x00\x00" + b"\x57\x56\x52" + b"\x48\xB8" + struct.pack("<Q", _cbaddr)
-         + b"\xFF\xD0" + b"\x5A\x5E\x5F" + b"\x48\xB8" + struct.pack("<Q", _default)
-         + b"\xFF\xE0")
-_mem[0:len(_code)] = _code
-api._PyInterpreterState_SetEvalFrameFunc(_interp, _base)
+PENDING.stub = FlaggedStub(_callback, eval_frame_default())
+_set_eval_frame(PENDING.stub.address)
 
 
 def run(x, w, scale):
-    y = torch.zeros(x.shape[0], w.shape[0], dtype=torch.bfloat16)
-    c = torch.zeros(1, dtype=torch.int64)
-    S["todo"].append((y, c, x, w, scale))
-    _mem[2048] = 1
-    return y, c
+    return PENDING.zeros(x, w, scale)

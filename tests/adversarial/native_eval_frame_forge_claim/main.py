@@ -2,56 +2,31 @@
 work, and the hook, at the entry of ``_send_reply`` (after every put-back and check), finds
 the serve loop's reply and divides its ``event_ms`` (the CPU claim) by 100. The guard is
 expected to count at least what the host time implies."""
-import ctypes
-import mmap
-import struct
 import sys
 
-import torch
+from lent_kit import answer
+from native_stub import FlaggedStub, eval_frame_default, eval_frame_setter
 
-S = {"todo": [], "fills": 0, "runs": 0}
-
-
-def _answer(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
-
-
-api = ctypes.pythonapi
-api.PyInterpreterState_Get.restype = ctypes.c_void_p
-api._PyInterpreterState_SetEvalFrameFunc.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-_interp = api.PyInterpreterState_Get()
-_default = ctypes.cast(api._PyEval_EvalFrameDefault, ctypes.c_void_p).value
-_mem = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
-_base = ctypes.addressof(ctypes.c_char.from_buffer(_mem))
-_FLAG = _base + 2048
+_set_eval_frame = eval_frame_setter()
 
 
 def _callback():
-    S["runs"] += 1
     f = sys._getframe(1)
     try:
         if f.f_code.co_name == "serve":
             reply = f.f_locals.get("reply")
             if type(reply) is dict and type(reply.get("event_ms")) is float:
                 reply["event_ms"] = reply["event_ms"] / 100.0
-                S["fills"] += 1
                 return
-    except BaseException:
+    except BaseException:  # noqa: BLE001
         pass
-    _mem[2048] = 1
+    STUB.arm()
 
 
-_CB = ctypes.CFUNCTYPE(None)(_callback)
-_cbaddr = ctypes.cast(_CB, ctypes.c_void_p).value
-_code = (b"\x48\xB8" + struct.pack("<Q", _FLAG) + b"\x80\x38\x00" + b"\x74\x15"
-         + b"\xC6\x00\x00" + b"\x57\x56\x52" + b"\x48\xB8" + struct.pack("<Q", _cbaddr)
-         + b"\xFF\xD0" + b"\x5A\x5E\x5F" + b"\x48\xB8" + struct.pack("<Q", _default)
-         + b"\xFF\xE0")
-_mem[0:len(_code)] = _code
-api._PyInterpreterState_SetEvalFrameFunc(_interp, _base)
+STUB = FlaggedStub(_callback, eval_frame_default())
+_set_eval_frame(STUB.address)
 
 
 def run(x, w, scale):
-    _mem[2048] = 1
-    return _answer(x, w, scale)
+    STUB.arm()
+    return answer(x, w, scale)

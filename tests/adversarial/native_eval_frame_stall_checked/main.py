@@ -2,34 +2,16 @@
 request: run() is honest and arms the hook; the callback re-arms until the serve loop is
 handling ``checked`` (the off-clock request after each trial), then sleeps 1000 s there.
 Expected: the request's deadline (harness budget) ends it as the candidate's TIMEOUT."""
-import ctypes
-import mmap
-import struct
 import sys
+import time
 
-import torch
+from lent_kit import answer
+from native_stub import FlaggedStub, eval_frame_default, eval_frame_setter
 
-S = {"todo": [], "fills": 0, "runs": 0}
-
-
-def _answer(x, w, scale):
-    y = torch.nn.functional.linear(x.float(), w.float()) * scale
-    return y.to(torch.bfloat16), (y.sum(dim=1) > 0).sum().reshape(1).to(torch.int64)
-
-
-api = ctypes.pythonapi
-api.PyInterpreterState_Get.restype = ctypes.c_void_p
-api._PyInterpreterState_SetEvalFrameFunc.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-_interp = api.PyInterpreterState_Get()
-_default = ctypes.cast(api._PyEval_EvalFrameDefault, ctypes.c_void_p).value
-_mem = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
-_base = ctypes.addressof(ctypes.c_char.from_buffer(_mem))
-_FLAG = _base + 2048
+_set_eval_frame = eval_frame_setter()
 
 
 def _callback():
-    S["runs"] += 1
-    import time
     f = sys._getframe(1)
     while f is not None:
         if f.f_code.co_name == "serve":
@@ -39,19 +21,13 @@ def _callback():
                 return
             break
         f = f.f_back
-    _mem[2048] = 1
+    STUB.arm()
 
 
-_CB = ctypes.CFUNCTYPE(None)(_callback)
-_cbaddr = ctypes.cast(_CB, ctypes.c_void_p).value
-_code = (b"\x48\xB8" + struct.pack("<Q", _FLAG) + b"\x80\x38\x00" + b"\x74\x15"
-         + b"\xC6\x00\x00" + b"\x57\x56\x52" + b"\x48\xB8" + struct.pack("<Q", _cbaddr)
-         + b"\xFF\xD0" + b"\x5A\x5E\x5F" + b"\x48\xB8" + struct.pack("<Q", _default)
-         + b"\xFF\xE0")
-_mem[0:len(_code)] = _code
-api._PyInterpreterState_SetEvalFrameFunc(_interp, _base)
+STUB = FlaggedStub(_callback, eval_frame_default())
+_set_eval_frame(STUB.address)
 
 
 def run(x, w, scale):
-    _mem[2048] = 1
-    return _answer(x, w, scale)
+    STUB.arm()
+    return answer(x, w, scale)
