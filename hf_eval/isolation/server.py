@@ -352,14 +352,34 @@ _type_modified.argtypes, _type_modified.restype = [ctypes.py_object], None
 _TYPES_CHANGED = "a built-in type's methods"
 
 
+#: What a table rebuilt by :func:`_restore_type_tables` held: kept for the worker's life,
+#: so that none of it is freed (and finalized) in the harness's steps.
+_TABLE_LEFTOVERS: list[object] = []
+
+
 def _restore_type_tables(_tables=_TYPE_TABLES, _modified=_type_modified,
-                         _clear=sys._clear_type_cache) -> bool:
+                         _clear=sys._clear_type_cache, _odd=_odd_keys, _items=dict.items,
+                         _empty=dict.clear, _update=dict.update, _list=list,
+                         _held=_TABLE_LEFTOVERS) -> bool:
     """Put every entry of the built-in types' method tables back as it was, and say
     whether one had changed. It calls no method by name, only the dicts' and tuples'
-    own slots (subscript, ``in``, iteration), which a table's entries do not reach; a
-    type whose table changed gets a new version (the interpreter's call sites that
-    cached its old entries look again), and the lookup cache is emptied."""
+    own slots (subscript, ``in``, iteration) and the dict functions bound in its
+    defaults, which a table's entries do not reach; a type whose table changed gets a
+    new version (the interpreter's call sites that cached its old entries look again),
+    and the lookup cache is emptied.
+
+    Every table is first walked for a key that is not exactly a str, before any is
+    looked up (a key of the candidate's class with a name's hash would run its
+    ``__hash__`` and ``__eq__`` at each lookup, this one's too): a table holding one is
+    emptied and refilled from what was taken at import, what it held kept."""
     changed = False
+    for kind, real, items, _ in _tables:
+        if _odd(real):
+            _held.append(_list(_items(real)))
+            _empty(real)
+            _update(real, items)
+            _modified(kind)
+            changed = True
     for kind, real, items, names in _tables:
         touched = False
         for key, value in items:
