@@ -100,8 +100,9 @@ NATIVE_HOOK_REFUSED = (r"^RuntimeError: {symbol} may not be looked up through ct
 STATE_WRITER_REFUSED = (r"^RuntimeError: PyFrame_LocalsToFast may not be looked up through "
                         r"ctypes in the worker \(it writes frames, cells or functions, the "
                         r"harness's among them\)$")
-#: A built-in type's method table changed (reached through its read-only namespace).
-TYPES_CHANGED = (r"^CandidateError: harness integrity: candidate code replaced "
+#: A built-in type's method table changed (reached through its read-only namespace), found
+#: after a trial's calls (the trial's own refusal) or after a handler (the serve loop's).
+TYPES_CHANGED = (r"^(CandidateError: )?harness integrity: candidate code replaced "
                  r"(json\.dumps, )?a built-in type's methods$")
 #: The worker's device replaced by an object of the candidate's, found at a read.
 DEVICE_REPLACED = (r"^(CandidateError: )?harness integrity: candidate code replaced "
@@ -949,6 +950,31 @@ EXPECTED = {
     "atexit_setsid_child": ("PASSED", r"^$"),
     # the zeros the method-table candidates return, with no hook: judged wrong
     "control_zeros": ("INCORRECT_NUMERICAL", r"^first call: y: 8 of 8 elements outside"),
+    # methods of the channel's and the reveal's C types replaced (the header's Struct,
+    # poll, the unpickler, numpy's bit generator): a fill at the reply's send, a forged
+    # served reply around the real one, a request rewritten or the tampering undone in a
+    # receive; and the worker's own ctypes function for PyType_Modified given the
+    # candidate's errcheck, restype or converters (it has none now): all tables put back
+    **{name: ("RUNTIME_ERROR", TYPES_CHANGED) for name in (
+        "struct_pack_fill",
+        "struct_pack_selfclean",
+        "struct_pack_stall",
+        "struct_pack_fork_survivor",
+        "struct_unpack_restore",
+        "poll_register_restore",
+        "unpickler_load_skip_checked",
+        "philox_precompute",
+        "forge_claim_honest",
+        "forge_ok_putback_refusal",
+        "errcheck_forge_ok",
+        "errcheck_type_modified",
+        "errcheck_argtypes",
+        "errcheck_restype",
+        "errcheck_interrupt",
+    )},
+    # the calls rebind a guarded name, with honest outputs: the integrity check's report
+    "control_guarded_rebind": ("RUNTIME_ERROR",
+                               r"^harness integrity: candidate code replaced torch\.equal$"),
 }
 #: Candidates that skip a 20 ms sleep whenever they think they are timed (or get a cache
 #: hit, or forge the worker's event time): their time must not drop below the sleep.

@@ -48,6 +48,13 @@ def test_a_failed_reply_is_only_an_error_text():
     ({"ok": "yes", "nonce": "n"}, "without a boolean 'ok'"),
     ({"ok": False, "nonce": "n"}, "without an error text"),
     ({"ok": True, "nonce": "n", "error": "x"}, "a served reply with an error text"),
+    # a served reply that carries the worker's real reply, a refusal, as a text it never
+    # reads: refused, whatever the text
+    ({"ok": True, "nonce": "n", "outputs": [[None]],
+      "traceback": '{"ok": false, "error": "harness integrity"}'},
+     "a served reply with an error text or a traceback"),
+    ({"ok": False, "nonce": "n", "error": "x", "outputs": [[None]]},
+     r"a failed reply with a served reply's field\(s\) \['outputs'\]"),
     ({"ok": True, "nonce": "n", "event_ms": math.nan}, "event_ms is not a number of ms"),
     ({"ok": True, "nonce": "n", "event_ms": -1.0}, "event_ms is not a number of ms"),
     ({"ok": True, "nonce": "n", "event_ms": 1.7e308}, "event_ms is not a number of ms"),
@@ -120,6 +127,77 @@ def test_an_error_is_one_line_whatever_the_exception_does():
     assert _one_line(type("DATA_ERROR", (Exception,), {})("y")) == "'DATA_ERROR': y"
     assert _one_line(type("\uff48arness", (Exception,), {})("y")) == "'\uff48arness': y"
     assert _one_line(Masked()) == "Masked"
+
+
+# ----------------------------------------------------------------- built-in type tables
+_TABLE_PROBE = """
+import gc, sys
+from hf_eval.isolation import server
+real = gc.get_referents(vars(complex))[0]
+original = real["conjugate"]
+
+
+def site(c):
+    return c.conjugate()
+
+
+for _ in range(2000):  # specialised: the site caches the entry under the type's version
+    site(1j)
+assert server._restore_type_tables() is False
+real["conjugate"] = lambda self: "theirs"
+server._type_modified(complex)  # as the candidate's PyType_Modified would
+assert site(1j) == "theirs"
+assert server._restore_type_tables() is True
+assert real["conjugate"] is original and site(1j) == -1j
+"""
+
+
+def test_a_built_in_types_table_is_put_back_and_its_callers_look_again():
+    """A method replaced in a built-in type's real table and cached by a specialised call
+    site (the type's version renewed, as ``PyType_Modified`` does) is put back, and the
+    site calls the original again: the restore renews the version with no ctypes."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", _TABLE_PROBE], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_key_that_is_not_a_str_is_taken_out_unhashed():
+    """A key of another class in a built-in type's table, with a name's hash and an
+    ``__eq__`` that says yes, is never hashed or compared by the restore: the table is
+    emptied and refilled from what was taken at import, and the change reported."""
+    import subprocess
+    import sys
+    probe = _TABLE_PROBE + """
+calls = []
+
+
+class Key:
+    armed = False
+
+    def __hash__(self):
+        if Key.armed:
+            calls.append("hash")
+        return hash("real")
+
+    def __eq__(self, other):
+        if Key.armed:
+            calls.append("eq")
+        return Key.armed
+
+
+key = Key()
+real[key] = None
+Key.armed = True
+assert server._restore_type_tables() is True
+Key.armed = False
+assert calls == [], calls
+assert not any(type(k) is not str for k in list(real)) and real["real"] is not None
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 # ----------------------------------------------------------------------------- workers

@@ -109,6 +109,9 @@ class Reply:
 
 _KEYS = {"ok", "nonce", "error", "traceback", "walls", "prepare", "pinned", "outputs",
          "event_ms", "phases_ms", "armed", "gated", "cupti", "changed"}
+#: The fields of a failed reply: a served reply's are refused there, and these in a
+#: served one (a text carried whole inside a served reply is never read).
+_FAILED_KEYS = {"ok", "nonce", "error", "traceback"}
 
 
 def _text(value: object, what: str) -> str:
@@ -185,10 +188,13 @@ def parse(raw: object, nonce: str) -> Reply:
     if not ok:
         if "error" not in raw:
             raise ProtocolError("a failed reply without an error text")
+        if not set(raw) <= _FAILED_KEYS:
+            raise ProtocolError("a failed reply with a served reply's field(s) "
+                                f"{sorted(map(str, set(raw) - _FAILED_KEYS))[:5]}")
         return Reply(error=_text(raw["error"], "error") or "the worker reported an error",
                      traceback=_text(raw.get("traceback", ""), "traceback"))
-    if "error" in raw:
-        raise ProtocolError("a served reply with an error text")
+    if "error" in raw or "traceback" in raw:
+        raise ProtocolError("a served reply with an error text or a traceback")
     walls = raw.get("walls", [])
     if not (isinstance(walls, list) and len(walls) <= MAX_WALLS
             and all(isinstance(w, str) and WALL.fullmatch(w) for w in walls)):

@@ -322,12 +322,20 @@ _WARN_ALWAYS = "torch's warn-always switch (left on)"
 
 def _type_tables() -> tuple:
     """The method tables of the built-in and C types whose methods the worker's steps call
-    by name (``dict.get``, ``list.append``, ``str.encode``, ``torch.device.type``): each
-    type, its real namespace (the dict behind its read-only ``vars``, which Python code
-    can reach: ``gc.get_referents``, or a comparison that hands it to an object of the
-    candidate's), what it held, and its names. Taken at import, before any candidate code."""
+    by name (``dict.get``, ``list.append``, ``str.encode``, ``torch.device.type``), the
+    channel's (the header's ``Struct``, ``poll``, the unpickler and the file it reads) and
+    the reveal's (numpy's Philox and arrays, the helper threads' locks) among them, or
+    that C code looks up by name for them: each type, its real namespace (the dict behind
+    its read-only ``vars``, which Python code can reach: ``gc.get_referents``, or a
+    comparison that hands it to an object of the candidate's), what it held, and its
+    names. Taken at import, before any candidate code."""
+    import _pickle
+    import _struct
     import array
+    import io
     import mmap
+    import re
+    import select
     kinds = (object, type, dict, list, tuple, str, bytes, bytearray, int, float, bool,
              complex, set, frozenset, memoryview, slice, range, property, staticmethod,
              classmethod, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -337,7 +345,11 @@ def _type_tables() -> tuple:
              types.FrameType, types.TracebackType, types.ModuleType, types.CellType,
              types.GeneratorType, BaseException, Exception, StopIteration, KeyError,
              mmap.mmap, array.array, _socket.socket, torch.device, torch.dtype, torch.Size,
-             torch._C.TensorBase)
+             torch._C.TensorBase, torch._C.Generator, _struct.Struct, type(select.poll()),
+             _pickle.Unpickler, io.BytesIO, _thread.LockType, re.Pattern, re.Match,
+             np.ndarray, np.random.BitGenerator, np.random.Philox,
+             *(kind for kind in (_EventBase, _StreamBase, getattr(torch._C, "_CUDAGraph", None))
+               if kind is not None))
     tables = []
     for kind in kinds:
         real = gc.get_referents(vars(kind))[0]
@@ -347,8 +359,23 @@ def _type_tables() -> tuple:
 
 #: The built-in types' method tables as the worker found them (:func:`_type_tables`).
 _TYPE_TABLES = _type_tables()
-_type_modified = ctypes.pythonapi.PyType_Modified
-_type_modified.argtypes, _type_modified.restype = [ctypes.py_object], None
+#: Renew a type's version, as the C API's ``PyType_Modified`` does, with no ``ctypes``
+#: object (whose ``errcheck``, ``restype`` and argument converters the candidate could
+#: set, and whose class's call it could replace): the setter of ``__abstractmethods__``,
+#: a C function that takes any type, built-in ones too, adds that name to the type's
+#: table and renews its version, and its deleter, which takes the name out and renews it
+#: again. Both bound here, before any candidate code.
+_abstract_set = vars(type)["__abstractmethods__"].__set__
+_abstract_delete = vars(type)["__abstractmethods__"].__delete__
+
+
+def _type_modified(kind: type, _set=_abstract_set, _delete=_abstract_delete) -> None:
+    """Renew ``kind``'s version: the interpreter's call sites that cached its entries, and
+    the lookup cache, look again."""
+    _set(kind, ())
+    _delete(kind)
+
+
 _TYPES_CHANGED = "a built-in type's methods"
 
 
