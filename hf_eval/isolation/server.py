@@ -92,26 +92,45 @@ _SIGNAL_BASELINE: tuple[tuple[int, object], ...] = ()
 #: ``builtins``, where every harness function finds ``len``, ``type``, ``zip``).
 _MESSAGE_PATH = ("builtins", "hf_eval.isolation.server", "hf_eval.isolation.channel",
                  "hf_eval.isolation.reveal", "hf_eval.data.memory", "json", "json.encoder",
-                 "warnings")
+                 "warnings", "threading", "random", "secrets", "numpy.random.bit_generator",
+                 "numpy.random._common")
+#: Modules of which only some names are on the message path, and which may gain others
+#: (numpy adds a submodule's name when it is first imported): those names are put back,
+#: nothing added is taken out. numpy's are the ones its Philox looks up as the reveal
+#: draws (``LOOKED_UP``).
+_MESSAGE_PATH_NAMES = (("numpy", tuple(name for module, name in LOOKED_UP
+                                       if module is np)),)
 
 #: What :func:`_path_names` keeps of a module: its name, its namespace, the (name, value)
 #: pairs it held and the set of those names (immutable, so that a candidate who reaches
 #: the record through a frame cannot make it agree with a name it rebound).
-PathNames = tuple[tuple[str, dict, tuple[tuple[str, object], ...], frozenset[str],
+PathNames = tuple[tuple[str, dict, tuple[tuple[str, object], ...], frozenset[str] | None,
                         type | None], ...]
 
 
+#: ``Py_TPFLAGS_HEAPTYPE``: a class made by a class statement, whose names can be set.
+_HEAP_TYPE = 1 << 9
+
+
 def _path_names() -> PathNames:
-    """Each module of :data:`_MESSAGE_PATH` and each class the harness's modules among
-    them define (the worker's own, the channel's unpickler and tensor references, the
-    shared maps): its namespace and what it holds now."""
+    """Each module of :data:`_MESSAGE_PATH` and each class its modules define (the
+    worker's own, the channel's unpickler and tensor references, the shared maps, the
+    encoder, ``threading``'s and ``random``'s classes), and the names of
+    :data:`_MESSAGE_PATH_NAMES`: its namespace and what it holds now (for the latter, no
+    set of names: what is added there stays)."""
     spaces = [(name, vars(sys.modules[name]), None) for name in _MESSAGE_PATH]
-    spaces += [(kind.__name__, vars(kind), kind)
-               for name in _MESSAGE_PATH if name.startswith("hf_eval.")
+    spaces += [(kind.__name__ if name.startswith("hf_eval.") else f"{name}.{kind.__name__}",
+                vars(kind), kind)
+               for name in _MESSAGE_PATH if name != "builtins"
                for kind in list(vars(sys.modules[name]).values())
-               if isinstance(kind, type) and kind.__module__ == name]
-    return tuple((name, space, tuple(space.items()), frozenset(space), kind)
-                 for name, space, kind in spaces)
+               if isinstance(kind, type) and kind.__module__ == name
+               and kind.__flags__ & _HEAP_TYPE]  # (a C type's table: _TYPE_TABLES)
+    records = [(name, space, tuple(space.items()), frozenset(space), kind)
+               for name, space, kind in spaces]
+    records += [(name, vars(sys.modules[name]),
+                 tuple((key, vars(sys.modules[name])[key]) for key in keys), None, None)
+                for name, keys in _MESSAGE_PATH_NAMES]
+    return tuple(records)
 
 
 def _odd_keys(mapping: object, _type=type, _str=str, _list=list) -> bool:
@@ -168,7 +187,7 @@ def _put_back(saved: PathNames, replaced: list[object], _len=len, _type=type, _s
                     _setattr(kind, name, value)
                 else:
                     namespace[name] = value
-        if _len(namespace) == _len(items):
+        if names is None or _len(namespace) == _len(items):
             continue
         for name, value in _list(namespace.items()):
             if name in names or name == "__warningregistry__":
@@ -254,6 +273,18 @@ def _kernels_replaced(ops: tuple[str, ...]) -> str | None:
 
 
 _type_setattr, _type_delattr = type.__setattr__, type.__delattr__
+
+
+def _handlers_changed(baseline: tuple[tuple[int, object], ...], _get=_getsignal) -> bool:
+    """Whether a signal's Python handler is not the one of ``baseline`` (the serve loop's
+    :data:`_SIGNAL_BASELINE`), read with no handler run: ``signal.getsignal`` runs none,
+    where ``signal.signal``, which puts one back, first runs every handler whose signal
+    is pending (a handler of the candidate's, left pending by the calls, would run there,
+    in the harness's steps)."""
+    for number, handler in baseline:
+        if _get(number) is not handler:
+            return True
+    return False
 
 
 def _restore_signals(replaced: list[object], _get=_getsignal, _set=_setsignal) -> None:
@@ -346,8 +377,9 @@ def _type_tables() -> tuple:
              types.GeneratorType, BaseException, Exception, StopIteration, KeyError,
              mmap.mmap, array.array, _socket.socket, torch.device, torch.dtype, torch.Size,
              torch._C.TensorBase, torch._C.Generator, _struct.Struct, type(select.poll()),
-             _pickle.Unpickler, io.BytesIO, _thread.LockType, re.Pattern, re.Match,
-             np.ndarray, np.random.BitGenerator, np.random.Philox,
+             _pickle.Unpickler, io.BytesIO, _thread.LockType, _thread.RLock, re.Pattern,
+             re.Match,
+             np.ndarray, np.random.BitGenerator, np.random.Philox, np.random.SeedSequence,
              *(kind for kind in (_EventBase, _StreamBase, getattr(torch._C, "_CUDAGraph", None))
                if kind is not None))
     tables = []
@@ -377,6 +409,8 @@ def _type_modified(kind: type, _set=_abstract_set, _delete=_abstract_delete) -> 
 
 
 _TYPES_CHANGED = "a built-in type's methods"
+#: How a signal handler the calls set is reported.
+_HANDLERS_CHANGED = "a signal's handler"
 
 
 #: What a table rebuilt by :func:`_restore_type_tables` held: kept for the worker's life,
@@ -445,13 +479,15 @@ _local_include_set, _local_exclude_set = (torch._C._dispatch_tls_local_include_s
 _keyset_bits = torch._C.DispatchKeySet.raw_repr
 
 
-def _dispatch_keys() -> tuple[int, int]:
+def _dispatch_keys(_bits=_keyset_bits, _included=_local_include_set,
+                   _excluded=_local_exclude_set) -> tuple[int, int]:
     """The dispatch keys this thread includes and excludes of its own (torch's
     thread-local state, as plain ints, read by C functions bound at import): a key left
     included sends torch's own operations in the harness's steps to a fallback of the
     candidate's (``torch.library``'s ``fallback`` on ``PrivateUse1``: a cold trial's
-    flush, the outputs' poisoning), which no table of the operators' kernels shows."""
-    return _keyset_bits(_local_include_set()), _keyset_bits(_local_exclude_set())
+    flush, the outputs' poisoning), which no table of the operators' kernels shows. It
+    looks up no name (the trial calls it before the names are put back)."""
+    return _bits(_included()), _bits(_excluded())
 
 
 _tensor_keys = torch._C._dispatch_keys
@@ -529,7 +565,8 @@ GUARDED = [
 #: like
 #: the harness's own, and so is ``builtins`` (every harness function looks up ``zip``,
 #: ``len``, ``type`` there).
-REPLY_PATH = ("json", "json.encoder", "socket", "_socket", "array", "warnings")
+REPLY_PATH = ("json", "json.encoder", "socket", "_socket", "array", "warnings", "threading",
+              "random", "secrets")
 
 
 def _harness_namespaces() -> list[tuple[str, dict]]:
@@ -1660,6 +1697,7 @@ class Worker:
                                           _perf_counter, _cuda_synchronize)
         frame_off, framed, keys_now, keys = _set_eval_frame, None, _dispatch_keys, _DISPATCH_KEYS
         gc_off, restore_types = _gc_disable, _restore_type_tables
+        handlers_changed, handlers = _handlers_changed, _SIGNAL_BASELINE
         if cuda:
             # both events on the stream current now, whatever a call leaves current
             stream, stream_data = _current_stream()
@@ -1693,6 +1731,9 @@ class Worker:
             # and every built-in type's methods, before the harness calls one by name
             retyped = restore_types()
             rekeyed = keys_now() != keys  # before any torch operation of the harness's
+            # a handler the calls set: refused before any step could run it (one left
+            # pending runs at the first handler put back, before that one is back)
+            resignaled = handlers_changed(handlers)
             changed = _put(_saved, replaced) if _put is not None else []
             if framed is not None:
                 changed = [*changed, _EVAL_FRAME]
@@ -1700,6 +1741,8 @@ class Worker:
                 changed = [*changed, _KEYS_CHANGED]
             if retyped:
                 changed = [*changed, _TYPES_CHANGED]
+            if resignaled:
+                changed = [*changed, _HANDLERS_CHANGED]
             if gate is not None:
                 gate_open(gate)
         if type(self) is not Worker:  # the audit hook refuses it: only a write to memory
@@ -1999,7 +2042,11 @@ class Worker:
             # freed, finalizer and all, by an assignment with the next reply in hand)
             request = reply = result = handler = now = reshaped = hooked = tampered = None
             framed = late = None
-            # the built-in types' methods first: the steps below call some by name
+            # The signals' handlers first: putting one back runs every handler whose
+            # signal is pending, the candidate's among them, which must run before the
+            # tables and the names are put back, not after.
+            restore_signals(kept)
+            # the built-in types' methods next: the steps below call some by name
             retyped = restore_types()
             kept.clear()
             # a finalizer just run may have set a frame-evaluation callback: none runs in
@@ -2008,7 +2055,6 @@ class Worker:
             renamed = tuple(put_back(saved, kept))  # reported with this message's reply
             if retyped:
                 renamed += (types_text,)
-            restore_signals(kept)
             set_switch_interval(switch_interval)
             # and the collector off again (a finalizer may have turned it on): a collection
             # set off by the harness's own allocations would run the candidate's
