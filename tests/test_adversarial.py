@@ -1014,6 +1014,37 @@ EXPECTED = {
     **{name: ("COMPILE_ERROR",
               r"^harness integrity: candidate code replaced random\._urandom$")
        for name in ("reveal_urandom", "reveal_urandom_raise", "reveal_urandom_stall")},
+    # a tensor of the worker's own (an input, a lent slot, an arena's private copy)
+    # replaced by one with torch's Python dispatch key and ``__class__`` set back to
+    # ``torch.Tensor``: its device or size read would run the candidate's dispatch; such
+    # a tensor is refused before anything of it is read (the controls fill nothing)
+    **{name: ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate code "
+                               r"replaced a tensor of the worker's with one that carries a "
+                               r"dispatch key no plain dense tensor has$")
+       for name in ("keyed_input_device", "keyed_input_control", "keyed_input_stall",
+                    "keyed_input_interrupt")},
+    **{name: ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate code "
+                               r"replaced Worker\.slots$")
+       for name in ("keyed_slot_device", "keyed_slot_copy", "keyed_slot_late_fill")},
+    **{name: ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate code "
+                               r"replaced Worker\.arenas$")
+       for name in ("keyed_arena_nbytes", "keyed_arena_control", "arena_dict_subclass")},
+    # (the CUDA sources are not read on the CPU: the zeros are judged)
+    "keyed_sources_device": ("INCORRECT_NUMERICAL", r"^first call: y: 8 of 8 elements"),
+    # the worker's or its channel's namespace replaced by a dict's subclass, whose own
+    # iteration and lookups would run at every read the harness makes of it
+    **{name: ("COMPILE_ERROR", r"^harness integrity: candidate code replaced "
+                               r"Worker\.__dict__$")
+       for name in ("worker_dict_subclass", "worker_dict_hidden_shadow",
+                    "worker_dict_checked_erase", "worker_dict_control")},
+    "channel_dict_subclass": ("COMPILE_ERROR", r"^harness integrity: candidate code "
+                                               r"replaced Channel\.__dict__$"),
+    "opoverload_dict_subclass": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: "
+                                                  r"candidate code replaced a kernel of "
+                                                  r"aten::copy_$"),
+    "output_dict_subclass": ("INCORRECT_NUMERICAL", r"^first call: y: 8 of 8 elements"),
+    "guarded_rebind_control": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
+                                                r"replaced statistics\.median$"),
     # the calls rebind a guarded name, with honest outputs: the integrity check's report
     "control_guarded_rebind": ("RUNTIME_ERROR",
                                r"^harness integrity: candidate code replaced torch\.equal$"),

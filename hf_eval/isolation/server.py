@@ -736,6 +736,8 @@ def _containers_reshaped(state: dict) -> list[str]:
     """The worker's containers (``state``: its attributes) not of their exact type, or, for
     a dict, with a key that is not a plain string: a key of the candidate's class whose
     hash matches a set's would run its ``__eq__`` in the lookups a trial makes."""
+    if type(state) is not dict:  # a dict's subclass: its own code at every read
+        return ["Worker.__dict__"]
     if _odd_keys(state):  # read first: a lookup in it would meet that key
         return ["Worker.<a name that is not a str>"]
     return [f"Worker.{name}" for name, kind, item_kind in _CONTAINERS
@@ -777,6 +779,8 @@ def _arena_reshaped(arena: object) -> bool:
     if set(parts) != _ARENA_NAMES or any(
             not _of_class(parts[name], kinds) for name, kinds in _ARENA_PARTS):
         return True
+    if any(type(part) is _TENSOR and _not_plain(part) for part in parts.values()):
+        return True  # its size or address read would run a subclass's dispatch
     words, private = parts["words"], parts["private"]
     return words is not None and (  # the words the reveal XORs are the private copy's
         _array_interface(words)["data"][0] != _tensor_data_ptr(private)
@@ -825,8 +829,12 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
         if type(owner) is not kind:
             problems.append(f"{kind.__name__}.__class__")
             return problems
-        # a name that is not exactly a str: any lookup would call its ``__eq__`` (walked
+        # a namespace of a dict's subclass, whose own code would run at each read, or a
+        # name that is not exactly a str: any lookup would call its ``__eq__`` (both
         # before the first attribute of the owner is read)
+        if type(vars(owner)) is not dict:
+            problems.append(f"{kind.__name__}.__dict__")
+            return problems
         if _odd_keys(vars(owner)):
             problems.append(f"{kind.__name__}.<an attribute name that is not a str>")
             return problems
@@ -864,7 +872,8 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
         type(pair) is tuple and len(pair) == 2 and type(pair[0]) is int
         and type(pair[1]) is int for pair in record)
     if type(slots) is list and (not all(  # another type: the containers check above
-            type(slot) is list and all(type(t) is _TENSOR and _device_of(t).type == "cpu"
+            type(slot) is list and all(type(t) is _TENSOR and not _not_plain(t)
+                                       and _device_of(t).type == "cpu"
                                        and _tensor_data_ptr(t) != 0 for t in slot)
             for slot in slots) or not plain or tuple(
                 (_tensor_data_ptr(t), _tensor_nbytes(t)) for slot in slots for t in slot)
@@ -1052,6 +1061,15 @@ def _cleared_hooks() -> bool:
 
 
 def _span(t: torch.Tensor) -> tuple[int, int, str]:
+    """Where a plain tensor of the worker's lies: its storage's first and end address and
+    its device. One that carries a key no plain dense tensor has is refused before any of
+    that is read (its device or size read would run a subclass's dispatch: the
+    candidate's code, with ``__class__`` set back to ``torch.Tensor`` in the worker's
+    inputs or slots)."""
+    if _not_plain(t):
+        raise CandidateError("harness integrity: candidate code replaced a tensor of the "
+                             "worker's with one that carries a dispatch key no plain dense "
+                             "tensor has")
     storage = _untyped_storage(t)
     start = _storage_data_ptr(storage)
     return start, start + _storage_nbytes(storage), str(_device_of(t))
@@ -1749,6 +1767,8 @@ class Worker:
             raise CandidateError("harness integrity: candidate code replaced the "
                                  "worker's class")
         state = vars(self)
+        if type(state) is not dict:  # a dict's subclass would run its code at each read
+            raise CandidateError("harness integrity: candidate code replaced Worker.__dict__")
         changed += [f"Worker.{name}" if type(name) is str  # (no other object formatted)
                     else "Worker.<a name that is not a str>" for name in [
                         n for n in list(state) if type(n) is not str or n in _WORKER_NAMES]]
@@ -2103,7 +2123,8 @@ class Worker:
                 kept.append(reply.pop(kept_key, None))
                 if op == "slots":
                     now = attributes(self)
-                    lent = None if odd_keys(now) else now.get("lent")
+                    lent = (None if type(now) is not dict or odd_keys(now)
+                            else now.get("lent"))
                 if op == "load" and not as_stand_in:
                     loaded = True  # a local: from now on this worker is no stand-in
             except out_of_memory as exc:
