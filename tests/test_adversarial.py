@@ -1043,6 +1043,10 @@ EXPECTED = {
                                                   r"candidate code replaced a kernel of "
                                                   r"aten::copy_$"),
     "output_dict_subclass": ("INCORRECT_NUMERICAL", r"^first call: y: 8 of 8 elements"),
+    # a finalizer on the outputs that replaces the unpickler's ``load`` where they are
+    # freed, to rewrite the next ``checked`` request and erase its report: the tables are
+    # put back after the loop's frees and pending handlers, and the change is reported
+    "finalizer_receive_hook": ("RUNTIME_ERROR", TYPES_CHANGED),
     "guarded_rebind_control": ("RUNTIME_ERROR", r"^harness integrity: candidate code "
                                                 r"replaced statistics\.median$"),
     # the calls rebind a guarded name, with honest outputs: the integrity check's report

@@ -2062,13 +2062,15 @@ class Worker:
             # freed, finalizer and all, by an assignment with the next reply in hand)
             request = reply = result = handler = now = reshaped = hooked = tampered = None
             framed = late = None
-            # The signals' handlers first: putting one back runs every handler whose
-            # signal is pending, the candidate's among them, which must run before the
-            # tables and the names are put back, not after.
+            kept.clear()
+            # Then the signals' handlers: putting one back runs every handler whose signal
+            # is pending, the candidate's among them. Both this and the finalizers just
+            # run are the candidate's code, so they come before the tables and the names
+            # are put back, not after (what is replaced from here on is held in ``kept``).
             restore_signals(kept)
+            gc_off()
             # the built-in types' methods next: the steps below call some by name
             retyped = restore_types()
-            kept.clear()
             # a finalizer just run may have set a frame-evaluation callback: none runs in
             # the put-back and the receive below, and it is reported with the next reply
             framed = frame_off(None) if frame_off is not None else None
