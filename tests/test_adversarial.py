@@ -1043,6 +1043,40 @@ EXPECTED = {
                                                   r"candidate code replaced a kernel of "
                                                   r"aten::copy_$"),
     "output_dict_subclass": ("INCORRECT_NUMERICAL", r"^first call: y: 8 of 8 elements"),
+    # the worker's marker (CUPTI's, read by the state check) replaced by a tensor with
+    # torch's Python dispatch key: a CPU worker has none, and a CUDA one's must be plain
+    **{name: ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate code "
+                               r"replaced Worker\.marker$")
+       for name in ("keyed_marker_device", "keyed_marker_sizes", "marker_control",
+                    "marker_stall", "marker_interrupt", "marker_erase_integrity")},
+    # an arena's words with a dtype whose fields make numpy call Python at the address
+    # read; an arena's ints of a subclass: its words must be plain uint64, its parts exact
+    **{name: ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate code "
+                               r"replaced Worker\.arenas$")
+       for name in ("arena_words_descr", "arena_seed_intsub")},
+    "arena_words_control": ("INCORRECT_NUMERICAL",
+                            r"^(first call|eager timing trial \d+): y: 8 of 8 elements"),
+    # a torch function mode pushed by a finalizer the serve loop runs: taken off the stack
+    # (and reported) at the loop's top, and refused before a trial's first torch operation
+    "mode_finalizer_reveal": ("RUNTIME_ERROR", r"^(CandidateError: )?harness integrity: "
+                                               r"candidate code replaced the torch function "
+                                               r"or dispatch mode stack \(a mode left "
+                                               r"active\)$"),
+    "mode_finalizer_control": ("INCORRECT_NUMERICAL",
+                               r"^(first call|eager timing trial \d+): y: 8 of 8 elements"),
+    **{name: ("RUNTIME_ERROR", r"^harness integrity: candidate code replaced torch\.equal$")
+       for name in ("mode_erase_integrity", "erase_integrity_control")},
+    "kept_finalizer_reveal": ("RUNTIME_ERROR", TYPES_CHANGED),
+    "lent_intsub": ("RUNTIME_ERROR", r"^CandidateError: harness integrity: candidate code "
+                                     r"replaced Worker\.slots$"),
+    "graph_fake_cpu": ("INCORRECT_NUMERICAL", r"^first call: y: 8 of 8 elements"),
+    # the candidate's own words in a refusal of its own output or exception (its class's
+    # name, its exception's name): the status is the candidate's failure
+    "classname_format": ("RUNTIME_ERROR", r"^CandidateError: output 0 is "),
+    "exc_name_strsub": ("RUNTIME_ERROR", r'^"DATA_ERROR'),
+    # ``Worker.walls`` a list's subclass whose iteration the load reply's encoder runs:
+    # honest work, no verdict moved
+    "walls_listsub": ("PASSED", r"^$"),
     # a finalizer on the outputs that replaces the unpickler's ``load`` where they are
     # freed, to rewrite the next ``checked`` request and erase its report: the tables are
     # put back after the loop's frees and pending handlers, and the change is reported
@@ -1306,9 +1340,12 @@ def test_claims_forged_through_closed_routes_gain_nothing(records):
     """Candidates that compute honestly and forge a 1 us claim through a route now closed
     (the channel's ``restricted`` flag, read by the worker's send and receive; a finalizer
     in the serve loop's last result, run with the next reply in hand): their times are
-    the honest solution's, not 0.001 ms. (Against the honest solution's quickest trial: a
-    toy call takes about 0.15 ms, and one trial of a loaded host can take three times it.)"""
-    honest = records["honest"]["timing"]["eager"]["min_ms"]
+    the honest solution's, not 0.001 ms. (Against the quickest trial of the honest solution
+    in this run, after any candidate: a toy call takes about 0.15 ms, and on a loaded host
+    every trial of one audit can take twice or three times it.)"""
+    honest = min(record["timing"]["eager"]["min_ms"] for name, record in records.items()
+                 if (name == "honest" or name.startswith("honest-after-"))
+                 and record["status"] == "PASSED" and "eager" in record.get("timing", {}))
     for name in ("channel_flag_skip_trial", "channel_flag_forged_claim",
                  "finalizer_in_last_result"):
         timing = records[name]["timing"]["eager"]

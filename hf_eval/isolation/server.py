@@ -70,6 +70,8 @@ _shape_of, _dtype_of, _layout_of, _is_meta, _requires_grad = (
 _copy, _detach = _TENSOR_BASE["copy_"], _TENSOR_BASE["detach"]
 _tensor_data_ptr, _tensor_nbytes = _TENSOR_BASE["data_ptr"], _TENSOR_BASE["nbytes"].__get__
 #: Where a numpy array's memory lies, through ndarray's own descriptors.
+#: The dtype of the arena's words (uint64, as the reveal views them), and its reader.
+_WORD, _array_dtype = np.dtype(np.uint64), vars(np.ndarray)["dtype"].__get__
 _array_interface, _array_nbytes = (vars(np.ndarray)[name].__get__
                                    for name in ("__array_interface__", "nbytes"))
 _STRIDED, _UINT8, _BOOL = torch.strided, torch.uint8, torch.bool
@@ -413,15 +415,17 @@ _TYPES_CHANGED = "a built-in type's methods"
 _HANDLERS_CHANGED = "a signal's handler"
 
 
-#: What a table rebuilt by :func:`_restore_type_tables` held: kept for the worker's life,
-#: so that none of it is freed (and finalized) in the harness's steps.
-_TABLE_LEFTOVERS: list[object] = []
+#: What the worker took out of the candidate's reach outside a message's own ``kept`` (what
+#: a table rebuilt by :func:`_restore_type_tables` held, a mode found on its stack as a
+#: trial starts): kept for the worker's life, so that none of it is freed (and finalized)
+#: in the harness's steps.
+_LEFTOVERS: list[object] = []
 
 
 def _restore_type_tables(_tables=_TYPE_TABLES, _modified=_type_modified,
                          _clear=sys._clear_type_cache, _odd=_odd_keys, _items=dict.items,
                          _empty=dict.clear, _update=dict.update, _list=list,
-                         _held=_TABLE_LEFTOVERS) -> bool:
+                         _held=_LEFTOVERS) -> bool:
     """Put every entry of the built-in types' method tables back as it was, and say
     whether one had changed. It calls no method by name, only the dicts' and tuples'
     own slots (subscript, ``in``, iteration) and the dict functions bound in its
@@ -474,6 +478,25 @@ _gc_collect, _gc_disable, _gc_isenabled = gc.collect, gc.disable, gc.isenabled
 _gc_callbacks = gc.callbacks
 _function_modes = torch._C._len_torch_function_stack
 _dispatch_modes = torch._C._len_torch_dispatch_stack
+#: How a torch function or dispatch mode left active is reported.
+_MODES_LEFT = "the torch function or dispatch mode stack (a mode left active)"
+
+
+def _drop_modes(held: list[object], _function=_function_modes, _dispatch=_dispatch_modes,
+                _pop_function=torch._C._pop_torch_function_stack,
+                _pop_dispatch=torch._C._pop_torch_dispatch_stack) -> bool:
+    """Take every torch function and dispatch mode off its stack (a mode runs its code in
+    each torch operation of the harness's: the reveal's, the checks'), keep them in
+    ``held`` (freed here, a finalizer would run), and say whether there was one. C
+    functions bound at import: it looks up no name."""
+    found = False
+    while _function():
+        held.append(_pop_function())
+        found = True
+    while _dispatch():
+        held.append(_pop_dispatch(None))
+        found = True
+    return found
 _local_include_set, _local_exclude_set = (torch._C._dispatch_tls_local_include_set,
                                           torch._C._dispatch_tls_local_exclude_set)
 _keyset_bits = torch._C.DispatchKeySet.raw_repr
@@ -783,7 +806,8 @@ def _arena_reshaped(arena: object) -> bool:
         return True  # its size or address read would run a subclass's dispatch
     words, private = parts["words"], parts["private"]
     return words is not None and (  # the words the reveal XORs are the private copy's
-        _array_interface(words)["data"][0] != _tensor_data_ptr(private)
+        _array_dtype(words) is not _WORD  # (a dtype with fields: Python at the next read)
+        or _array_interface(words)["data"][0] != _tensor_data_ptr(private)
         or _array_nbytes(words) != _tensor_nbytes(private))
 
 
@@ -858,7 +882,8 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
     if graph is not None and not _graph_plain(graph):
         problems.append("Worker.graph")
     marker = state.get("marker")  # CUPTI's window closes at its fill: one uint8 byte
-    if marker is not None and (type(marker) is not _TENSOR or _dtype_of(marker) is not _UINT8
+    if marker is not None and (type(marker) is not _TENSOR or not cuda or _not_plain(marker)
+                               or _dtype_of(marker) is not _UINT8
                                or _shape_of(marker) != (1,)
                                or _device_of(marker) != vars(worker).get("_device")):
         problems.append("Worker.marker")
@@ -886,7 +911,7 @@ def _state_problems(worker: Worker, lent: tuple | None = None,
     if _gc_callbacks or _odd_keys(_GC_NAMES) or _GC_NAMES.get("callbacks") is not _gc_callbacks:
         problems.append("gc.callbacks (a collector callback left set)")
     if _function_modes() or _dispatch_modes():
-        problems.append("the torch function or dispatch mode stack (a mode left active)")
+        problems.append(_MODES_LEFT)
     if _dispatch_keys() != _DISPATCH_KEYS:
         problems.append(_KEYS_CHANGED)
     return problems
@@ -1658,6 +1683,10 @@ class Worker:
             request.get("refresh"), request.get("unmask"), request["method"],
             list(request["ids"]), request.get("flush"), request["n_outputs"])
         _plain_keys(self)
+        # no torch mode before the harness's first torch operation (the reveal's): one
+        # pushed since the loop's top would run its code there, before the clock
+        if _drop_modes(_LEFTOVERS):
+            raise CandidateError(f"harness integrity: candidate code replaced {_MODES_LEFT}")
         # The device and CUPTI's end marker, read once and told to be the harness's: read
         # after the calls, an object put there by them would run its code in the harness's
         # steps (``.type``, the marker's fill), after the names were put back.
@@ -2014,6 +2043,7 @@ class Worker:
         warn_always, set_warn_always, warn_always_text = (
             _warn_always, _set_warn_always, _WARN_ALWAYS)
         restore_types, types_text = _restore_type_tables, _TYPES_CHANGED
+        drop_modes, modes_text = _drop_modes, _MODES_LEFT
         renamed: tuple[str, ...] = ()  # a tuple: code that reaches it cannot empty it
         baseline = _snapshot()
         veto = _refuse_audit_hooks
@@ -2069,6 +2099,9 @@ class Worker:
             # are put back, not after (what is replaced from here on is held in ``kept``).
             restore_signals(kept)
             gc_off()
+            # and any torch mode a finalizer or a handler pushed (it would run its code in
+            # the next handler's torch operations: the reveal's, the checks')
+            remoded = drop_modes(kept)
             # the built-in types' methods next: the steps below call some by name
             retyped = restore_types()
             # a finalizer just run may have set a frame-evaluation callback: none runs in
@@ -2077,6 +2110,8 @@ class Worker:
             renamed = tuple(put_back(saved, kept))  # reported with this message's reply
             if retyped:
                 renamed += (types_text,)
+            if remoded:
+                renamed += (modes_text,)
             set_switch_interval(switch_interval)
             # and the collector off again (a finalizer may have turned it on): a collection
             # set off by the harness's own allocations would run the candidate's
@@ -2160,12 +2195,15 @@ class Worker:
                 send(channel_socket, reply)
                 continue
             # First no hook (none runs inside the checks), then the checks.
+            # (the findings in tuples: a list could be emptied in place by code that runs
+            # inside a later check)
             hooked = (clear() if clear.__code__ is clear_code else True)
-            tampered = ["sys.setprofile or sys.settrace (a hook left set)"] if hooked else []
-            tampered += (check(baseline) if check.__code__ is check_code
-                         else ["hf_eval.isolation.server._integrity_problems.__code__"])
-            tampered += (state(self, lent, channel_socket) if state.__code__ is state_code
-                         else ["hf_eval.isolation.server._state_problems.__code__"])
+            tampered = ("sys.setprofile or sys.settrace (a hook left set)",) if hooked else ()
+            tampered += (as_tuple(check(baseline)) if check.__code__ is check_code
+                         else ("hf_eval.isolation.server._integrity_problems.__code__",))
+            tampered += (as_tuple(state(self, lent, channel_socket))
+                         if state.__code__ is state_code
+                         else ("hf_eval.isolation.server._state_problems.__code__",))
             if tampered:
                 kept.append(reply)  # not freed here: see above
                 reply = {"ok": False, "error": "harness integrity: candidate code replaced "
