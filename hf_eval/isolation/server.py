@@ -126,7 +126,12 @@ def _path_names() -> PathNames:
                for name in _MESSAGE_PATH if name != "builtins"
                for kind in list(vars(sys.modules[name]).values())
                if isinstance(kind, type) and kind.__module__ == name
-               and kind.__flags__ & _HEAP_TYPE]  # (a C type's table: _TYPE_TABLES)
+               and kind.__flags__ & _HEAP_TYPE  # (a C type's table: _TYPE_TABLES)
+               # and made by ``type`` itself: putting a name back looks it up on the
+               # class's metaclass first, and runs a descriptor found there (``type``'s
+               # table is restored before any put-back; another metaclass's, such as
+               # ``abc.ABCMeta``'s, is not)
+               and type(kind) is type]
     records = [(name, space, tuple(space.items()), frozenset(space), kind)
                for name, space, kind in spaces]
     records += [(name, vars(sys.modules[name]),

@@ -153,9 +153,16 @@ def set_locals(frame, **values):
     (its ``f_locals``, then ``PyFrame_LocalsToFast``): memory of the worker's own process,
     which no check inside it can guard."""
     frame.f_locals.update(values)
-    # at its address, read from the interpreter's file: the lookup by name is refused
-    symbols.python_function("PyFrame_LocalsToFast", None, ctypes.py_object,
-                            ctypes.c_int)(frame, 0)
+    # at its address, read from the interpreter's file (the lookup by name is refused),
+    # once: reading the file takes a good part of a second
+    if not _LOCALS_TO_FAST:
+        _LOCALS_TO_FAST.append(symbols.python_function(
+            "PyFrame_LocalsToFast", None, ctypes.py_object, ctypes.c_int))
+    _LOCALS_TO_FAST[0](frame, 0)
+
+
+#: ``PyFrame_LocalsToFast``, found by :func:`set_locals` the first time it is called.
+_LOCALS_TO_FAST = []
 
 
 def checks_off():
