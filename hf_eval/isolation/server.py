@@ -162,7 +162,9 @@ def _put_back(saved: PathNames, replaced: list[object], _len=len, _type=type, _s
     would otherwise run its code there, where the checks' own report of it leaves.
     What was replaced is held in ``replaced`` (freed here, it could run a finalizer).
     It looks up no name as it runs (what it calls is bound in its defaults), and
-    ``builtins`` comes first, so no name it puts back runs before it is back.
+    ``builtins`` comes first, so no name it puts back runs before it is back. A record
+    with no set of names (:data:`_MESSAGE_PATH_NAMES`) has only its names put back:
+    what was added beside them stays.
 
     A key that is not a str is looked for first, in every namespace, without hashing
     any: a module's namespace that holds one is rebuilt from what was saved (emptied and
