@@ -7,6 +7,8 @@ import math
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -76,8 +78,6 @@ def test_a_dtype_named_in_a_reply_imports_nothing_into_the_audit():
     """A reply's dtype is read from a fixed table: the name of one of torch's lazily
     imported submodules (which ``getattr(torch, name)`` would import into the audit's
     own process, seconds and tens of MB) is no dtype, and nothing is imported."""
-    import subprocess
-    import sys
 
     script = ("import sys, torch\n"
               "from hf_eval.isolation import protocol\n"
@@ -156,8 +156,6 @@ def test_a_built_in_types_table_is_put_back_and_its_callers_look_again():
     """A method replaced in a built-in type's real table and cached by a specialised call
     site (the type's version renewed, as ``PyType_Modified`` does) is put back, and the
     site calls the original again: the restore renews the version with no ctypes."""
-    import subprocess
-    import sys
     done = subprocess.run([sys.executable, "-c", _TABLE_PROBE], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
@@ -167,8 +165,6 @@ def test_a_key_that_is_not_a_str_is_taken_out_unhashed():
     """A key of another class in a built-in type's table, with a name's hash and an
     ``__eq__`` that says yes, is never hashed or compared by the restore: the table is
     emptied and refilled from what was taken at import, and the change reported."""
-    import subprocess
-    import sys
     probe = _TABLE_PROBE + """
 calls = []
 
